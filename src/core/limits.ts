@@ -1,0 +1,18 @@
+/**
+ * Input limits. A request over a limit is refused whole with a message that states the limit,
+ * so nothing is half-written and the caller knows how to split the work.
+ */
+export const LIMITS = {
+  /** Characters in one name, entity type, relation type. */
+  maxNameChars: 1_000,
+  /** Characters in one observation. */
+  maxObservationChars: 20_000,
+  /** Items (entities, relations, observation groups, names) in one tool call. */
+  maxItemsPerCall: 1_000,
+  /** Observations in one entity or one add_observations item. */
+  maxObservationsPerItem: 1_000,
+  /** Characters in a search query. */
+  maxQueryChars: 10_000,
+  /** Results a search may return at once. */
+  maxSearchLimit: 100,
+} as const;

@@ -1,0 +1,115 @@
+/**
+ * Schema migrations, keyed by `PRAGMA user_version`. Each step runs in one transaction; a database
+ * made by a newer Limbic is refused instead of being guessed at.
+ */
+import type Database from 'better-sqlite3';
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+
+const MIGRATIONS: readonly string[] = [
+  // 1: the knowledge graph, signals and keyword indexes.
+  `
+  CREATE TABLE entities (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    entity_type TEXT NOT NULL,
+    status      TEXT NOT NULL DEFAULT 'activo'
+                CHECK (status IN ('activo', 'pausado', 'completado', 'archivado')),
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+  );
+
+  CREATE TABLE observations (
+    id            INTEGER PRIMARY KEY,
+    entity_id     INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    content       TEXT NOT NULL,
+    kind          TEXT NOT NULL DEFAULT 'generic',
+    created_at    INTEGER NOT NULL,
+    -- Reserved for versioned observations; deletes are real deletes today.
+    superseded_at INTEGER,
+    UNIQUE (entity_id, content)
+  );
+
+  -- Endpoints are names, not ids: the official contract allows relations to entities that do not
+  -- exist (yet), and they must survive export and import.
+  CREATE TABLE relations (
+    id            INTEGER PRIMARY KEY,
+    from_name     TEXT NOT NULL,
+    to_name       TEXT NOT NULL,
+    relation_type TEXT NOT NULL,
+    created_at    INTEGER NOT NULL,
+    UNIQUE (from_name, to_name, relation_type)
+  );
+  CREATE INDEX relations_to ON relations(to_name);
+
+  CREATE TABLE entity_access (
+    entity_id    INTEGER PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
+    access_count INTEGER NOT NULL DEFAULT 1,
+    last_access  INTEGER NOT NULL
+  );
+
+  CREATE TABLE entity_access_days (
+    entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    day       TEXT NOT NULL,
+    PRIMARY KEY (entity_id, day)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE co_occurrences (
+    entity_a_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    entity_b_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    co_count    INTEGER NOT NULL DEFAULT 1,
+    last_co     INTEGER NOT NULL,
+    PRIMARY KEY (entity_a_id, entity_b_id),
+    CHECK (entity_a_id < entity_b_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX co_occurrences_b ON co_occurrences(entity_b_id);
+
+  -- spec/hybrid-search.md: BM25 over name, type and observations joined by " | ", rowid = entities.id,
+  -- kept in sync by code. remove_diacritics folds accents so "sesion" finds "Sesión".
+  CREATE VIRTUAL TABLE entity_fts USING fts5(
+    name, entity_type, obs_text,
+    tokenize = 'unicode61 remove_diacritics 2',
+    content = '', contentless_delete = 1
+  );
+
+  -- Substring index for search_nodes (the official contract is a case-insensitive substring test).
+  CREATE VIRTUAL TABLE entity_trigram USING fts5(
+    name, entity_type, obs_text,
+    tokenize = 'trigram case_sensitive 0',
+    content = '', contentless_delete = 1
+  );
+
+  -- Entities whose text changed and whose vector must be remade. version grows on every change, so
+  -- a change made while a batch is being embedded is not lost.
+  CREATE TABLE embedding_queue (
+    entity_id INTEGER PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
+    version   INTEGER NOT NULL
+  );
+
+  CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new MemoryError(
+      ERROR_CODES.STORE_FAILED,
+      `This database was written by a newer Limbic (schema ${current}, this one knows ${SCHEMA_VERSION}). Upgrade Limbic to open it.`,
+    );
+  }
+  for (let version = current; version < SCHEMA_VERSION; version++) {
+    const step = db.transaction(() => {
+      // Another process may have migrated while we waited for the write lock.
+      const now = db.pragma('user_version', { simple: true }) as number;
+      if (now > version) return;
+      db.exec(MIGRATIONS[version] ?? '');
+      db.pragma(`user_version = ${version + 1}`);
+    });
+    step.immediate();
+  }
+}

@@ -1,0 +1,689 @@
+/**
+ * The embedded default: one SQLite file (better-sqlite3), FTS5 for keywords and substrings,
+ * sqlite-vec for vectors. Several processes may share the file: every write is one IMMEDIATE
+ * transaction under WAL, so concurrent writers queue on the lock instead of losing updates.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { randomInt } from 'node:crypto';
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { ERROR_CODES, MemoryError, entityNotFound } from '../../core/errors.js';
+import { buildSubstringQuery } from '../../core/text/fts-query.js';
+import {
+  asEntityId,
+  DEFAULT_OBSERVATION_KIND,
+  METADATA_KIND,
+  type Entity,
+  type EntityId,
+  type EntityStatus,
+  type KnowledgeGraph,
+  type NewEntity,
+  type ObservationAddition,
+  type ObservationAdditionResult,
+  type ObservationDeletion,
+  type Relation,
+} from '../../core/types.js';
+import type {
+  AccessSignal,
+  CoOccurrence,
+  EmbeddingJob,
+  EmbeddingResult,
+  ImportBatch,
+  ImportCounts,
+  KeywordHit,
+  RankSignals,
+  Store,
+  StoreCapabilities,
+  StoreStats,
+  StoredEntity,
+  VectorHit,
+  VectorStatus,
+} from '../store.js';
+import { migrate } from './schema.js';
+
+export interface SqliteStoreOptions {
+  /** Path of the database file; its folder is created when missing. `:memory:` works for tests. */
+  readonly path: string;
+  /** How long a write waits for another process's lock before giving up. @default 10000 */
+  readonly busyTimeoutMs?: number;
+  /** Load sqlite-vec; off gives a store without the vector capability. @default true */
+  readonly vectors?: boolean;
+}
+
+/** Entity text is joined with this separator in the FTS index (spec/hybrid-search.md). */
+const OBS_SEPARATOR = ' | ';
+const DAY_MS = 86_400_000;
+
+interface EntityRow {
+  id: number;
+  name: string;
+  entity_type: string;
+  status: EntityStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+const json = (values: readonly unknown[]): string => JSON.stringify(values);
+const newQueueVersion = (): number => randomInt(1, 2 ** 47);
+
+export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  return new SqliteStore(options);
+}
+
+export class SqliteStore implements Store {
+  readonly capabilities: StoreCapabilities;
+  private readonly db: Database.Database;
+  private readonly path: string;
+
+  constructor(options: SqliteStoreOptions) {
+    this.path = options.path;
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    try {
+      this.db = new Database(options.path);
+    } catch (cause) {
+      throw new MemoryError(
+        ERROR_CODES.STORE_FAILED,
+        `Cannot open the database at ${options.path}: ${(cause as Error).message}. Check the path and its permissions, or pass another with --db.`,
+        { cause },
+      );
+    }
+    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    let vector = false;
+    if (options.vectors ?? true) {
+      try {
+        sqliteVec.load(this.db);
+        vector = true;
+      } catch {
+        // spec/semantic-search.md: without sqlite-vec the server keeps every other tool working.
+        vector = false;
+      }
+    }
+    this.capabilities = Object.freeze({ fts: true, vector });
+    this.write(() => migrate(this.db));
+    this.backfillFts();
+  }
+
+  // ---------- writes ----------
+
+  async createEntities(entities: readonly NewEntity[], now: number): Promise<Entity[]> {
+    return this.write(() => {
+      const added: Entity[] = [];
+      for (const entity of entities) {
+        const id = this.insertEntity(entity, now);
+        if (id === undefined) continue;
+        for (const content of entity.observations) this.insertObservation(id, content, DEFAULT_OBSERVATION_KIND, now);
+        this.syncEntity(id);
+        added.push({ name: entity.name, entityType: entity.entityType, observations: [...entity.observations] });
+      }
+      return added;
+    });
+  }
+
+  async createRelations(relations: readonly Relation[], now: number): Promise<Relation[]> {
+    return this.write(() => {
+      const added: Relation[] = [];
+      const touched = new Set<string>();
+      const insert = this.db.prepare(
+        'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      );
+      for (const r of relations) {
+        if (insert.run(r.from, r.to, r.relationType, now).changes === 0) continue;
+        added.push({ from: r.from, to: r.to, relationType: r.relationType });
+        touched.add(r.from).add(r.to);
+      }
+      this.resyncNames(touched, now);
+      return added;
+    });
+  }
+
+  async addObservations(items: readonly ObservationAddition[], now: number): Promise<ObservationAdditionResult[]> {
+    return this.write(() => {
+      const results: ObservationAdditionResult[] = [];
+      for (const item of items) {
+        const id = this.idOf(item.entityName);
+        if (id === undefined) throw entityNotFound(item.entityName);
+        const addedObservations: string[] = [];
+        for (const content of item.contents) {
+          if (this.insertObservation(id, content, item.kind ?? DEFAULT_OBSERVATION_KIND, now)) addedObservations.push(content);
+        }
+        if (addedObservations.length > 0) this.touch(id, now);
+        results.push({ entityName: item.entityName, addedObservations });
+      }
+      return results;
+    });
+  }
+
+  async deleteEntities(names: readonly string[]): Promise<void> {
+    this.write(() => {
+      const neighbours = new Set<string>();
+      const relationsOf = this.db.prepare<[string, string], { from_name: string; to_name: string }>(
+        'SELECT from_name, to_name FROM relations WHERE from_name = ? OR to_name = ?',
+      );
+      const deleteRelations = this.db.prepare('DELETE FROM relations WHERE from_name = ? OR to_name = ?');
+      for (const name of new Set(names)) {
+        for (const r of relationsOf.all(name, name)) neighbours.add(r.from_name).add(r.to_name);
+        deleteRelations.run(name, name);
+        const id = this.idOf(name);
+        if (id === undefined) continue;
+        this.deleteIndexes(id);
+        this.db.prepare('DELETE FROM entities WHERE id = ?').run(id);
+      }
+      for (const name of names) neighbours.delete(name);
+      this.resyncNames(neighbours, undefined);
+    });
+  }
+
+  async deleteObservations(deletions: readonly ObservationDeletion[], now: number): Promise<void> {
+    this.write(() => {
+      const remove = this.db.prepare(
+        'DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))',
+      );
+      for (const d of deletions) {
+        const id = this.idOf(d.entityName);
+        if (id === undefined) continue;
+        if (remove.run(id, json(d.observations)).changes > 0) this.touch(id, now);
+      }
+    });
+  }
+
+  async deleteRelations(relations: readonly Relation[], now: number): Promise<void> {
+    this.write(() => {
+      const remove = this.db.prepare('DELETE FROM relations WHERE from_name = ? AND to_name = ? AND relation_type = ?');
+      const touched = new Set<string>();
+      for (const r of relations) {
+        if (remove.run(r.from, r.to, r.relationType).changes > 0) touched.add(r.from).add(r.to);
+      }
+      this.resyncNames(touched, now);
+    });
+  }
+
+  async setStatus(name: string, status: EntityStatus, now: number): Promise<boolean> {
+    return this.write(
+      () => this.db.prepare('UPDATE entities SET status = ?, updated_at = ? WHERE name = ?').run(status, now, name).changes > 0,
+    );
+  }
+
+  async importBatch(batch: ImportBatch, now: number): Promise<ImportCounts> {
+    return this.write(() => {
+      let entitiesAdded = 0;
+      let observationsAdded = 0;
+      let relationsAdded = 0;
+      for (const entity of batch.entities) {
+        let id = this.insertEntity(entity, now);
+        if (id === undefined) id = this.idOf(entity.name);
+        else entitiesAdded++;
+        if (id === undefined) continue;
+        let changed = false;
+        for (const content of entity.observations) {
+          if (this.insertObservation(id, content, DEFAULT_OBSERVATION_KIND, now)) {
+            observationsAdded++;
+            changed = true;
+          }
+        }
+        if (changed) this.touch(id, now);
+      }
+      const insert = this.db.prepare(
+        'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      );
+      const touched = new Set<string>();
+      for (const r of batch.relations) {
+        if (insert.run(r.from, r.to, r.relationType, now).changes === 0) continue;
+        relationsAdded++;
+        touched.add(r.from).add(r.to);
+      }
+      this.resyncNames(touched, now);
+      return { entitiesAdded, observationsAdded, relationsAdded };
+    });
+  }
+
+  // ---------- reads ----------
+
+  async readGraph(): Promise<KnowledgeGraph> {
+    const rows = this.db.prepare<[], EntityRow>('SELECT * FROM entities ORDER BY id').all();
+    const observations = new Map<number, string[]>();
+    for (const o of this.db
+      .prepare<[], { entity_id: number; content: string }>('SELECT entity_id, content FROM observations ORDER BY entity_id, id')
+      .iterate()) {
+      let list = observations.get(o.entity_id);
+      if (list === undefined) observations.set(o.entity_id, (list = []));
+      list.push(o.content);
+    }
+    const relations = this.db
+      .prepare<[], { from_name: string; to_name: string; relation_type: string }>(
+        'SELECT from_name, to_name, relation_type FROM relations ORDER BY id',
+      )
+      .all()
+      .map(toRelation);
+    return {
+      entities: rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: observations.get(r.id) ?? [] })),
+      relations,
+    };
+  }
+
+  async searchNodes(query: string): Promise<KnowledgeGraph> {
+    const match = buildSubstringQuery(query);
+    // Candidates: the trigram index for 3+ characters (best BM25 first), else every entity.
+    const candidateIds =
+      match === undefined
+        ? this.db.prepare<[], { id: number }>('SELECT id FROM entities ORDER BY id').all().map((r) => r.id)
+        : this.db
+            .prepare<[string], { id: number }>(
+              'SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY bm25(entity_trigram, 10.0, 4.0, 1.0)',
+            )
+            .all(match)
+            .map((r) => r.id);
+    const entities = this.hydrate(candidateIds);
+    // The official predicate, applied exactly: the index only narrows the candidates.
+    const q = query.toLowerCase();
+    const ranked: { entity: StoredEntity; tier: number; order: number }[] = [];
+    candidateIds.forEach((id, order) => {
+      const entity = entities.get(asEntityId(id));
+      if (entity === undefined) return;
+      const tier = substringTier(entity, q);
+      if (tier !== undefined) ranked.push({ entity, tier, order });
+    });
+    ranked.sort((a, b) => a.tier - b.tier || a.order - b.order);
+    const found = ranked.map((r) => r.entity);
+    return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)) };
+  }
+
+  async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
+    const ids = this.db
+      .prepare<[string], { id: number }>('SELECT id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY id')
+      .all(json(names))
+      .map((r) => r.id);
+    const entities = this.hydrate(ids);
+    const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
+    return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)) };
+  }
+
+  async idsByName(names: readonly string[]): Promise<EntityId[]> {
+    const ids: EntityId[] = [];
+    for (const name of names) {
+      const id = this.idOf(name);
+      if (id !== undefined) ids.push(id);
+    }
+    return ids;
+  }
+
+  async entitiesById(ids: readonly EntityId[]): Promise<Map<EntityId, StoredEntity>> {
+    return this.hydrate(ids);
+  }
+
+  async stats(): Promise<StoreStats> {
+    const count = (table: string): number =>
+      (this.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
+    return {
+      entities: count('entities'),
+      observations: count('observations'),
+      relations: count('relations'),
+      databaseBytes: this.path === ':memory:' ? undefined : fileBytes(this.path) + fileBytes(`${this.path}-wal`),
+      location: this.path,
+    };
+  }
+
+  async searchKeywords(match: string, limit: number): Promise<KeywordHit[]> {
+    try {
+      return this.db
+        .prepare<[string, number], { id: number; score: number }>(
+          'SELECT rowid AS id, bm25(entity_fts) AS score FROM entity_fts WHERE entity_fts MATCH ? ORDER BY score, rowid LIMIT ?',
+        )
+        .all(match, limit)
+        .map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
+    } catch {
+      // A malformed expression degrades to no keyword hits; the other leg still answers.
+      return [];
+    }
+  }
+
+  // ---------- vectors ----------
+
+  async configureVectors(model: string, dims: number): Promise<{ readonly reset: boolean }> {
+    this.requireVectors();
+    if (!Number.isInteger(dims) || dims <= 0) throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `Invalid vector size ${dims}.`);
+    return this.write(() => {
+      const current = this.metaGet('vector_model');
+      const currentDims = this.metaGet('vector_dims');
+      const exists = this.tableExists('entity_embeddings');
+      if (exists && current === model && currentDims === String(dims)) return { reset: false };
+      this.db.exec('DROP TABLE IF EXISTS entity_embeddings');
+      this.db.exec(`CREATE VIRTUAL TABLE entity_embeddings USING vec0(embedding float[${dims}] distance_metric=cosine)`);
+      this.metaSet('vector_model', model);
+      this.metaSet('vector_dims', String(dims));
+      this.db.exec(
+        'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
+      );
+      return { reset: current !== undefined };
+    });
+  }
+
+  async vectorStatus(): Promise<VectorStatus> {
+    const pending = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embedding_queue').get()?.n ?? 0;
+    const dims = this.metaGet('vector_dims');
+    const indexed =
+      this.capabilities.vector && this.tableExists('entity_embeddings')
+        ? (this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entity_embeddings').get()?.n ?? 0)
+        : 0;
+    return { model: this.metaGet('vector_model'), dims: dims === undefined ? undefined : Number(dims), indexed, pending };
+  }
+
+  async takeEmbeddingJobs(limit: number): Promise<EmbeddingJob[]> {
+    const queued = this.db
+      .prepare<[number], { entity_id: number; version: number }>(
+        'SELECT entity_id, version FROM embedding_queue ORDER BY entity_id LIMIT ?',
+      )
+      .all(limit);
+    const entities = this.hydrate(queued.map((q) => q.entity_id));
+    const outgoing = this.db.prepare<[string], { from_name: string; to_name: string; relation_type: string }>(
+      'SELECT from_name, to_name, relation_type FROM relations WHERE from_name = ? ORDER BY id',
+    );
+    const jobs: EmbeddingJob[] = [];
+    for (const q of queued) {
+      const entity = entities.get(asEntityId(q.entity_id));
+      if (entity === undefined) continue;
+      jobs.push({ id: entity.id, version: q.version, entity: publicEntity(entity), relations: outgoing.all(entity.name).map(toRelation) });
+    }
+    return jobs;
+  }
+
+  async putEmbeddings(results: readonly EmbeddingResult[]): Promise<void> {
+    this.requireVectors();
+    this.write(() => {
+      const exists = this.db.prepare('SELECT 1 FROM entities WHERE id = ?');
+      const remove = this.db.prepare('DELETE FROM entity_embeddings WHERE rowid = ?');
+      const insert = this.db.prepare('INSERT INTO entity_embeddings (rowid, embedding) VALUES (?, ?)');
+      const dequeue = this.db.prepare('DELETE FROM embedding_queue WHERE entity_id = ? AND version = ?');
+      for (const r of results) {
+        if (exists.get(r.id) === undefined) continue; // deleted while it was being embedded
+        remove.run(BigInt(r.id));
+        insert.run(BigInt(r.id), vectorBytes(r.vector));
+        dequeue.run(r.id, r.version);
+      }
+    });
+  }
+
+  async requeueAllEmbeddings(): Promise<number> {
+    return this.write(() => {
+      this.db.exec(
+        'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
+      );
+      return this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embedding_queue').get()?.n ?? 0;
+    });
+  }
+
+  async searchVectors(query: Float32Array, limit: number): Promise<VectorHit[]> {
+    if (!this.capabilities.vector || !this.tableExists('entity_embeddings') || limit <= 0) return [];
+    return this.db
+      .prepare<[Buffer, number], { id: number; distance: number }>(
+        'SELECT rowid AS id, distance FROM entity_embeddings WHERE embedding MATCH ? AND k = ? ORDER BY distance',
+      )
+      .all(vectorBytes(query), Math.min(limit, 4096))
+      .map((r) => ({ id: asEntityId(r.id), distance: r.distance }));
+  }
+
+  // ---------- signals ----------
+
+  async rankSignals(ids: readonly EntityId[]): Promise<RankSignals> {
+    const list = json(ids);
+    const access = new Map<EntityId, AccessSignal>();
+    for (const r of this.db
+      .prepare<[string], { id: number; access_count: number; last_access: number; days: number }>(
+        `SELECT a.entity_id AS id, a.access_count, a.last_access,
+                (SELECT count(*) FROM entity_access_days d WHERE d.entity_id = a.entity_id) AS days
+           FROM entity_access a WHERE a.entity_id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(list)) {
+      access.set(asEntityId(r.id), { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
+    }
+    const degree = new Map<EntityId, number>();
+    for (const r of this.db
+      .prepare<[string], { id: number; degree: number }>(
+        `SELECT e.id,
+                (SELECT count(*) FROM relations WHERE from_name = e.name) +
+                (SELECT count(*) FROM relations WHERE to_name = e.name) AS degree
+           FROM entities e WHERE e.id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(list)) {
+      degree.set(asEntityId(r.id), r.degree);
+    }
+    const coOccurrences: CoOccurrence[] = this.db
+      .prepare<[string, string], { a: number; b: number; co_count: number; last_co: number }>(
+        `SELECT entity_a_id AS a, entity_b_id AS b, co_count, last_co FROM co_occurrences
+          WHERE entity_a_id IN (SELECT value FROM json_each(?)) AND entity_b_id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(list, list)
+      .map((r) => ({ a: asEntityId(r.a), b: asEntityId(r.b), count: r.co_count, lastCo: r.last_co }));
+    return { access, degree, coOccurrences };
+  }
+
+  async recordAccess(ids: readonly EntityId[], now: number): Promise<void> {
+    const unique = [...new Set(ids)].sort((a, b) => a - b);
+    if (unique.length === 0) return;
+    const day = new Date(Math.floor(now / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+    this.write(() => {
+      const access = this.db.prepare(
+        `INSERT INTO entity_access (entity_id, access_count, last_access) SELECT @id, 1, @now WHERE EXISTS (SELECT 1 FROM entities WHERE id = @id)
+         ON CONFLICT(entity_id) DO UPDATE SET access_count = access_count + 1, last_access = excluded.last_access`,
+      );
+      const days = this.db.prepare(
+        'INSERT INTO entity_access_days (entity_id, day) SELECT @id, @day WHERE EXISTS (SELECT 1 FROM entities WHERE id = @id) ON CONFLICT DO NOTHING',
+      );
+      const pair = this.db.prepare(
+        `INSERT INTO co_occurrences (entity_a_id, entity_b_id, co_count, last_co)
+         SELECT @a, @b, 1, @now WHERE EXISTS (SELECT 1 FROM entities WHERE id = @a) AND EXISTS (SELECT 1 FROM entities WHERE id = @b)
+         ON CONFLICT(entity_a_id, entity_b_id) DO UPDATE SET co_count = co_count + 1, last_co = excluded.last_co`,
+      );
+      for (const id of unique) {
+        access.run({ id, now });
+        days.run({ id, day });
+      }
+      for (let i = 0; i < unique.length; i++) {
+        for (let j = i + 1; j < unique.length; j++) pair.run({ a: unique[i], b: unique[j], now });
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  // ---------- internals ----------
+
+  /** Runs fn in one IMMEDIATE transaction; a lock held too long by another process becomes STORE_BUSY. */
+  private write<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (cause) {
+      if (isBusy(cause)) {
+        throw new MemoryError(
+          ERROR_CODES.STORE_BUSY,
+          'The database is locked by another Limbic process and stayed locked past the wait limit. Nothing was saved; try the call again.',
+          { cause },
+        );
+      }
+      throw cause;
+    }
+  }
+
+  private insertEntity(entity: NewEntity, now: number): EntityId | undefined {
+    const row = this.db
+      .prepare<[string, string, string, number, number], { id: number }>(
+        'INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING RETURNING id',
+      )
+      .get(entity.name, entity.entityType, entity.status ?? 'activo', now, now);
+    return row === undefined ? undefined : asEntityId(row.id);
+  }
+
+  private insertObservation(id: EntityId, content: string, kind: string, now: number): boolean {
+    return (
+      this.db
+        .prepare('INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
+        .run(id, content, kind, now).changes > 0
+    );
+  }
+
+  private idOf(name: string): EntityId | undefined {
+    const row = this.db.prepare<[string], { id: number }>('SELECT id FROM entities WHERE name = ?').get(name);
+    return row === undefined ? undefined : asEntityId(row.id);
+  }
+
+  /** Marks an entity changed: new updated_at, fresh keyword rows, vector queued. */
+  private touch(id: EntityId, now: number | undefined): void {
+    if (now !== undefined) this.db.prepare('UPDATE entities SET updated_at = ? WHERE id = ?').run(now, id);
+    this.syncEntity(id);
+  }
+
+  private resyncNames(names: ReadonlySet<string>, now: number | undefined): void {
+    for (const name of names) {
+      const id = this.idOf(name);
+      if (id !== undefined) this.touch(id, now);
+    }
+  }
+
+  /** spec/hybrid-search.md `_sync_fts`: rebuild the keyword rows from the entity's current state. */
+  private syncEntity(id: EntityId): void {
+    const row = this.db.prepare<[number], EntityRow>('SELECT * FROM entities WHERE id = ?').get(id);
+    if (row === undefined) return;
+    const obsText = this.db
+      .prepare<[number], { content: string }>('SELECT content FROM observations WHERE entity_id = ? ORDER BY id')
+      .all(id)
+      .map((o) => o.content)
+      .join(OBS_SEPARATOR);
+    for (const table of ['entity_fts', 'entity_trigram']) {
+      this.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(id);
+      this.db.prepare(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`).run(id, row.name, row.entity_type, obsText);
+    }
+    this.db
+      .prepare('INSERT INTO embedding_queue (entity_id, version) VALUES (?, ?) ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version')
+      .run(id, newQueueVersion());
+  }
+
+  private deleteIndexes(id: EntityId): void {
+    this.db.prepare('DELETE FROM entity_fts WHERE rowid = ?').run(id);
+    this.db.prepare('DELETE FROM entity_trigram WHERE rowid = ?').run(id);
+    if (this.capabilities.vector && this.tableExists('entity_embeddings')) {
+      this.db.prepare('DELETE FROM entity_embeddings WHERE rowid = ?').run(BigInt(id));
+    }
+  }
+
+  /** spec/hybrid-search.md `_backfill_fts`: an index that is empty while entities exist is rebuilt. */
+  private backfillFts(): void {
+    const entities = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entities').get()?.n ?? 0;
+    const indexed = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entity_trigram').get()?.n ?? 0;
+    const keywords = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entity_fts').get()?.n ?? 0;
+    if (entities === 0 || (indexed > 0 && keywords > 0)) return;
+    this.write(() => {
+      for (const r of this.db.prepare<[], { id: number }>('SELECT id FROM entities').all()) this.syncEntity(asEntityId(r.id));
+    });
+  }
+
+  private hydrate(ids: readonly number[]): Map<EntityId, StoredEntity> {
+    const result = new Map<EntityId, StoredEntity>();
+    if (ids.length === 0) return result;
+    const list = json(ids);
+    const rows = this.db
+      .prepare<[string], EntityRow>('SELECT * FROM entities WHERE id IN (SELECT value FROM json_each(?))')
+      .all(list);
+    const observations = new Map<number, { content: string; kind: string }[]>();
+    for (const o of this.db
+      .prepare<[string], { entity_id: number; content: string; kind: string }>(
+        'SELECT entity_id, content, kind FROM observations WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id',
+      )
+      .iterate(list)) {
+      let l = observations.get(o.entity_id);
+      if (l === undefined) observations.set(o.entity_id, (l = []));
+      l.push(o);
+    }
+    for (const r of rows) {
+      const obs = observations.get(r.id) ?? [];
+      const metadata = obs.filter((o) => o.kind === METADATA_KIND).length;
+      result.set(asEntityId(r.id), {
+        id: asEntityId(r.id),
+        name: r.name,
+        entityType: r.entity_type,
+        observations: obs.map((o) => o.content),
+        status: r.status,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+        metadataRatio: obs.length === 0 ? 0 : metadata / obs.length,
+      });
+    }
+    return result;
+  }
+
+  private relationsTouching(names: readonly string[]): Relation[] {
+    if (names.length === 0) return [];
+    const list = json(names);
+    return this.db
+      .prepare<[string, string], { from_name: string; to_name: string; relation_type: string }>(
+        `SELECT from_name, to_name, relation_type FROM relations
+          WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
+      )
+      .all(list, list)
+      .map(toRelation);
+  }
+
+  private requireVectors(): void {
+    if (!this.capabilities.vector) {
+      throw new MemoryError(
+        ERROR_CODES.VECTOR_UNAVAILABLE,
+        'The sqlite-vec extension could not be loaded, so vectors cannot be stored. Reinstall Limbic (npm install) to restore it; every other tool keeps working.',
+      );
+    }
+  }
+
+  private tableExists(name: string): boolean {
+    return this.db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+  }
+
+  private metaGet(key: string): string | undefined {
+    return this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value;
+  }
+
+  private metaSet(key: string, value: string): void {
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+}
+
+/**
+ * How well an entity matches a lower-cased query under the official substring test, best first;
+ * undefined when it does not match at all.
+ */
+function substringTier(entity: Entity, q: string): number | undefined {
+  const name = entity.name.toLowerCase();
+  if (name === q) return 0;
+  if (name.startsWith(q)) return 1;
+  if (name.includes(q)) return 2;
+  if (entity.entityType.toLowerCase().includes(q)) return 3;
+  if (entity.observations.some((o) => o.toLowerCase().includes(q))) return 4;
+  return undefined;
+}
+
+function publicEntity(e: Entity): Entity {
+  return { name: e.name, entityType: e.entityType, observations: [...e.observations] };
+}
+
+function toRelation(r: { from_name: string; to_name: string; relation_type: string }): Relation {
+  return { from: r.from_name, to: r.to_name, relationType: r.relation_type };
+}
+
+function vectorBytes(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function fileBytes(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_BUSY_SNAPSHOT';
+}

@@ -1,0 +1,160 @@
+/**
+ * The one storage interface. Every backend lives in its own folder under src/store/ and passes
+ * test/store/conformance.ts. Methods are async so a networked backend fits the same shape.
+ */
+import type {
+  Entity,
+  EntityId,
+  EntityStatus,
+  KnowledgeGraph,
+  NewEntity,
+  ObservationAddition,
+  ObservationAdditionResult,
+  ObservationDeletion,
+  Relation,
+} from '../core/types.js';
+
+/** What a backend can do; the search pipeline degrades by these instead of catching "not implemented". */
+export interface StoreCapabilities {
+  /** Keyword (BM25) search over names, types and observations. */
+  readonly fts: boolean;
+  /** Vector KNN over entity embeddings. */
+  readonly vector: boolean;
+}
+
+export interface StoreStats {
+  readonly entities: number;
+  readonly observations: number;
+  readonly relations: number;
+  /** Bytes on disk, or undefined where a backend cannot tell. */
+  readonly databaseBytes: number | undefined;
+  readonly location: string;
+}
+
+export interface ImportBatch {
+  readonly entities: readonly NewEntity[];
+  readonly relations: readonly Relation[];
+}
+
+export interface ImportCounts {
+  readonly entitiesAdded: number;
+  readonly observationsAdded: number;
+  readonly relationsAdded: number;
+}
+
+/** An entity whose text changed and whose vector must be (re)made. */
+export interface EmbeddingJob {
+  readonly id: EntityId;
+  /** Queue version taken; a later change re-queues with a newer version and is not lost. */
+  readonly version: number;
+  readonly entity: Entity;
+  /** Relations leaving this entity, for the `Rel:` part of its text. */
+  readonly relations: readonly Relation[];
+}
+
+export interface EmbeddingResult {
+  readonly id: EntityId;
+  readonly version: number;
+  readonly vector: Float32Array;
+}
+
+export interface VectorStatus {
+  readonly model: string | undefined;
+  readonly dims: number | undefined;
+  readonly indexed: number;
+  readonly pending: number;
+}
+
+export interface KeywordHit {
+  readonly id: EntityId;
+  /** BM25 as FTS5 reports it: lower (more negative) is better. */
+  readonly bm25: number;
+}
+
+export interface VectorHit {
+  readonly id: EntityId;
+  /** Cosine distance, 1 - cos, in [0, 2]. */
+  readonly distance: number;
+}
+
+export interface StoredEntity extends Entity {
+  readonly id: EntityId;
+  readonly status: EntityStatus;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** Share of observations whose kind is `metadata`, 0 when there are none. */
+  readonly metadataRatio: number;
+}
+
+export interface AccessSignal {
+  readonly accessCount: number;
+  /** Epoch ms of the last access. */
+  readonly lastAccess: number;
+  readonly accessDays: number;
+}
+
+export interface CoOccurrence {
+  readonly a: EntityId;
+  readonly b: EntityId;
+  readonly count: number;
+  /** Epoch ms of the last time the pair was seen together. */
+  readonly lastCo: number;
+}
+
+/** Usage signals of a candidate set, everything the limbic re-ranker reads. */
+export interface RankSignals {
+  readonly access: ReadonlyMap<EntityId, AccessSignal>;
+  readonly degree: ReadonlyMap<EntityId, number>;
+  /** Pairs within the candidate set only. */
+  readonly coOccurrences: readonly CoOccurrence[];
+}
+
+export interface Store {
+  readonly capabilities: StoreCapabilities;
+
+  /** Adds entities whose names are new; returns the ones added (the official contract). */
+  createEntities(entities: readonly NewEntity[], now: number): Promise<Entity[]>;
+  /** Adds relations whose exact triple is new; endpoints need not exist. Returns the ones added. */
+  createRelations(relations: readonly Relation[], now: number): Promise<Relation[]>;
+  /** All or nothing: a missing entity throws ENTITY_NOT_FOUND and nothing is saved. */
+  addObservations(items: readonly ObservationAddition[], now: number): Promise<ObservationAdditionResult[]>;
+  /** Deletes entities with their observations, relations, vectors and signals; unknown names are ignored. */
+  deleteEntities(names: readonly string[]): Promise<void>;
+  deleteObservations(deletions: readonly ObservationDeletion[], now: number): Promise<void>;
+  deleteRelations(relations: readonly Relation[], now: number): Promise<void>;
+  /** Sets an entity's status; false when the entity does not exist. */
+  setStatus(name: string, status: EntityStatus, now: number): Promise<boolean>;
+  /** Merges a batch of a memory.jsonl file: new entities, new observations, new relations. Idempotent. */
+  importBatch(batch: ImportBatch, now: number): Promise<ImportCounts>;
+
+  readGraph(): Promise<KnowledgeGraph>;
+  /** The official substring contract, ranked best first; relations with at least one endpoint in the set. */
+  searchNodes(query: string): Promise<KnowledgeGraph>;
+  /** Exact names; relations with at least one endpoint in the set. */
+  openNodes(names: readonly string[]): Promise<KnowledgeGraph>;
+  /** Ids of the named entities that exist, in the order given. */
+  idsByName(names: readonly string[]): Promise<EntityId[]>;
+  /** Full entities with status and kinds, for hydrating search results. */
+  entitiesById(ids: readonly EntityId[]): Promise<Map<EntityId, StoredEntity>>;
+  stats(): Promise<StoreStats>;
+
+  /** Keyword leg: an FTS5 MATCH expression (built by core/text/fts-query), best first. */
+  searchKeywords(match: string, limit: number): Promise<KeywordHit[]>;
+
+  /** Binds the vector table to a model; a different model or size drops old vectors and re-queues all. */
+  configureVectors(model: string, dims: number): Promise<{ readonly reset: boolean }>;
+  vectorStatus(): Promise<VectorStatus>;
+  /** Oldest queued embedding jobs first. */
+  takeEmbeddingJobs(limit: number): Promise<EmbeddingJob[]>;
+  /** Stores vectors; a job whose entity changed again since it was taken stays queued. */
+  putEmbeddings(results: readonly EmbeddingResult[]): Promise<void>;
+  /** Queues every entity for re-embedding; returns how many. */
+  requeueAllEmbeddings(): Promise<number>;
+  searchVectors(query: Float32Array, limit: number): Promise<VectorHit[]>;
+
+  rankSignals(ids: readonly EntityId[]): Promise<RankSignals>;
+  /** Counts an access for each id (once per call) and a co-occurrence for each pair. */
+  recordAccess(ids: readonly EntityId[], now: number): Promise<void>;
+
+  close(): Promise<void>;
+}

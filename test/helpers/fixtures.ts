@@ -1,0 +1,127 @@
+/** Shared test wiring: temp databases, services, in-process MCP clients, embedders. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { noopLogger } from '../../src/core/logger.js';
+import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
+import { loadOnnxEmbedder } from '../../src/embed/onnx/onnx-embedder.js';
+import { createMcpServer } from '../../src/mcp/server.js';
+import { MemoryService } from '../../src/service/memory-service.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+
+export const REPO_ROOT = join(import.meta.dirname, '..', '..');
+export const CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+
+/** A fresh folder in the OS temp dir, removed by the returned cleanup. */
+export function tempDir(prefix = 'limbic-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Where `limbic model install` put the model (same rules as src/cli/main.ts). */
+export function modelCacheDir(): string {
+  const env = process.env;
+  if (env.LIMBIC_MODEL_CACHE) return env.LIMBIC_MODEL_CACHE;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'limbic', 'models');
+}
+
+/**
+ * A fake embedder for code where meaning does not matter: deterministic unit vectors from a hash
+ * of the words. It is never presented as semantic search.
+ */
+export class FakeEmbedder implements Embedder {
+  readonly id = 'fake-hash-embedder';
+  calls = 0;
+  constructor(readonly dims = 16) {}
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    this.calls++;
+    return texts.map((t) => {
+      const v = new Float32Array(this.dims);
+      for (const word of t.toLowerCase().split(/\W+/).filter(Boolean)) {
+        let h = 2166136261;
+        for (const ch of word) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+        v[Math.abs(h) % this.dims] += 1;
+      }
+      const norm = Math.hypot(...v) || 1;
+      return v.map((x) => x / norm);
+    });
+  }
+  countTokens(text: string): number {
+    return text.split(/\s+/).filter(Boolean).length + 2;
+  }
+}
+
+let realEngine: Promise<Embedder> | undefined;
+/** The real ONNX model installed by `limbic model install` (loaded once per test file). */
+export function realEmbedder(): Promise<Embedder> {
+  realEngine ??= loadOnnxEmbedder({ modelDir: undefined, cacheDir: modelCacheDir(), modelId: 'all-MiniLM-L6-v2', allowRemote: false });
+  return realEngine;
+}
+
+export type EmbedderChoice = 'none' | 'fake' | 'real' | Embedder;
+
+export interface Harness {
+  readonly store: Store;
+  readonly service: MemoryService;
+  readonly client: Client;
+  /** Calls a tool and returns its result (isError results included). */
+  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  /** Calls a tool, fails the test on isError, and returns structuredContent. */
+  ok<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>): Promise<T>;
+  /** Lets post-response work (signal recording) run. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  readonly embedder?: EmbedderChoice;
+  readonly clock?: () => number;
+  readonly path?: string;
+}
+
+/** A real SQLite file, the service, and a real MCP client connected in-process. */
+export async function harness(options: HarnessOptions = {}): Promise<Harness> {
+  const tmp = options.path === undefined ? tempDir() : undefined;
+  const store = openSqliteStore({ path: options.path ?? join(tmp?.dir ?? '', 'memory.db') });
+  const choice = options.embedder ?? 'none';
+  const embedder = new LazyEmbedder(async () => {
+    if (choice === 'none') throw new Error('no model in this test');
+    if (choice === 'fake') return new FakeEmbedder();
+    if (choice === 'real') return realEmbedder();
+    return choice;
+  });
+  const service = new MemoryService({ store, embedder, clock: options.clock ?? Date.now, logger: noopLogger });
+  const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'limbic-test', version: '1.0.0' });
+  await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
+  return {
+    store,
+    service,
+    client,
+    call,
+    async ok<T>(name: string, args: Record<string, unknown> = {}) {
+      const result = await call(name, args);
+      if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+      return result.structuredContent as T;
+    },
+    settle: () => new Promise((r) => setTimeout(r, 20)),
+    async close() {
+      await client.close();
+      await server.close();
+      await service.drainEmbeddings().catch(() => 0);
+      await store.close();
+      tmp?.cleanup();
+    },
+  };
+}
+
+export function textOf(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+}
