@@ -1,0 +1,32 @@
+/**
+ * The one configuration schema. src/cli/main.ts fills it from argv and the environment, once, and
+ * freezes it; everything else receives it and never reads the environment.
+ */
+import { z } from 'zod';
+
+/** The spec's default model (spec/semantic-search.md): multilingual, 384 dimensions. */
+export const DEFAULT_MODEL_ID = 'Xenova/paraphrase-multilingual-MiniLM-L12-v2';
+
+export const ConfigSchema = z.object({
+  /** SQLite database file. @default $XDG_DATA_HOME/limbic/memory.db, else ~/.local/share/limbic/memory.db */
+  dbPath: z.string().min(1),
+  /** A folder holding one model; wins over the cache and the hub. */
+  modelDir: z.string().min(1).optional(),
+  /** Where `limbic model install` puts models. @default $XDG_CACHE_HOME/limbic/models, else ~/.cache/limbic/models */
+  modelCacheDir: z.string().min(1),
+  /** Model to look for in the cache and on the hub. @default DEFAULT_MODEL_ID */
+  modelId: z.string().min(1).default(DEFAULT_MODEL_ID),
+  /** Try the model hub when no model is installed locally. @default true */
+  allowRemoteModels: z.boolean().default(true),
+  /** Skip the embedding model entirely (keyword search only). @default false */
+  noModel: z.boolean().default(false),
+});
+
+export type Config = Readonly<z.infer<typeof ConfigSchema>>;
+
+/** Environment flags: "1", "true", "yes", "on" are true; anything else false. */
+export const envFlag = (value: string | undefined): boolean => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
+
+export function parseConfig(input: unknown): Config {
+  return Object.freeze(ConfigSchema.parse(input));
+}

@@ -1,0 +1,78 @@
+/**
+ * The official `memory.jsonl` format (compat/official-memory-server.md §1): parsing one line with
+ * the field variants seen in the wild, and writing lines exactly as the official server does.
+ */
+import type { KnowledgeGraph, NewEntity, Relation } from './types.js';
+
+export type ParsedLine =
+  | { readonly kind: 'entity'; readonly entity: NewEntity }
+  | { readonly kind: 'relation'; readonly relation: Relation }
+  | { readonly kind: 'blank' }
+  | { readonly kind: 'ignored'; readonly reason: string }
+  | { readonly kind: 'error'; readonly reason: string };
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function firstString(record: Record<string, unknown>, keys: readonly string[]): string | undefined {
+  for (const key of keys) {
+    const value = str(record[key]);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/**
+ * Parses one line. Accepts `name | entityName | id`, `from | from_id`, `to | to_id`,
+ * `relationType | relation_type`, and falls back from `entityType` to `type` or `"entity"`
+ * (basic-memory's importer). Lines of other types (such as `_aim` markers) are ignored.
+ * @example parseMemoryLine('{"type":"relation","from_id":"a","to_id":"b","relation_type":"knows"}')
+ */
+export function parseMemoryLine(line: string): ParsedLine {
+  if (line.trim() === '') return { kind: 'blank' };
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { kind: 'error', reason: `not valid JSON (${(error as Error).message})` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { kind: 'error', reason: 'not a JSON object' };
+  }
+  const record = value as Record<string, unknown>;
+  const type = str(record.type);
+  if (type === 'relation') {
+    const from = firstString(record, ['from', 'from_id']);
+    const to = firstString(record, ['to', 'to_id']);
+    const relationType = firstString(record, ['relationType', 'relation_type']);
+    if (from === undefined || to === undefined || relationType === undefined) {
+      return { kind: 'error', reason: 'a relation needs string "from", "to" and "relationType"' };
+    }
+    return { kind: 'relation', relation: { from, to, relationType } };
+  }
+  if (type === 'entity' || Array.isArray(record.observations)) {
+    const name = firstString(record, ['name', 'entityName', 'id']);
+    if (name === undefined) return { kind: 'error', reason: 'an entity needs a string "name"' };
+    const entityType =
+      firstString(record, ['entityType', 'entity_type']) ?? (type !== undefined && type !== 'entity' ? type : 'entity');
+    const raw = record.observations ?? [];
+    if (!Array.isArray(raw)) return { kind: 'error', reason: '"observations" must be an array of strings' };
+    const observations = raw.filter((o): o is string => typeof o === 'string');
+    if (observations.length !== raw.length) return { kind: 'error', reason: '"observations" must hold only strings' };
+    return { kind: 'entity', entity: { name, entityType, observations } };
+  }
+  return { kind: 'ignored', reason: `line of type ${JSON.stringify(record.type ?? null)}` };
+}
+
+/** One entity line, keys in the official writer's order. */
+export function entityLine(e: { name: string; entityType: string; observations: readonly string[] }): string {
+  return JSON.stringify({ type: 'entity', name: e.name, entityType: e.entityType, observations: e.observations });
+}
+
+export function relationLine(r: Relation): string {
+  return JSON.stringify({ type: 'relation', from: r.from, to: r.to, relationType: r.relationType });
+}
+
+/** The whole file as the official server writes it: entities, then relations, "\n"-joined, no trailing newline. */
+export function formatMemoryFile(graph: KnowledgeGraph): string {
+  return [...graph.entities.map(entityLine), ...graph.relations.map(relationLine)].join('\n');
+}

@@ -1,0 +1,40 @@
+/** spec/limbic-system.md "Tuneable Constants" and spec/hybrid-search.md "Tuneable Parameters". */
+
+/** Weight of the salience boost: importance 1.0 gives a 1.5x boost. */
+export const BETA_SAL = 0.5;
+/** Weight of graph degree inside importance. */
+export const BETA_DEG = 0.15;
+/** Relation count at which the degree signal saturates. */
+export const D_MAX = 15;
+/** Weight of multi-day consolidation inside importance (max boost 1.2x). */
+export const ALPHA_CONS = 0.2;
+/** Temporal decay rate per hour: half-life ln 2 / 0.0001 ≈ 6931 h ≈ 289 days. */
+export const LAMBDA_HOURLY = 0.0001;
+/** Weight of the co-occurrence boost: a tiebreaker, not a primary signal. */
+export const GAMMA = 0.01;
+/** No entity is ever fully forgotten. */
+export const TEMPORAL_FLOOR = 0.1;
+/** Floor of the co-occurrence decay. */
+export const COOC_TEMPORAL_FLOOR = 0.1;
+/** Reciprocal Rank Fusion smoothing constant. */
+export const RRF_K = 60;
+/** Each retrieval leg fetches limit × EXPANSION_FACTOR candidates. */
+export const EXPANSION_FACTOR = 3;
+
+/** FTS-only base relevance is mapped into [FTS_BASE_FLOOR, FTS_BASE_FLOOR + FTS_BASE_SPAN]. */
+export const FTS_BASE_FLOOR = 0.2;
+export const FTS_BASE_SPAN = 0.6;
+
+/** Status deboosts (spec/limbic-system.md "Status Deboosts"). */
+export const STATUS_DEBOOST = {
+  activo: 1.0,
+  pausado: 0.85,
+  completado: 0.7,
+  archivado: 0.5,
+} as const;
+
+/** More than this share of metadata observations triggers the penalty. */
+export const METADATA_THRESHOLD = 0.5;
+export const METADATA_PENALTY = 0.7;
+
+export const HOUR_MS = 3_600_000;

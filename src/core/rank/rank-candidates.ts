@@ -1,0 +1,194 @@
+/**
+ * The limbic re-ranker: spec/limbic-system.md `rank_candidates` and spec/hybrid-search.md
+ * `rank_hybrid_candidates`. Where the spec's reference surprises users, this does what it intends:
+ * - routing blends over the whole candidate set before the cut to `limit`;
+ * - status and metadata multipliers apply before the final sort, so a result's position always
+ *   follows its final score.
+ */
+import type { EntityId, EntityStatus } from '../types.js';
+import {
+  FTS_BASE_FLOOR,
+  FTS_BASE_SPAN,
+  METADATA_PENALTY,
+  METADATA_THRESHOLD,
+  STATUS_DEBOOST,
+} from './constants.js';
+import type { FusedCandidate } from './fuse-rrf.js';
+import {
+  computeCoocBoost,
+  computeImportance,
+  computeLimbicScore,
+  computeTemporalFactor,
+  cosineSimilarity,
+  type CoOccurrencePair,
+} from './limbic.js';
+import { ROUTING_WEIGHTS, type RoutingStrategy } from './routing.js';
+
+/** What the re-ranker knows of one candidate entity. */
+export interface CandidateFacts {
+  readonly status: EntityStatus;
+  readonly createdAt: number;
+  readonly metadataRatio: number;
+}
+
+export interface AccessFacts {
+  readonly accessCount: number;
+  readonly lastAccess: number;
+  readonly accessDays: number;
+}
+
+export interface RankingSignals {
+  readonly facts: ReadonlyMap<EntityId, CandidateFacts>;
+  readonly access: ReadonlyMap<EntityId, AccessFacts>;
+  readonly degree: ReadonlyMap<EntityId, number>;
+  readonly coOccurrences: readonly CoOccurrencePair[];
+}
+
+export interface RankOptions {
+  readonly limit: number;
+  readonly strategy: RoutingStrategy;
+  readonly now: number;
+}
+
+export interface RankedCandidate {
+  readonly id: EntityId;
+  /** The final score; results are sorted by it, descending. */
+  readonly score: number;
+  /** Base relevance: cosine similarity, or the normalised RRF for FTS-only hits. */
+  readonly base: number;
+  /** The raw composite limbic score before routing and multipliers. */
+  readonly limbic: number;
+  readonly importance: number;
+  readonly temporalFactor: number;
+  readonly coocBoost: number;
+  /** Status × metadata multiplier that was applied (1 when none). */
+  readonly multiplier: number;
+  readonly distance: number | undefined;
+  readonly rrfScore: number | undefined;
+  readonly semanticRank: number | undefined;
+  readonly ftsRank: number | undefined;
+}
+
+interface BaseCandidate {
+  readonly id: EntityId;
+  readonly base: number;
+  readonly distance: number | undefined;
+  readonly rrfScore: number | undefined;
+  readonly semanticRank: number | undefined;
+  readonly ftsRank: number | undefined;
+}
+
+/** Status deboost × metadata penalty for one entity. */
+export function statusMultiplier(facts: CandidateFacts | undefined): number {
+  if (facts === undefined) return 1;
+  const status = STATUS_DEBOOST[facts.status];
+  const metadata = facts.metadataRatio > METADATA_THRESHOLD ? METADATA_PENALTY : 1;
+  return status * metadata;
+}
+
+/** Min-max normalisation; all-equal values map to 0.5 so none is favoured. */
+export function minMaxNormalize(values: readonly number[]): number[] {
+  if (values.length === 0) return [];
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const range = max - min;
+  return values.map((v) => (range > 0 ? (v - min) / range : 0.5));
+}
+
+function score(candidates: readonly BaseCandidate[], signals: RankingSignals, options: RankOptions): RankedCandidate[] {
+  if (candidates.length === 0 || options.limit <= 0) return [];
+  const ids = new Set(candidates.map((c) => c.id));
+  let maxAccess = 0;
+  let maxDays = 0;
+  for (const c of candidates) {
+    const a = signals.access.get(c.id);
+    if (a === undefined) continue;
+    maxAccess = Math.max(maxAccess, a.accessCount);
+    maxDays = Math.max(maxDays, a.accessDays);
+  }
+  const partial = candidates.map((c) => {
+    const access = signals.access.get(c.id);
+    const facts = signals.facts.get(c.id);
+    const importance = computeImportance({
+      accessCount: access?.accessCount ?? 0,
+      maxAccess,
+      degree: signals.degree.get(c.id) ?? 0,
+      accessDays: access?.accessDays ?? 0,
+      maxAccessDays: maxDays,
+    });
+    const temporalFactor = computeTemporalFactor(access?.lastAccess, facts?.createdAt ?? options.now, options.now);
+    const coocBoost = computeCoocBoost(c.id, signals.coOccurrences, ids, options.now);
+    const limbic = computeLimbicScore(c.base, importance, temporalFactor, coocBoost);
+    return { c, facts, importance, temporalFactor, coocBoost, limbic };
+  });
+  const weights = ROUTING_WEIGHTS[options.strategy];
+  const limbicNorm = minMaxNormalize(partial.map((p) => p.limbic));
+  const ranked = partial.map((p, i): RankedCandidate => {
+    const multiplier = statusMultiplier(p.facts);
+    const blended = weights.cosine * p.c.base + weights.limbic * (limbicNorm[i] ?? 0);
+    return {
+      id: p.c.id,
+      score: blended * multiplier,
+      base: p.c.base,
+      limbic: p.limbic,
+      importance: p.importance,
+      temporalFactor: p.temporalFactor,
+      coocBoost: p.coocBoost,
+      multiplier,
+      distance: p.c.distance,
+      rrfScore: p.c.rrfScore,
+      semanticRank: p.c.semanticRank,
+      ftsRank: p.c.ftsRank,
+    };
+  });
+  ranked.sort((a, b) => b.score - a.score || a.id - b.id);
+  return ranked.slice(0, options.limit);
+}
+
+/** Pure semantic mode: base relevance is always max(0, 1 - distance). */
+export function rankCandidates(
+  candidates: readonly { readonly id: EntityId; readonly distance: number }[],
+  signals: RankingSignals,
+  options: RankOptions,
+): RankedCandidate[] {
+  return score(
+    candidates.map((c, i) => ({
+      id: c.id,
+      base: cosineSimilarity(c.distance),
+      distance: c.distance,
+      rrfScore: undefined,
+      semanticRank: i + 1,
+      ftsRank: undefined,
+    })),
+    signals,
+    options,
+  );
+}
+
+/**
+ * Hybrid mode: KNN hits keep their cosine base; FTS-only hits get 0.2 + 0.6 × min-max normalised
+ * RRF (over the whole fused set), so they are neither buried nor dominant.
+ */
+export function rankHybridCandidates(
+  candidates: readonly FusedCandidate[],
+  signals: RankingSignals,
+  options: RankOptions,
+): RankedCandidate[] {
+  const norm = minMaxNormalize(candidates.map((c) => c.rrfScore));
+  return score(
+    candidates.map((c, i) => ({
+      id: c.id,
+      base: c.distance === undefined ? FTS_BASE_FLOOR + FTS_BASE_SPAN * (norm[i] ?? 0) : cosineSimilarity(c.distance),
+      distance: c.distance,
+      rrfScore: c.rrfScore,
+      semanticRank: c.semanticRank,
+      ftsRank: c.ftsRank,
+    })),
+    signals,
+    options,
+  );
+}

@@ -1,0 +1,71 @@
+/** spec/limbic-system.md "Query Routing", with English keywords beside the spec's Spanish ones. */
+
+export type RoutingStrategy = 'cosine_heavy' | 'limbic_heavy' | 'hybrid_balanced';
+
+export interface RoutingWeights {
+  readonly cosine: number;
+  readonly limbic: number;
+}
+
+/**
+ * The three blends. The spec's reference code left the balanced route unblended; here it blends
+ * 50/50 like the other two, so every route is the same kind of score.
+ */
+export const ROUTING_WEIGHTS: Readonly<Record<RoutingStrategy, RoutingWeights>> = {
+  cosine_heavy: { cosine: 0.7, limbic: 0.3 },
+  limbic_heavy: { cosine: 0.3, limbic: 0.7 },
+  hybrid_balanced: { cosine: 0.5, limbic: 0.5 },
+};
+
+const FACTUAL = [
+  'qué es', 'que es', 'definición', 'definicion', 'cómo funciona', 'como funciona', 'es un', 'es una',
+  'what is', 'what are', "what's", 'define', 'definition', 'meaning of', 'how does', 'how do', 'who is', 'which is',
+];
+const INTERMEDIATE = [
+  'relación', 'relacion', 'diferencia', 'ejemplos', 'comparar',
+  'compare', 'comparison', 'difference', 'differences', 'examples', 'versus', ' vs ',
+];
+const EXPLORATORY = [
+  'explícame', 'explicame', 'relación entre', 'relacion entre', 'dime todo', 'qué piensas', 'que piensas',
+  'explain', 'tell me everything', 'tell me about', 'everything about', 'relationship between', 'what do you think',
+  'overview', 'summarize', 'summarise',
+];
+
+function containsPhrase(text: string, phrase: string): boolean {
+  if (phrase.startsWith(' ') || phrase.endsWith(' ')) return text.includes(phrase);
+  // Whole-word match so "define" does not fire inside "undefined".
+  const escaped = phrase.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^\\p{L}\\p{N}])${escaped}($|[^\\p{L}\\p{N}])`, 'u').test(text);
+}
+
+/**
+ * Scores a query: factual keywords +2, intermediate +1, exploratory -2, ≤3 words +1, ≥10 words -1,
+ * limit ≤3 +1, limit ≥10 -1. "difference between" and "relationship between" count as exploratory
+ * only (the longer phrase wins over the shorter intermediate word it contains).
+ */
+export function queryTypeScore(query: string, limit: number): number {
+  const text = ` ${query.toLowerCase().replace(/\s+/g, ' ').trim()} `;
+  let score = 0;
+  if (FACTUAL.some((k) => containsPhrase(text, k))) score += 2;
+  const exploratory = EXPLORATORY.filter((k) => containsPhrase(text, k));
+  const intermediate = INTERMEDIATE.filter((k) => containsPhrase(text, k) && !exploratory.some((e) => e.includes(k.trim())));
+  if (intermediate.length > 0) score += 1;
+  if (exploratory.length > 0) score -= 2;
+  const words = text.trim().split(' ').filter((w) => w.length > 0).length;
+  if (words <= 3) score += 1;
+  if (words >= 10) score -= 1;
+  if (limit <= 3) score += 1;
+  if (limit >= 10) score -= 1;
+  return score;
+}
+
+/**
+ * Score ≥ 2 → cosine_heavy, ≤ -2 → limbic_heavy, otherwise hybrid_balanced.
+ * @example detectQueryType('what is FTS5', 5) // 'cosine_heavy'
+ */
+export function detectQueryType(query: string, limit: number): RoutingStrategy {
+  const score = queryTypeScore(query, limit);
+  if (score >= 2) return 'cosine_heavy';
+  if (score <= -2) return 'limbic_heavy';
+  return 'hybrid_balanced';
+}

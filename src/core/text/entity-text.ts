@@ -1,0 +1,117 @@
+/**
+ * spec/semantic-search.md "Entity Text Preparation":
+ * `{name} ({entityType}) | obs | obs | ... | Rel: type → target; ...` within a token budget,
+ * choosing observations Head + Tail + Diversity when they do not all fit.
+ */
+import type { Entity, Relation } from '../types.js';
+import { tokenizeWords } from './fts-query.js';
+
+/** The spec's budget (MAX_TOKENS). */
+export const MAX_ENTITY_TOKENS = 480;
+const SEPARATOR = ' | ';
+/** Shares of the observation budget kept for the first and the last observations. */
+const HEAD_SHARE = 0.4;
+const TAIL_SHARE = 0.3;
+
+export type TokenCounter = (text: string) => number;
+
+function relationText(relations: readonly Relation[]): string {
+  if (relations.length === 0) return '';
+  return `Rel: ${relations.map((r) => `${r.relationType} → ${r.to}`).join('; ')}`;
+}
+
+function assemble(header: string, observations: readonly string[], rel: string): string {
+  return [header, ...observations, ...(rel === '' ? [] : [rel])].join(SEPARATOR);
+}
+
+function wordSet(text: string): Set<string> {
+  return new Set(tokenizeWords(text.toLowerCase()));
+}
+
+/**
+ * Builds an entity's text for embedding. All observations when they fit; otherwise the first ones
+ * (head, the stable description), the last ones (tail, the latest news) and, from the middle, the
+ * ones sharing the fewest words with what is already chosen (diversity). Chosen observations keep
+ * their original order. Relations are listed last, as many as fit.
+ * @example buildEntityText({name: 'Limbic', entityType: 'Project', observations: ['MCP server']}, [], t => t.length)
+ *   // 'Limbic (Project) | MCP server'
+ */
+export function buildEntityText(
+  entity: Entity,
+  relations: readonly Relation[],
+  countTokens: TokenCounter,
+  maxTokens: number = MAX_ENTITY_TOKENS,
+): string {
+  const header = `${entity.name} (${entity.entityType})`;
+  const full = assemble(header, entity.observations, relationText(relations));
+  if (countTokens(full) <= maxTokens) return full;
+
+  const sepCost = countTokens(SEPARATOR.trim()) || 1;
+  const cost = (text: string): number => countTokens(text) + sepCost;
+
+  // Relations get what is left after the header and at most a quarter of the budget.
+  let budget = maxTokens - countTokens(header);
+  const kept: Relation[] = [];
+  const relBudget = Math.floor(maxTokens / 4);
+  for (const r of relations) {
+    const next = [...kept, r];
+    if (cost(relationText(next)) > relBudget) break;
+    kept.push(r);
+  }
+  const rel = relationText(kept);
+  if (rel !== '') budget -= cost(rel);
+
+  const obs = entity.observations;
+  const costs = obs.map(cost);
+  const chosen = new Set<number>();
+  let used = 0;
+  const take = (i: number, limit: number): boolean => {
+    const c = costs[i] ?? 0;
+    if (used + c > limit) return false;
+    chosen.add(i);
+    used += c;
+    return true;
+  };
+  // Head: from the start while it fits its share (the first observation whenever it fits at all).
+  for (let i = 0; i < obs.length; i++) {
+    if (!take(i, i === 0 ? budget : budget * HEAD_SHARE)) break;
+  }
+  // Tail: from the end.
+  const tailLimit = used + budget * TAIL_SHARE;
+  for (let i = obs.length - 1; i >= 0 && !chosen.has(i); i--) {
+    if (!take(i, tailLimit)) break;
+  }
+  // Diversity: greedily the middle observation with the fewest words already covered.
+  const covered = new Set<string>();
+  for (const i of chosen) for (const w of wordSet(obs[i] ?? '')) covered.add(w);
+  const middle = obs.map((_, i) => i).filter((i) => !chosen.has(i));
+  const words = new Map(middle.map((i) => [i, wordSet(obs[i] ?? '')]));
+  while (middle.length > 0) {
+    let best = -1;
+    let bestNovelty = -1;
+    for (const i of middle) {
+      if (used + (costs[i] ?? 0) > budget) continue;
+      const w = words.get(i) ?? new Set<string>();
+      let fresh = 0;
+      for (const x of w) if (!covered.has(x)) fresh++;
+      const novelty = w.size === 0 ? 0 : fresh / w.size;
+      if (novelty > bestNovelty) {
+        bestNovelty = novelty;
+        best = i;
+      }
+    }
+    if (best < 0) break;
+    take(best, budget);
+    for (const x of words.get(best) ?? []) covered.add(x);
+    middle.splice(middle.indexOf(best), 1);
+  }
+
+  const selected = obs.filter((_, i) => chosen.has(i));
+  let text = assemble(header, selected, rel);
+  // Token counts of parts need not add up exactly; drop from the middle of the selection until it fits.
+  while (countTokens(text) > maxTokens && selected.length > 0) {
+    selected.splice(Math.floor(selected.length / 2), 1);
+    text = assemble(header, selected, rel);
+  }
+  return text;
+}

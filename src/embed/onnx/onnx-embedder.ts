@@ -1,0 +1,122 @@
+/**
+ * The ONNX engine: a sentence-embedding model on the CPU through @huggingface/transformers
+ * (onnxruntime-node). Mean pooling over the attention mask, L2 normalisation, batches with dynamic
+ * padding, truncation at the model's limit. Imported lazily: start-up and FTS-only use never pay
+ * for the runtime.
+ */
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import type { Embedder, ModelDescription } from '../embedder.js';
+import { installedModels, readManifest } from './model-files.js';
+
+export interface OnnxModelOptions {
+  /** A folder holding one model (config.json, tokenizer.json, onnx/*.onnx). */
+  readonly modelDir: string | undefined;
+  /** Where installed models live. */
+  readonly cacheDir: string;
+  /** Model id to look for in the cache and, when allowed, on the hub. */
+  readonly modelId: string;
+  /** Fetch from the model hub when nothing is installed locally. */
+  readonly allowRemote: boolean;
+  /** Texts per forward pass. @default 32 */
+  readonly batchSize?: number;
+}
+
+interface ResolvedModel extends ModelDescription {
+  readonly dtype: 'fp32' | 'q8';
+}
+
+function dtypeOf(dir: string): 'fp32' | 'q8' {
+  const manifest = readManifest(dir);
+  if (manifest !== undefined) return manifest.dtype;
+  return existsSync(join(dir, 'onnx', 'model.onnx')) ? 'fp32' : 'q8';
+}
+
+/** --model-dir, then the cache (the configured id, then any installed model), then the hub. */
+export function resolveModel(options: OnnxModelOptions): ResolvedModel {
+  if (options.modelDir !== undefined) {
+    if (!existsSync(join(options.modelDir, 'tokenizer.json'))) {
+      throw new MemoryError(
+        ERROR_CODES.MODEL_UNAVAILABLE,
+        `The model folder ${options.modelDir} has no tokenizer.json. Point --model-dir / LIMBIC_MODEL_DIR at a folder with config.json, tokenizer.json and onnx/model.onnx.`,
+      );
+    }
+    const manifest = readManifest(options.modelDir);
+    return {
+      id: manifest?.id ?? basename(options.modelDir),
+      dims: manifest?.dims,
+      source: 'model-dir',
+      location: options.modelDir,
+      dtype: dtypeOf(options.modelDir),
+    };
+  }
+  const wanted = join(options.cacheDir, basename(options.modelId));
+  if (existsSync(join(wanted, 'tokenizer.json'))) {
+    return { id: basename(options.modelId), dims: readManifest(wanted)?.dims, source: 'cache', location: wanted, dtype: dtypeOf(wanted) };
+  }
+  const installed = installedModels(options.cacheDir)[0];
+  if (installed !== undefined) {
+    return {
+      id: installed.manifest.id,
+      dims: installed.manifest.dims,
+      source: 'cache',
+      location: installed.dir,
+      dtype: installed.manifest.dtype,
+      note: `${options.modelId} is not installed; using the installed ${installed.manifest.id} (${installed.manifest.source})`,
+    };
+  }
+  if (options.allowRemote) {
+    return { id: options.modelId, dims: undefined, source: 'hub', location: options.modelId, dtype: 'q8' };
+  }
+  throw new MemoryError(
+    ERROR_CODES.MODEL_UNAVAILABLE,
+    `No embedding model is installed in ${options.cacheDir}. Run "limbic model install" (or pass --model-dir). Every tool but the semantic search keeps working meanwhile.`,
+  );
+}
+
+interface Extractor {
+  (texts: string[], options: { pooling: 'mean'; normalize: boolean }): Promise<{ data: Float32Array; dims: number[] }>;
+  tokenizer: { encode(text: string): number[] };
+}
+
+export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<Embedder & { readonly description: ModelDescription }> {
+  const model = resolveModel(options);
+  const transformers = await import('@huggingface/transformers');
+  const { env, pipeline } = transformers;
+  env.allowLocalModels = true;
+  env.allowRemoteModels = model.source === 'hub';
+  if (model.source === 'hub') env.cacheDir = options.cacheDir;
+  else env.localModelPath = dirname(model.location);
+  const modelName = model.source === 'hub' ? model.location : basename(model.location);
+  let extractor: Extractor;
+  try {
+    extractor = (await pipeline('feature-extraction', modelName, { dtype: model.dtype })) as unknown as Extractor;
+  } catch (cause) {
+    throw new MemoryError(
+      ERROR_CODES.MODEL_UNAVAILABLE,
+      `Could not load the embedding model from ${model.location}: ${(cause as Error).message}. Run "limbic model install" to (re)install it.`,
+      { cause },
+    );
+  }
+  const batchSize = options.batchSize ?? 32;
+  const embed = async (texts: readonly string[]): Promise<Float32Array[]> => {
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += batchSize) {
+      const batch = texts.slice(i, i + batchSize);
+      const out = await extractor([...batch], { pooling: 'mean', normalize: true });
+      const dims = out.dims[1] ?? 0;
+      for (let j = 0; j < batch.length; j++) vectors.push(out.data.slice(j * dims, (j + 1) * dims));
+    }
+    return vectors;
+  };
+  const [probe] = await embed(['limbic']);
+  const dims = probe?.length ?? 0;
+  return {
+    id: model.id,
+    dims,
+    embed,
+    countTokens: (text: string) => extractor.tokenizer.encode(text).length,
+    description: { id: model.id, dims, source: model.source, location: model.location, note: model.note },
+  };
+}

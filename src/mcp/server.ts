@@ -1,0 +1,271 @@
+/**
+ * The MCP adapter: the nine tools of the official memory server with their names, schemas, output
+ * shapes and annotations, plus Limbic's search_semantic, get_statistics and set_entity_status, and
+ * the memory://knowledge-graph resource with update notifications. Thin: it validates, calls the
+ * service and shapes results; a MemoryError becomes an isError result the model can act on.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { isMemoryError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { parseStatus, type EntityStatus } from '../core/types.js';
+import type { MemoryService } from '../service/memory-service.js';
+import * as s from './schemas.js';
+
+export const RESOURCE_URI = 'memory://knowledge-graph';
+
+export interface ServerInfo {
+  readonly name: string;
+  readonly version: string;
+}
+
+const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
+const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } as const;
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+/**
+ * Results as the official server shapes them: structuredContent plus text, which is the pretty JSON
+ * of `shown` (the official server shows the bare array for the create/add tools).
+ */
+function structured(value: Record<string, unknown>, shown: unknown = value): CallToolResult {
+  return { content: [{ type: 'text', text: typeof shown === 'string' ? shown : JSON.stringify(shown, null, 2) }], structuredContent: value };
+}
+
+function success(message: string): CallToolResult {
+  return structured({ success: true, message }, message);
+}
+
+/** Builds a server over a service. Cheap and side-effect free: connecting it is the caller's job. */
+export function createMcpServer(service: MemoryService, info: ServerInfo, logger: Logger): McpServer {
+  const server = new McpServer(
+    { name: info.name, version: info.version },
+    {
+      instructions:
+        'Limbic is long-term memory as a knowledge graph. Store facts as entities with observations and relations; ' +
+        'recall with search_semantic (words and meaning, ranked by use) or search_nodes (substring).',
+    },
+  );
+  const subscribers = new Set<string>();
+
+  /** Wraps a handler: MemoryErrors become readable isError results, anything else is logged too. */
+  const guard =
+    <A>(handler: (args: A) => Promise<CallToolResult>) =>
+    async (args: A): Promise<CallToolResult> => {
+      try {
+        return await handler(args);
+      } catch (error) {
+        if (!isMemoryError(error)) logger.warn('tool call failed', error);
+        const message = isMemoryError(error)
+          ? error.message
+          : `Internal error: ${error instanceof Error ? error.message : String(error)}. Nothing was changed by this call; please report it if it repeats.`;
+        return { content: [{ type: 'text', text: message }], isError: true };
+      }
+    };
+
+  const mutated = (): void => {
+    if (subscribers.has(RESOURCE_URI)) void server.server.sendResourceUpdated({ uri: RESOURCE_URI }).catch(() => undefined);
+  };
+
+  server.registerTool(
+    'create_entities',
+    {
+      title: 'Create Entities',
+      description: 'Create multiple new entities in the knowledge graph',
+      inputSchema: s.createEntitiesInput,
+      outputSchema: { entities: z.array(s.EntityOutputSchema) },
+      annotations: WRITE,
+    },
+    guard(async ({ entities }) => {
+      const added = await service.createEntities(
+        entities.map((e) => ({ ...e, status: e.status === undefined ? undefined : parseStatus(e.status) })),
+      );
+      mutated();
+      return structured({ entities: added }, added);
+    }),
+  );
+
+  server.registerTool(
+    'create_relations',
+    {
+      title: 'Create Relations',
+      description: 'Create multiple new relations between entities in the knowledge graph. Relations should be in active voice',
+      inputSchema: s.createRelationsInput,
+      outputSchema: { relations: z.array(s.RelationOutputSchema) },
+      annotations: WRITE,
+    },
+    guard(async ({ relations }) => {
+      const added = await service.createRelations(relations);
+      mutated();
+      return structured({ relations: added }, added);
+    }),
+  );
+
+  server.registerTool(
+    'add_observations',
+    {
+      title: 'Add Observations',
+      description: 'Add new observations to existing entities in the knowledge graph',
+      inputSchema: s.addObservationsInput,
+      outputSchema: { results: z.array(z.object({ entityName: z.string(), addedObservations: z.array(z.string()) })) },
+      annotations: WRITE,
+    },
+    guard(async ({ observations }) => {
+      const results = await service.addObservations(observations);
+      mutated();
+      return structured({ results }, results);
+    }),
+  );
+
+  server.registerTool(
+    'delete_entities',
+    {
+      title: 'Delete Entities',
+      description: 'Delete multiple entities and their associated relations from the knowledge graph',
+      inputSchema: s.deleteEntitiesInput,
+      outputSchema: s.SuccessOutput,
+      annotations: DESTRUCTIVE,
+    },
+    guard(async ({ entityNames }) => {
+      await service.deleteEntities(entityNames);
+      mutated();
+      return success('Entities deleted successfully');
+    }),
+  );
+
+  server.registerTool(
+    'delete_observations',
+    {
+      title: 'Delete Observations',
+      description: 'Delete specific observations from entities in the knowledge graph',
+      inputSchema: s.deleteObservationsInput,
+      outputSchema: s.SuccessOutput,
+      annotations: DESTRUCTIVE,
+    },
+    guard(async ({ deletions }) => {
+      await service.deleteObservations(deletions);
+      mutated();
+      return success('Observations deleted successfully');
+    }),
+  );
+
+  server.registerTool(
+    'delete_relations',
+    {
+      title: 'Delete Relations',
+      description: 'Delete multiple relations from the knowledge graph',
+      inputSchema: s.deleteRelationsInput,
+      outputSchema: s.SuccessOutput,
+      annotations: DESTRUCTIVE,
+    },
+    guard(async ({ relations }) => {
+      await service.deleteRelations(relations);
+      mutated();
+      return success('Relations deleted successfully');
+    }),
+  );
+
+  server.registerTool(
+    'read_graph',
+    {
+      title: 'Read Graph',
+      description: 'Read the entire knowledge graph',
+      inputSchema: {},
+      outputSchema: s.GraphOutput,
+      annotations: READ,
+    },
+    guard(async () => structured({ ...(await service.readGraph()) })),
+  );
+
+  server.registerTool(
+    'search_nodes',
+    {
+      title: 'Search Nodes',
+      description:
+        'Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (case-insensitive), best matches first',
+      inputSchema: s.searchNodesInput,
+      outputSchema: s.GraphOutput,
+      annotations: READ,
+    },
+    guard(async ({ query }) => structured({ ...(await service.searchNodes(query)) })),
+  );
+
+  server.registerTool(
+    'open_nodes',
+    {
+      title: 'Open Nodes',
+      description: 'Open specific nodes in the knowledge graph by their names',
+      inputSchema: s.openNodesInput,
+      outputSchema: s.GraphOutput,
+      annotations: READ,
+    },
+    guard(async ({ names }) => structured({ ...(await service.openNodes(names)) })),
+  );
+
+  server.registerTool(
+    'search_semantic',
+    {
+      title: 'Search Semantic',
+      description:
+        'Recall entities by meaning and by exact words at once (embeddings + BM25, fused with RRF), re-ranked by importance, recency and co-occurrence. ' +
+        'Results carry limbic_score, its scoring breakdown, distance (semantic hits) and rrf_score (hybrid mode).',
+      inputSchema: s.searchSemanticInput,
+      annotations: { ...READ, idempotentHint: false },
+    },
+    guard(async ({ query, limit }) => structured({ ...(await service.searchSemantic(query, limit ?? 10)) })),
+  );
+
+  server.registerTool(
+    'get_statistics',
+    {
+      title: 'Get Statistics',
+      description: 'Counts of entities, observations and relations, database size, and the state of keyword and semantic indexes',
+      inputSchema: {},
+      annotations: READ,
+    },
+    guard(async () => structured({ ...(await service.statistics()) })),
+  );
+
+  server.registerTool(
+    'set_entity_status',
+    {
+      title: 'Set Entity Status',
+      description:
+        'Set an entity\'s lifecycle status. Paused, completed and archived entities rank lower in search_semantic (0.85x, 0.70x, 0.50x) but are never hidden',
+      inputSchema: s.setStatusInput,
+      outputSchema: s.SuccessOutput,
+      annotations: { ...WRITE, idempotentHint: true },
+    },
+    guard(async ({ name, status }) => {
+      const stored = parseStatus(status) as EntityStatus;
+      if (!(await service.setStatus(name, stored))) {
+        return {
+          content: [{ type: 'text', text: `Entity with name ${name} not found. Create it first with create_entities.` }],
+          isError: true,
+        };
+      }
+      mutated();
+      return success(`Status of ${name} set to ${stored}`);
+    }),
+  );
+
+  server.registerResource(
+    'knowledge-graph',
+    RESOURCE_URI,
+    { title: 'Knowledge Graph', description: 'The full knowledge graph with all entities and relations', mimeType: 'application/json' },
+    async (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await service.readGraph(), null, 2) }],
+    }),
+  );
+  server.server.registerCapabilities({ resources: { subscribe: true } });
+  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    subscribers.add(request.params.uri);
+    return {};
+  });
+  server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    subscribers.delete(request.params.uri);
+    return {};
+  });
+
+  return server;
+}

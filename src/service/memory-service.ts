@@ -1,0 +1,183 @@
+/**
+ * Use cases over one Store: remember (create, add), link (relations), recall (search), forget
+ * (delete), reindex (embeddings). Adapters (MCP, CLI) call this and never touch a store directly.
+ */
+import type { Logger } from '../core/logger.js';
+import type {
+  Entity,
+  EntityStatus,
+  KnowledgeGraph,
+  NewEntity,
+  ObservationAddition,
+  ObservationAdditionResult,
+  ObservationDeletion,
+  Relation,
+} from '../core/types.js';
+import type { LazyEmbedder } from '../embed/embedder.js';
+import type { ImportBatch, ImportCounts, Store } from '../store/store.js';
+import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
+import { recall, type RecallResponse } from './recall.js';
+
+export interface MemoryServiceDeps {
+  readonly store: Store;
+  readonly embedder: LazyEmbedder;
+  /** Epoch ms; injected so ranking replays exactly in tests. */
+  readonly clock: () => number;
+  readonly logger: Logger;
+}
+
+export interface Statistics {
+  readonly entities: number;
+  readonly observations: number;
+  readonly relations: number;
+  readonly database: { readonly path: string; readonly bytes: number | null };
+  readonly fts: { readonly available: boolean };
+  readonly embeddings: {
+    readonly available: boolean;
+    readonly state: string;
+    readonly model: string | null;
+    readonly dims: number | null;
+    readonly indexed: number;
+    readonly pending: number;
+    readonly reason?: string;
+  };
+}
+
+export class MemoryService {
+  private readonly indexer: EmbeddingIndexer;
+
+  constructor(private readonly deps: MemoryServiceDeps) {
+    this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger);
+  }
+
+  get store(): Store {
+    return this.deps.store;
+  }
+
+  /** Loads the model in the background and embeds whatever is queued; never blocks the caller. */
+  warm(): void {
+    if (!this.deps.store.capabilities.vector) return;
+    this.indexer.kick();
+  }
+
+  async createEntities(entities: readonly NewEntity[]): Promise<Entity[]> {
+    const added = await this.deps.store.createEntities(entities, this.deps.clock());
+    this.afterWrite();
+    return added;
+  }
+
+  async createRelations(relations: readonly Relation[]): Promise<Relation[]> {
+    const added = await this.deps.store.createRelations(relations, this.deps.clock());
+    this.afterWrite();
+    return added;
+  }
+
+  async addObservations(items: readonly ObservationAddition[]): Promise<ObservationAdditionResult[]> {
+    const results = await this.deps.store.addObservations(items, this.deps.clock());
+    this.afterWrite();
+    return results;
+  }
+
+  async deleteEntities(names: readonly string[]): Promise<void> {
+    await this.deps.store.deleteEntities(names);
+    this.afterWrite();
+  }
+
+  async deleteObservations(deletions: readonly ObservationDeletion[]): Promise<void> {
+    await this.deps.store.deleteObservations(deletions, this.deps.clock());
+    this.afterWrite();
+  }
+
+  async deleteRelations(relations: readonly Relation[]): Promise<void> {
+    await this.deps.store.deleteRelations(relations, this.deps.clock());
+    this.afterWrite();
+  }
+
+  async setStatus(name: string, status: EntityStatus): Promise<boolean> {
+    return this.deps.store.setStatus(name, status, this.deps.clock());
+  }
+
+  async importBatch(batch: ImportBatch): Promise<ImportCounts> {
+    return this.deps.store.importBatch(batch, this.deps.clock());
+  }
+
+  /** Which of these names are entities (no access is recorded). */
+  async existingNames(names: readonly string[]): Promise<Set<string>> {
+    const graph = await this.deps.store.openNodes(names);
+    return new Set(graph.entities.map((e) => e.name));
+  }
+
+  readGraph(): Promise<KnowledgeGraph> {
+    return this.deps.store.readGraph();
+  }
+
+  searchNodes(query: string): Promise<KnowledgeGraph> {
+    return this.deps.store.searchNodes(query);
+  }
+
+  /** Opens entities and, after the answer is built, counts the access (and co-occurrence of 2+). */
+  async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
+    const graph = await this.deps.store.openNodes(names);
+    const opened = graph.entities.map((e) => e.name);
+    this.later(async () => this.deps.store.recordAccess(await this.deps.store.idsByName(opened), this.deps.clock()));
+    return graph;
+  }
+
+  /** search_semantic: the hybrid pipeline; signals for the returned top-k are recorded afterwards. */
+  async searchSemantic(query: string, limit: number): Promise<Omit<RecallResponse, 'ids'>> {
+    const now = this.deps.clock();
+    const { ids, ...response } = await recall({ store: this.deps.store, indexer: this.indexer }, query, limit, now);
+    this.later(() => this.deps.store.recordAccess(ids, now));
+    return response;
+  }
+
+  async statistics(): Promise<Statistics> {
+    const [stats, vectors] = await Promise.all([this.deps.store.stats(), this.deps.store.vectorStatus()]);
+    const state = this.deps.embedder.state();
+    const ready = state.state === 'ready' ? state.embedder : undefined;
+    return {
+      entities: stats.entities,
+      observations: stats.observations,
+      relations: stats.relations,
+      database: { path: stats.location, bytes: stats.databaseBytes ?? null },
+      fts: { available: this.deps.store.capabilities.fts },
+      embeddings: {
+        available: this.deps.store.capabilities.vector && state.state !== 'unavailable',
+        state: state.state,
+        model: ready?.id ?? vectors.model ?? null,
+        dims: ready?.dims ?? vectors.dims ?? null,
+        indexed: vectors.indexed,
+        pending: vectors.pending,
+        ...(state.state === 'unavailable' ? { reason: state.reason } : {}),
+      },
+    };
+  }
+
+  /** Queues every entity and embeds them all, reporting progress; resolves to how many were embedded. */
+  async reembed(progress?: (done: number, total: number) => void): Promise<number> {
+    const embedder = await this.indexer.ready();
+    if (embedder === undefined) {
+      const state = this.deps.embedder.state();
+      throw new Error(state.state === 'unavailable' ? state.reason : 'No embedding model could be loaded.');
+    }
+    const total = await this.deps.store.requeueAllEmbeddings();
+    const onProgress: DrainProgress = (done) => progress?.(Math.min(done, total), total);
+    return this.indexer.drain(onProgress);
+  }
+
+  /** Embeds whatever is queued now (used by import and tests); resolves to how many. */
+  drainEmbeddings(progress?: DrainProgress): Promise<number> {
+    return this.indexer.drain(progress);
+  }
+
+  private afterWrite(): void {
+    this.indexer.kick();
+  }
+
+  /** Best-effort work after a response: never fails or slows the call that scheduled it. */
+  private later(task: () => Promise<unknown>): void {
+    setImmediate(() => {
+      task().catch((error: unknown) => this.deps.logger.warn('recording usage signals failed', error));
+    });
+  }
+}
