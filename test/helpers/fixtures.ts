@@ -44,7 +44,8 @@ export class FakeEmbedder implements Embedder {
       for (const word of t.toLowerCase().split(/\W+/).filter(Boolean)) {
         let h = 2166136261;
         for (const ch of word) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
-        v[Math.abs(h) % this.dims] += 1;
+        const slot = Math.abs(h) % this.dims;
+        v[slot] = (v[slot] ?? 0) + 1;
       }
       const norm = Math.hypot(...v) || 1;
       return v.map((x) => x / norm);

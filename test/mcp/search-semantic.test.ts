@@ -29,7 +29,7 @@ const GRAPH = [
 
 describe('search_semantic (real model)', () => {
   let h: Harness;
-  let now = Date.UTC(2026, 10, 1);
+  const now = Date.UTC(2026, 10, 1);
   beforeAll(async () => {
     h = await harness({ embedder: 'real', clock: () => now });
     await h.ok('create_entities', { entities: GRAPH });

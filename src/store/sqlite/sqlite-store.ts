@@ -265,17 +265,7 @@ export class SqliteStore implements Store {
   }
 
   async searchNodes(query: string): Promise<KnowledgeGraph> {
-    const match = buildSubstringQuery(query);
-    // Candidates: the trigram index for 3+ characters (best BM25 first), else every entity.
-    const candidateIds =
-      match === undefined
-        ? this.db.prepare<[], { id: number }>('SELECT id FROM entities ORDER BY id').all().map((r) => r.id)
-        : this.db
-            .prepare<[string], { id: number }>(
-              'SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY bm25(entity_trigram, 10.0, 4.0, 1.0)',
-            )
-            .all(match)
-            .map((r) => r.id);
+    const candidateIds = this.substringCandidates(query);
     const entities = this.hydrate(candidateIds);
     // The official predicate, applied exactly: the index only narrows the candidates.
     const q = query.toLowerCase();
@@ -289,6 +279,24 @@ export class SqliteStore implements Store {
     ranked.sort((a, b) => a.tier - b.tier || a.order - b.order);
     const found = ranked.map((r) => r.entity);
     return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)) };
+  }
+
+  /** Candidates for a substring query: the trigram index (best BM25 first) for 3+ characters, else every entity. */
+  private substringCandidates(query: string): number[] {
+    const match = buildSubstringQuery(query);
+    if (match !== undefined) {
+      try {
+        return this.db
+          .prepare<[string], { id: number }>(
+            'SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY bm25(entity_trigram, 10.0, 4.0, 1.0)',
+          )
+          .all(match)
+          .map((r) => r.id);
+      } catch {
+        // Text FTS5 cannot parse (a NUL character, say) falls back to the scan, which is always exact.
+      }
+    }
+    return this.db.prepare<[], { id: number }>('SELECT id FROM entities ORDER BY id').all().map((r) => r.id);
   }
 
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
