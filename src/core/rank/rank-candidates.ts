@@ -44,10 +44,22 @@ export interface RankingSignals {
   readonly coOccurrences: readonly CoOccurrencePair[];
 }
 
+/**
+ * How rankHybridCandidates sets base relevance.
+ * - `spec`: spec/hybrid-search.md's table: max(0, 1 - distance) for every KNN hit, normalised RRF
+ *   for FTS-only hits. Being found by the keyword leg too adds nothing to a KNN hit.
+ * - `fused`: 0.2 + 0.6 × normalised RRF for every candidate, so agreement between the two legs
+ *   counts. bench/quality showed `spec` ranking exactly like semantic-only search on LoCoMo; the
+ *   pipeline uses `fused`.
+ */
+export type HybridBase = 'spec' | 'fused';
+
 export interface RankOptions {
   readonly limit: number;
   readonly strategy: RoutingStrategy;
   readonly now: number;
+  /** Only read by rankHybridCandidates. @default 'spec' */
+  readonly hybridBase?: HybridBase;
 }
 
 export interface RankedCandidate {
@@ -179,10 +191,11 @@ export function rankHybridCandidates(
   options: RankOptions,
 ): RankedCandidate[] {
   const norm = minMaxNormalize(candidates.map((c) => c.rrfScore));
+  const fused = (options.hybridBase ?? 'spec') === 'fused';
   return score(
     candidates.map((c, i) => ({
       id: c.id,
-      base: c.distance === undefined ? FTS_BASE_FLOOR + FTS_BASE_SPAN * (norm[i] ?? 0) : cosineSimilarity(c.distance),
+      base: c.distance === undefined || fused ? FTS_BASE_FLOOR + FTS_BASE_SPAN * (norm[i] ?? 0) : cosineSimilarity(c.distance),
       distance: c.distance,
       rrfScore: c.rrfScore,
       semanticRank: c.semanticRank,

@@ -76,10 +76,10 @@ export function buildEntityText(
   for (let i = 0; i < obs.length; i++) {
     if (!take(i, i === 0 ? budget : budget * HEAD_SHARE)) break;
   }
-  // Tail: from the end.
+  // Tail: from the end; the last observation (the latest news) whenever it fits at all.
   const tailLimit = used + budget * TAIL_SHARE;
   for (let i = obs.length - 1; i >= 0 && !chosen.has(i); i--) {
-    if (!take(i, tailLimit)) break;
+    if (!take(i, i === obs.length - 1 ? budget : tailLimit)) break;
   }
   // Diversity: greedily the middle observation with the fewest words already covered.
   const covered = new Set<string>();

@@ -39,8 +39,10 @@ export function buildOrQuery(text: string): string | undefined {
 
 /**
  * The substring expression for the trigram index: the whole query as one phrase. FTS5's trigram
- * tokenizer needs at least 3 characters; shorter queries return undefined and are answered by a scan.
+ * tokenizer needs at least 3 characters; shorter queries (and any with a NUL) return undefined and are
+ * answered by a scan.
  */
 export function buildSubstringQuery(text: string): string | undefined {
-  return [...text].length >= 3 ? quoteFts(text) : undefined;
+  // FTS5 reads a NUL as the end of the expression; such text is answered by the scan too.
+  return [...text].length >= 3 && !text.includes('\u0000') ? quoteFts(text) : undefined;
 }

@@ -1,0 +1,217 @@
+import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
+import { entityLine, formatMemoryFile, parseMemoryLine, relationLine, type ParsedLine } from '../../src/core/jsonl.js';
+import type { Entity, KnowledgeGraph, Relation } from '../../src/core/types.js';
+
+function expectError(parsed: ParsedLine): void {
+  expect(parsed.kind).toBe('error');
+  if (parsed.kind === 'error') expect(parsed.reason.length).toBeGreaterThan(0);
+}
+
+describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
+  describe('the two official line types', () => {
+    it('entity line', () => {
+      expect(
+        parseMemoryLine('{"type":"entity","name":"John_Smith","entityType":"person","observations":["Speaks fluent Spanish"]}'),
+      ).toEqual({
+        kind: 'entity',
+        entity: { name: 'John_Smith', entityType: 'person', observations: ['Speaks fluent Spanish'] },
+      });
+    });
+
+    it('relation line', () => {
+      expect(parseMemoryLine('{"type":"relation","from":"John_Smith","to":"Anthropic","relationType":"works_at"}')).toEqual({
+        kind: 'relation',
+        relation: { from: 'John_Smith', to: 'Anthropic', relationType: 'works_at' },
+      });
+    });
+
+    it('drops unknown extra keys, like the official loader', () => {
+      const parsed = parseMemoryLine('{"type":"entity","name":"x","entityType":"t","observations":[],"extra":1,"status":"activo"}');
+      expect(parsed).toEqual({ kind: 'entity', entity: { name: 'x', entityType: 't', observations: [] } });
+    });
+
+    it('tolerates surrounding whitespace and a CR from CRLF files', () => {
+      expect(parseMemoryLine('  {"type":"relation","from":"a","to":"b","relationType":"r"}\r').kind).toBe('relation');
+    });
+  });
+
+  describe('variants seen in the wild (basic-memory importer)', () => {
+    it('entityName as the name', () => {
+      const parsed = parseMemoryLine('{"type":"entity","entityName":"Alice","entityType":"person","observations":[]}');
+      expect(parsed).toEqual({ kind: 'entity', entity: { name: 'Alice', entityType: 'person', observations: [] } });
+    });
+
+    it('id as the name', () => {
+      const parsed = parseMemoryLine('{"type":"entity","id":"alice-1","entityType":"person","observations":["o"]}');
+      expect(parsed).toEqual({ kind: 'entity', entity: { name: 'alice-1', entityType: 'person', observations: ['o'] } });
+    });
+
+    it('name wins over entityName and id when several are present', () => {
+      const parsed = parseMemoryLine('{"type":"entity","id":"i","entityName":"e","name":"n","entityType":"t","observations":[]}');
+      expect(parsed.kind === 'entity' && parsed.entity.name).toBe('n');
+    });
+
+    it('from_id / to_id / relation_type', () => {
+      expect(parseMemoryLine('{"type":"relation","from_id":"a","to_id":"b","relation_type":"knows"}')).toEqual({
+        kind: 'relation',
+        relation: { from: 'a', to: 'b', relationType: 'knows' },
+      });
+    });
+
+    it('mixes official and variant keys', () => {
+      expect(parseMemoryLine('{"type":"relation","from":"a","to_id":"b","relation_type":"knows"}')).toEqual({
+        kind: 'relation',
+        relation: { from: 'a', to: 'b', relationType: 'knows' },
+      });
+    });
+
+    it('entityType falls back to type when type is not "entity"', () => {
+      const parsed = parseMemoryLine('{"type":"person","name":"Bob","observations":["likes tea"]}');
+      expect(parsed).toEqual({ kind: 'entity', entity: { name: 'Bob', entityType: 'person', observations: ['likes tea'] } });
+    });
+
+    it('entityType falls back to "entity" when there is no usable type', () => {
+      expect(parseMemoryLine('{"type":"entity","name":"Bob","observations":[]}')).toEqual({
+        kind: 'entity',
+        entity: { name: 'Bob', entityType: 'entity', observations: [] },
+      });
+      expect(parseMemoryLine('{"name":"Bob","observations":[]}')).toEqual({
+        kind: 'entity',
+        entity: { name: 'Bob', entityType: 'entity', observations: [] },
+      });
+    });
+
+    it('an explicit entityType wins over the type fallback', () => {
+      const parsed = parseMemoryLine('{"type":"person","name":"Bob","entityType":"human","observations":[]}');
+      expect(parsed.kind === 'entity' && parsed.entity.entityType).toBe('human');
+    });
+
+    it('an entity line without observations has none', () => {
+      expect(parseMemoryLine('{"type":"entity","name":"Bob","entityType":"person"}')).toEqual({
+        kind: 'entity',
+        entity: { name: 'Bob', entityType: 'person', observations: [] },
+      });
+    });
+  });
+
+  it('ignores the _aim marker line of mcp-knowledge-graph', () => {
+    const parsed = parseMemoryLine('{"type":"_aim","source":"mcp-knowledge-graph"}');
+    expect(parsed.kind).toBe('ignored');
+    if (parsed.kind === 'ignored') expect(parsed.reason).toContain('_aim');
+  });
+
+  it('ignores other unknown line types', () => {
+    expect(parseMemoryLine('{"type":"comment","text":"hello"}').kind).toBe('ignored');
+    expect(parseMemoryLine('{"hello":"world"}').kind).toBe('ignored');
+  });
+
+  describe('errors carry a reason', () => {
+    it.each([
+      ['truncated JSON', '{"type":"entity","name":"x"'],
+      ['not JSON at all', 'hello world'],
+      ['trailing garbage', '{"type":"entity"} x'],
+      ['an array', '[{"type":"entity","name":"x","entityType":"t","observations":[]}]'],
+      ['null', 'null'],
+      ['a number', '42'],
+      ['a string', '"entity"'],
+      ['non-string observation', '{"type":"entity","name":"x","entityType":"t","observations":["ok",42]}'],
+      ['null observation', '{"type":"entity","name":"x","entityType":"t","observations":[null]}'],
+      ['observations not an array', '{"type":"entity","name":"x","entityType":"t","observations":"one"}'],
+      ['entity without a name', '{"type":"entity","entityType":"t","observations":[]}'],
+      ['entity with a numeric name', '{"type":"entity","name":7,"entityType":"t","observations":[]}'],
+      ['relation without relationType', '{"type":"relation","from":"a","to":"b"}'],
+      ['relation without from', '{"type":"relation","to":"b","relationType":"r"}'],
+      ['relation with a numeric to', '{"type":"relation","from":"a","to":2,"relationType":"r"}'],
+    ])('%s', (_label, line) => {
+      expectError(parseMemoryLine(line));
+    });
+
+    it('says which part is wrong', () => {
+      const bad = parseMemoryLine('{"type":"entity","name":"x","entityType":"t","observations":[1]}');
+      expect(bad.kind === 'error' && bad.reason).toMatch(/observations/);
+      const notJson = parseMemoryLine('{');
+      expect(notJson.kind === 'error' && notJson.reason).toMatch(/JSON/);
+    });
+  });
+
+  it.each(['', '   ', '\t', '\r'])('blank line %j → blank', (line) => {
+    expect(parseMemoryLine(line)).toEqual({ kind: 'blank' });
+  });
+
+  it('property: never throws on any input', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.json()), (line) => {
+        const parsed = parseMemoryLine(line);
+        expect(['entity', 'relation', 'blank', 'ignored', 'error']).toContain(parsed.kind);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('formatMemoryFile', () => {
+  const alice: Entity = { name: 'Alice', entityType: 'person', observations: ['likes tea', 'has "quotes"'] };
+  const bob: Entity = { name: 'Bob', entityType: 'person', observations: [] };
+  const knows: Relation = { from: 'Alice', to: 'Bob', relationType: 'knows' };
+  const worksAt: Relation = { from: 'Bob', to: 'Anthropic', relationType: 'works_at' };
+
+  it('writes entities first, then relations, "\\n"-joined with no trailing newline, keys in official order', () => {
+    const graph: KnowledgeGraph = { entities: [alice, bob], relations: [knows, worksAt] };
+    expect(formatMemoryFile(graph)).toBe(
+      [
+        '{"type":"entity","name":"Alice","entityType":"person","observations":["likes tea","has \\"quotes\\""]}',
+        '{"type":"entity","name":"Bob","entityType":"person","observations":[]}',
+        '{"type":"relation","from":"Alice","to":"Bob","relationType":"knows"}',
+        '{"type":"relation","from":"Bob","to":"Anthropic","relationType":"works_at"}',
+      ].join('\n'),
+    );
+  });
+
+  it('puts relations after entities regardless of how the object was built', () => {
+    const graph: KnowledgeGraph = { relations: [knows], entities: [bob] };
+    const lines = formatMemoryFile(graph).split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['entity', 'relation']);
+  });
+
+  it('writes the keys in order type, name, entityType, observations / type, from, to, relationType', () => {
+    const scrambled = { observations: ['o'], entityType: 't', name: 'n' } as Entity;
+    expect(Object.keys(JSON.parse(entityLine(scrambled)) as object)).toEqual(['type', 'name', 'entityType', 'observations']);
+    const scrambledRel = { relationType: 'r', to: 'b', from: 'a' } as Relation;
+    expect(Object.keys(JSON.parse(relationLine(scrambledRel)) as object)).toEqual(['type', 'from', 'to', 'relationType']);
+  });
+
+  it('writes only the official fields (no Limbic extras such as status)', () => {
+    const withExtras = { ...bob, status: 'archivado', id: 7 } as Entity;
+    expect(formatMemoryFile({ entities: [withExtras], relations: [] })).toBe(
+      '{"type":"entity","name":"Bob","entityType":"person","observations":[]}',
+    );
+  });
+
+  it('an empty graph is an empty file', () => {
+    expect(formatMemoryFile({ entities: [], relations: [] })).toBe('');
+  });
+
+  it('ends without a newline', () => {
+    expect(formatMemoryFile({ entities: [alice], relations: [knows] }).endsWith('\n')).toBe(false);
+  });
+
+  it('property: parsing every written line gives the graph back', () => {
+    const text = fc.string({ unit: 'binary', maxLength: 20 });
+    const entityArb = fc.record({ name: text, entityType: text, observations: fc.array(text, { maxLength: 5 }) });
+    const relationArb = fc.record({ from: text, to: text, relationType: text });
+    fc.assert(
+      fc.property(fc.array(entityArb, { maxLength: 6 }), fc.array(relationArb, { maxLength: 6 }), (entities, relations) => {
+        const file = formatMemoryFile({ entities, relations });
+        const lines = file === '' ? [] : file.split('\n');
+        expect(lines).toHaveLength(entities.length + relations.length);
+        const parsed = lines.map(parseMemoryLine);
+        expect(parsed).toEqual([
+          ...entities.map((entity) => ({ kind: 'entity', entity })),
+          ...relations.map((relation) => ({ kind: 'relation', relation })),
+        ]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,439 @@
+import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
+import { HOUR_MS, METADATA_PENALTY, STATUS_DEBOOST } from '../../../src/core/rank/constants.js';
+import { reciprocalRankFusion, type FusedCandidate } from '../../../src/core/rank/fuse-rrf.js';
+import type { CoOccurrencePair } from '../../../src/core/rank/limbic.js';
+import {
+  minMaxNormalize,
+  rankCandidates,
+  rankHybridCandidates,
+  statusMultiplier,
+  type AccessFacts,
+  type CandidateFacts,
+  type RankedCandidate,
+  type RankingSignals,
+  type RankOptions,
+} from '../../../src/core/rank/rank-candidates.js';
+import type { RoutingStrategy } from '../../../src/core/rank/routing.js';
+import { asEntityId, ENTITY_STATUSES, type EntityId, type EntityStatus } from '../../../src/core/types.js';
+
+const NOW = Date.UTC(2026, 2, 28, 12, 0, 0);
+const id = asEntityId;
+
+const NO_SIGNALS: RankingSignals = { facts: new Map(), access: new Map(), degree: new Map(), coOccurrences: [] };
+const opts = (limit: number, strategy: RoutingStrategy = 'hybrid_balanced'): RankOptions => ({ limit, strategy, now: NOW });
+
+function facts(entries: readonly (readonly [number, Partial<CandidateFacts>])[]): Map<EntityId, CandidateFacts> {
+  return new Map(entries.map(([n, f]) => [id(n), { status: 'activo', createdAt: NOW, metadataRatio: 0, ...f }]));
+}
+
+function fused(entity: number, rrfScore: number, distance: number | undefined): FusedCandidate {
+  return { id: id(entity), rrfScore, distance, semanticRank: distance === undefined ? undefined : 1, ftsRank: 1 };
+}
+
+function byId(ranked: readonly RankedCandidate[], n: number): RankedCandidate {
+  const hit = ranked.find((r) => r.id === id(n));
+  if (hit === undefined) throw new Error(`entity ${n} missing from the ranking`);
+  return hit;
+}
+
+function expectSortedByScore(ranked: readonly RankedCandidate[]): void {
+  for (let i = 1; i < ranked.length; i++) {
+    expect(ranked[i - 1]!.score).toBeGreaterThanOrEqual(ranked[i]!.score);
+  }
+}
+
+describe('statusMultiplier (spec/limbic-system.md "Status Deboosts", "Metadata Penalty")', () => {
+  it.each([
+    ['activo', 1.0],
+    ['pausado', 0.85],
+    ['completado', 0.7],
+    ['archivado', 0.5],
+  ] as const)('%s → %f', (status, expected) => {
+    expect(statusMultiplier({ status, createdAt: NOW, metadataRatio: 0 })).toBeCloseTo(expected, 12);
+    expect(STATUS_DEBOOST[status]).toBe(expected);
+  });
+
+  it('metadata penalty 0.7 applies above 50% only', () => {
+    expect(METADATA_PENALTY).toBe(0.7);
+    expect(statusMultiplier({ status: 'activo', createdAt: NOW, metadataRatio: 0.5 })).toBe(1);
+    expect(statusMultiplier({ status: 'activo', createdAt: NOW, metadataRatio: 0.51 })).toBeCloseTo(0.7, 12);
+    expect(statusMultiplier({ status: 'activo', createdAt: NOW, metadataRatio: 1 })).toBeCloseTo(0.7, 12);
+  });
+
+  it('status and metadata multiply', () => {
+    expect(statusMultiplier({ status: 'archivado', createdAt: NOW, metadataRatio: 0.9 })).toBeCloseTo(0.35, 12);
+  });
+
+  it('unknown facts → no multiplier', () => {
+    expect(statusMultiplier(undefined)).toBe(1);
+  });
+});
+
+describe('minMaxNormalize', () => {
+  it('maps min → 0 and max → 1', () => {
+    expect(minMaxNormalize([2, 4, 3])).toEqual([0, 1, 0.5]);
+  });
+
+  it('empty → []', () => {
+    expect(minMaxNormalize([])).toEqual([]);
+  });
+
+  it('all-equal values all map to 0.5 (no NaN from a zero range)', () => {
+    expect(minMaxNormalize([7, 7, 7])).toEqual([0.5, 0.5, 0.5]);
+    expect(minMaxNormalize([3])).toEqual([0.5]);
+  });
+});
+
+describe('rankHybridCandidates: base relevance (spec/hybrid-search.md "Hybrid Scoring")', () => {
+  it('FTS-only hits get 0.2 + 0.6 × normalised RRF, spanning [0.2, 0.8]', () => {
+    const candidates = reciprocalRankFusion([], [{ id: id(1) }, { id: id(2) }, { id: id(3) }]);
+    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, opts(10));
+    const norm2 = (1 / 62 - 1 / 63) / (1 / 61 - 1 / 63);
+    expect(byId(ranked, 1).base).toBeCloseTo(0.8, 12);
+    expect(byId(ranked, 2).base).toBeCloseTo(0.2 + 0.6 * norm2, 12);
+    expect(byId(ranked, 3).base).toBeCloseTo(0.2, 12);
+  });
+
+  it('KNN hits (with or without FTS) get max(0, 1 - distance)', () => {
+    const candidates = [fused(1, 0.03, 0.35), fused(2, 0.016, 0.1), fused(3, 0.015, 1.4), fused(4, 0.02, undefined)];
+    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, opts(10));
+    expect(byId(ranked, 1).base).toBeCloseTo(0.65, 12);
+    expect(byId(ranked, 2).base).toBeCloseTo(0.9, 12);
+    expect(byId(ranked, 3).base).toBe(0);
+    const ftsOnly = byId(ranked, 4).base;
+    expect(ftsOnly).toBeGreaterThanOrEqual(0.2);
+    expect(ftsOnly).toBeLessThanOrEqual(0.8);
+  });
+
+  it('an FTS-only hit never exceeds 0.8 nor falls below 0.2, even with an extreme RRF', () => {
+    const candidates = [fused(1, 10, undefined), fused(2, 0, undefined), fused(3, 0.5, 0.9)];
+    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, opts(10));
+    expect(byId(ranked, 1).base).toBeCloseTo(0.8, 12);
+    expect(byId(ranked, 2).base).toBeCloseTo(0.2, 12);
+  });
+
+  it('carries distance and rrfScore through to the output', () => {
+    const ranked = rankHybridCandidates([fused(1, 0.03, 0.35), fused(2, 0.02, undefined)], NO_SIGNALS, opts(10));
+    expect(byId(ranked, 1)).toMatchObject({ distance: 0.35, rrfScore: 0.03 });
+    expect(byId(ranked, 2)).toMatchObject({ distance: undefined, rrfScore: 0.02 });
+  });
+});
+
+describe('rankCandidates (pure semantic mode)', () => {
+  it('base is max(0, 1 - distance) and rrfScore is absent', () => {
+    const ranked = rankCandidates(
+      [
+        { id: id(1), distance: 0.35 },
+        { id: id(2), distance: 1.2 },
+      ],
+      NO_SIGNALS,
+      opts(10),
+    );
+    expect(byId(ranked, 1).base).toBeCloseTo(0.65, 12);
+    expect(byId(ranked, 2).base).toBe(0);
+    expect(ranked.every((r) => r.rrfScore === undefined)).toBe(true);
+  });
+
+  it('exposes the limbic components for the worked example entity', () => {
+    const e = id(1);
+    const others = [id(2), id(3), id(4)];
+    const access = new Map<EntityId, AccessFacts>([
+      [e, { accessCount: 10, lastAccess: NOW - 720 * HOUR_MS, accessDays: 0 }],
+      [id(2), { accessCount: 20, lastAccess: NOW, accessDays: 0 }],
+    ]);
+    const coOccurrences: CoOccurrencePair[] = [5, 2, 1].map((count, i) => ({ a: e, b: others[i]!, count, lastCo: NOW }));
+    const signals: RankingSignals = { facts: new Map(), access, degree: new Map([[e, 8]]), coOccurrences };
+    const ranked = rankCandidates(
+      [e, ...others].map((x, i) => ({ id: x, distance: i === 0 ? 0.35 : 0.5 })),
+      signals,
+      opts(10),
+    );
+    const fastmcp = byId(ranked, 1);
+    expect(fastmcp.importance).toBeCloseTo((Math.log2(11) / Math.log2(21)) * 1.08, 9);
+    expect(fastmcp.temporalFactor).toBeCloseTo(Math.exp(-0.072), 9);
+    expect(fastmcp.coocBoost).toBeCloseTo(Math.log2(6) + Math.log2(3) + 1, 9);
+    expect(Math.abs(fastmcp.limbic - 0.908)).toBeLessThan(2e-3);
+  });
+});
+
+describe('status deboosts and metadata penalty apply before the sort', () => {
+  it('an archived entity with identical signals ranks below an active one (even with the lower id)', () => {
+    const signals: RankingSignals = { ...NO_SIGNALS, facts: facts([[1, { status: 'archivado' }], [2, {}]]) };
+    const candidates = [
+      { id: id(1), distance: 0.3 },
+      { id: id(2), distance: 0.3 },
+    ];
+    const ranked = rankCandidates(candidates, signals, opts(10));
+    expect(ranked.map((r) => r.id)).toEqual([id(2), id(1)]);
+    expect(byId(ranked, 1).multiplier).toBe(0.5);
+    expect(byId(ranked, 1).score).toBeCloseTo(byId(ranked, 2).score * 0.5, 12);
+  });
+
+  it.each(['pausado', 'completado', 'archivado'] as const)('%s ranks below an identical active entity', (status) => {
+    const signals: RankingSignals = { ...NO_SIGNALS, facts: facts([[1, { status }], [2, {}]]) };
+    const ranked = rankHybridCandidates([fused(1, 0.02, 0.3), fused(2, 0.02, 0.3)], signals, opts(10));
+    expect(ranked.map((r) => r.id)).toEqual([id(2), id(1)]);
+    expect(byId(ranked, 1).score / byId(ranked, 2).score).toBeCloseTo(STATUS_DEBOOST[status], 12);
+  });
+
+  it('the metadata penalty (>50% metadata) ranks an entity below an identical normal one', () => {
+    const signals: RankingSignals = { ...NO_SIGNALS, facts: facts([[1, { metadataRatio: 0.75 }], [2, { metadataRatio: 0.5 }]]) };
+    const ranked = rankCandidates(
+      [
+        { id: id(1), distance: 0.3 },
+        { id: id(2), distance: 0.3 },
+      ],
+      signals,
+      opts(10),
+    );
+    expect(ranked.map((r) => r.id)).toEqual([id(2), id(1)]);
+    expect(byId(ranked, 1).multiplier).toBeCloseTo(0.7, 12);
+    expect(byId(ranked, 2).multiplier).toBe(1);
+  });
+
+  it('a deboosted entity that was first by similarity moves down; order follows score', () => {
+    const signals: RankingSignals = { ...NO_SIGNALS, facts: facts([[1, { status: 'archivado' }], [2, {}], [3, {}]]) };
+    const ranked = rankCandidates(
+      [
+        { id: id(1), distance: 0.1 },
+        { id: id(2), distance: 0.2 },
+        { id: id(3), distance: 0.4 },
+      ],
+      signals,
+      opts(10, 'cosine_heavy'),
+    );
+    expect(ranked[0]?.id).toBe(id(2));
+    expectSortedByScore(ranked);
+  });
+
+  it('cuts to the limit after ranking: the best final score wins even when it came last', () => {
+    // Entity 3 is last by similarity but the most used; 1 and 2 are also deboosted.
+    const signals: RankingSignals = {
+      ...NO_SIGNALS,
+      facts: facts([[1, { status: 'archivado' }], [2, { status: 'completado' }], [3, {}]]),
+      access: new Map([[id(3), { accessCount: 10, lastAccess: NOW, accessDays: 1 }]]),
+    };
+    const candidates = [
+      { id: id(1), distance: 0.2 },
+      { id: id(2), distance: 0.25 },
+      { id: id(3), distance: 0.3 },
+    ];
+    const top = rankCandidates(candidates, signals, opts(1));
+    expect(top.map((r) => r.id)).toEqual([id(3)]);
+    expect(top[0]?.score).toBe(rankCandidates(candidates, signals, opts(3))[0]?.score);
+  });
+});
+
+describe('limits and empty inputs', () => {
+  const candidates = [1, 2, 3, 4, 5].map((n) => ({ id: id(n), distance: n / 10 }));
+
+  it('limit 0 → []', () => {
+    expect(rankCandidates(candidates, NO_SIGNALS, opts(0))).toEqual([]);
+    expect(rankHybridCandidates([fused(1, 0.1, 0.2)], NO_SIGNALS, opts(0))).toEqual([]);
+  });
+
+  it('no candidates → []', () => {
+    expect(rankCandidates([], NO_SIGNALS, opts(10))).toEqual([]);
+    expect(rankHybridCandidates([], NO_SIGNALS, opts(10))).toEqual([]);
+  });
+
+  it('returns exactly min(limit, candidates) results', () => {
+    expect(rankCandidates(candidates, NO_SIGNALS, opts(3))).toHaveLength(3);
+    expect(rankCandidates(candidates, NO_SIGNALS, opts(50))).toHaveLength(5);
+  });
+
+  it('ties in score break by ascending id', () => {
+    const ranked = rankCandidates(
+      [
+        { id: id(9), distance: 0.3 },
+        { id: id(4), distance: 0.3 },
+        { id: id(6), distance: 0.3 },
+      ],
+      NO_SIGNALS,
+      opts(10),
+    );
+    expect(ranked.map((r) => r.id)).toEqual([id(4), id(6), id(9)]);
+  });
+
+  it('does not mutate its inputs', () => {
+    const input = reciprocalRankFusion(
+      [
+        { id: id(1), distance: 0.5 },
+        { id: id(2), distance: 0.1 },
+      ],
+      [{ id: id(3) }],
+    );
+    const before = JSON.stringify(input);
+    rankHybridCandidates(input, NO_SIGNALS, opts(1));
+    expect(JSON.stringify(input)).toBe(before);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Property tests
+
+interface Scenario {
+  readonly candidates: FusedCandidate[];
+  readonly signals: RankingSignals;
+  readonly strategy: RoutingStrategy;
+  readonly limit: number;
+}
+
+const statusArb = fc.constantFrom<EntityStatus>(...ENTITY_STATUSES);
+const offsetArb = fc.double({ min: -30 * 24 * HOUR_MS, max: 20 * 365 * 24 * HOUR_MS, noNaN: true });
+
+const scenarioArb: fc.Arbitrary<Scenario> = fc
+  .record({
+    semantic: fc.uniqueArray(fc.record({ n: fc.integer({ min: 1, max: 30 }), distance: fc.double({ min: 0, max: 2, noNaN: true }) }), {
+      selector: (h) => h.n,
+      maxLength: 12,
+    }),
+    keyword: fc.uniqueArray(fc.integer({ min: 1, max: 30 }), { maxLength: 12 }),
+    strategy: fc.constantFrom<RoutingStrategy>('cosine_heavy', 'limbic_heavy', 'hybrid_balanced'),
+    limit: fc.integer({ min: 0, max: 40 }),
+    perEntity: fc.array(
+      fc.record({
+        status: statusArb,
+        created: offsetArb,
+        metadataRatio: fc.double({ min: 0, max: 1, noNaN: true }),
+        access: fc.option(
+          fc.record({ accessCount: fc.integer({ min: 0, max: 5000 }), last: offsetArb, accessDays: fc.integer({ min: 0, max: 400 }) }),
+          { nil: undefined },
+        ),
+        degree: fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }),
+      }),
+      { minLength: 31, maxLength: 31 },
+    ),
+    pairs: fc.array(
+      fc.record({
+        a: fc.integer({ min: 1, max: 30 }),
+        b: fc.integer({ min: 1, max: 30 }),
+        count: fc.integer({ min: 0, max: 1000 }),
+        lastCo: offsetArb,
+      }),
+      { maxLength: 40 },
+    ),
+  })
+  .map(({ semantic, keyword, strategy, limit, perEntity, pairs }) => {
+    const candidates = reciprocalRankFusion(
+      semantic.map((h) => ({ id: id(h.n), distance: h.distance })),
+      keyword.map((n) => ({ id: id(n) })),
+    );
+    const factsMap = new Map<EntityId, CandidateFacts>();
+    const access = new Map<EntityId, AccessFacts>();
+    const degree = new Map<EntityId, number>();
+    perEntity.forEach((p, n) => {
+      factsMap.set(id(n), { status: p.status, createdAt: NOW - p.created, metadataRatio: p.metadataRatio });
+      if (p.access !== undefined) {
+        access.set(id(n), { accessCount: p.access.accessCount, lastAccess: NOW - p.access.last, accessDays: p.access.accessDays });
+      }
+      if (p.degree !== undefined) degree.set(id(n), p.degree);
+    });
+    const coOccurrences: CoOccurrencePair[] = pairs.map((p) => ({
+      a: id(Math.min(p.a, p.b)),
+      b: id(Math.max(p.a, p.b)),
+      count: p.count,
+      lastCo: NOW - p.lastCo,
+    }));
+    return { candidates, signals: { facts: factsMap, access, degree, coOccurrences }, strategy, limit };
+  });
+
+describe('properties of rankHybridCandidates over random candidates and signals', () => {
+  it('every score is finite and ≥ 0; output sorted by score desc; length = min(limit, candidates)', () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ candidates, signals, strategy, limit }) => {
+        const ranked = rankHybridCandidates(candidates, signals, { limit, strategy, now: NOW });
+        expect(ranked.length).toBeLessThanOrEqual(limit);
+        expect(ranked.length).toBe(Math.min(limit, candidates.length));
+        for (const r of ranked) {
+          expect(Number.isFinite(r.score)).toBe(true);
+          expect(r.score).toBeGreaterThanOrEqual(0);
+          expect(Number.isFinite(r.limbic)).toBe(true);
+        }
+        expectSortedByScore(ranked);
+        expect(new Set(ranked.map((r) => r.id)).size).toBe(ranked.length);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the top results are the highest-scoring of the whole set (cut after ranking)', () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ candidates, signals, strategy, limit }) => {
+        const all = rankHybridCandidates(candidates, signals, { limit: candidates.length, strategy, now: NOW });
+        const top = rankHybridCandidates(candidates, signals, { limit, strategy, now: NOW });
+        expect(top).toEqual(all.slice(0, limit));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('changing an entity from activo to any other status never raises its score', () => {
+    fc.assert(
+      fc.property(
+        scenarioArb.filter((s) => s.candidates.length > 0),
+        fc.nat(),
+        fc.constantFrom<EntityStatus>('pausado', 'completado', 'archivado'),
+        ({ candidates, signals, strategy }, pick, status) => {
+          const target = candidates[pick % candidates.length]!.id;
+          const base = signals.facts.get(target)!;
+          const withStatus = (s: EntityStatus): RankingSignals => ({
+            ...signals,
+            facts: new Map([...signals.facts, [target, { ...base, status: s }]]),
+          });
+          const options = { limit: candidates.length, strategy, now: NOW };
+          const active = byId(rankHybridCandidates(candidates, withStatus('activo'), options), target);
+          const deboosted = byId(rankHybridCandidates(candidates, withStatus(status), options), target);
+          expect(deboosted.score).toBeLessThanOrEqual(active.score);
+          expect(deboosted.score).toBeCloseTo(active.score * STATUS_DEBOOST[status], 12);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('rankCandidates (semantic mode) keeps the same invariants', () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ candidates, signals, strategy, limit }) => {
+        const semantic = candidates.map((c) => ({ id: c.id, distance: c.distance ?? 1 }));
+        const ranked = rankCandidates(semantic, signals, { limit, strategy, now: NOW });
+        expect(ranked.length).toBe(Math.min(limit, semantic.length));
+        for (const r of ranked) {
+          expect(Number.isFinite(r.score)).toBe(true);
+          expect(r.score).toBeGreaterThanOrEqual(0);
+        }
+        expectSortedByScore(ranked);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("rankHybridCandidates with hybridBase 'fused' (what the pipeline uses)", () => {
+  it('lets agreement between the legs count: a hit in both ranks above a closer KNN-only hit', () => {
+    // 1: found by both legs, farther in meaning; 2: KNN only, closer; 3: FTS only.
+    const candidates = reciprocalRankFusion(
+      [
+        { id: id(2), distance: 0.2 },
+        { id: id(1), distance: 0.4 },
+      ],
+      [{ id: id(1) }, { id: id(3) }],
+    );
+    const spec = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'spec' });
+    const fusedRank = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'fused' });
+    expect(spec[0]?.id).toBe(id(2));
+    expect(fusedRank.map((r) => r.id)).toEqual([id(1), id(2), id(3)]);
+    // Every base sits in [0.2, 0.8]; the distance is still reported.
+    for (const r of fusedRank) {
+      expect(r.base).toBeGreaterThanOrEqual(0.2);
+      expect(r.base).toBeLessThanOrEqual(0.8);
+    }
+    expect(byId(fusedRank, 2).distance).toBe(0.2);
+  });
+
+  it('defaults to the spec base', () => {
+    const candidates = [fused(1, 0.03, 0.1), fused(2, 0.01, undefined)];
+    expect(byId(rankHybridCandidates(candidates, NO_SIGNALS, opts(2)), 1).base).toBeCloseTo(0.9, 12);
+  });
+});

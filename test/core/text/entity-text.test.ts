@@ -1,0 +1,174 @@
+import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
+import { buildEntityText, MAX_ENTITY_TOKENS, type TokenCounter } from '../../../src/core/text/entity-text.js';
+import type { Entity, Relation } from '../../../src/core/types.js';
+
+/** One token per whitespace-separated word ("|" counts as one). */
+const words: TokenCounter = (t) => t.split(/\s+/).length;
+
+const rel = (from: string, relationType: string, to: string): Relation => ({ from, to, relationType });
+
+/** The observations between the header and the optional "Rel:" part. */
+function observationsOf(text: string, header: string): string[] {
+  const parts = text.split(' | ');
+  expect(parts[0]).toBe(header);
+  return parts.slice(1).filter((p) => !p.startsWith('Rel: '));
+}
+
+function expectInOriginalOrder(chosen: readonly string[], all: readonly string[]): void {
+  const indices = chosen.map((o) => all.indexOf(o));
+  expect(indices.every((i) => i >= 0)).toBe(true);
+  expect([...indices].sort((a, b) => a - b)).toEqual(indices);
+  expect(new Set(indices).size).toBe(indices.length);
+}
+
+describe('buildEntityText (spec/semantic-search.md "Entity Text Preparation")', () => {
+  it('uses the spec budget of 480 tokens', () => {
+    expect(MAX_ENTITY_TOKENS).toBe(480);
+  });
+
+  it('formats the spec example exactly when it fits', () => {
+    const entity: Entity = {
+      name: 'MCP Memory v2',
+      entityType: 'Project',
+      observations: ['8 tasks: T1 → T2 → T3', 'Pipeline: Architect → Builder → Auditor'],
+    };
+    const relations = [rel('MCP Memory v2', 'uses', 'FastMCP'), rel('MCP Memory v2', 'uses', 'SQLite')];
+    expect(buildEntityText(entity, relations, words)).toBe(
+      'MCP Memory v2 (Project) | 8 tasks: T1 → T2 → T3 | Pipeline: Architect → Builder → Auditor | Rel: uses → FastMCP; uses → SQLite',
+    );
+  });
+
+  it('format: {name} ({entityType}) | obs1 | obs2 | Rel: type → target; type2 → target2', () => {
+    const entity: Entity = { name: 'Limbic', entityType: 'Project', observations: ['obs1', 'obs2'] };
+    expect(buildEntityText(entity, [rel('Limbic', 'type', 'target'), rel('Limbic', 'type2', 'target2')], words)).toBe(
+      'Limbic (Project) | obs1 | obs2 | Rel: type → target; type2 → target2',
+    );
+  });
+
+  it('omits the Rel part when there are no relations, and observations when there are none', () => {
+    expect(buildEntityText({ name: 'Limbic', entityType: 'Project', observations: ['MCP server'] }, [], words)).toBe(
+      'Limbic (Project) | MCP server',
+    );
+    expect(buildEntityText({ name: 'Limbic', entityType: 'Project', observations: [] }, [], words)).toBe('Limbic (Project)');
+    expect(buildEntityText({ name: 'Limbic', entityType: 'Project', observations: [] }, [rel('Limbic', 'uses', 'SQLite')], words)).toBe(
+      'Limbic (Project) | Rel: uses → SQLite',
+    );
+  });
+
+  it('names the relation target, not its source', () => {
+    const text = buildEntityText({ name: 'A', entityType: 'T', observations: [] }, [rel('SourceName', 'knows', 'TargetName')], words);
+    expect(text).toContain('knows → TargetName');
+    expect(text).not.toContain('SourceName');
+  });
+
+  describe('over budget: Head + Tail + Diversity', () => {
+    const observations = Array.from({ length: 40 }, (_, i) => `note${i} about topic${i} with detail${i} and fact${i}`);
+    const entity: Entity = { name: 'Big', entityType: 'Project', observations };
+    const maxTokens = 80;
+    const text = buildEntityText(entity, [], words, maxTokens);
+    const chosen = observationsOf(text, 'Big (Project)');
+
+    it('the full text would not fit, so this is the over-budget path', () => {
+      expect(words(`Big (Project) | ${observations.join(' | ')}`)).toBeGreaterThan(maxTokens);
+    });
+
+    it('stays within the token budget', () => {
+      expect(words(text)).toBeLessThanOrEqual(maxTokens);
+    });
+
+    it('keeps the first observation (head) and the last (tail)', () => {
+      expect(chosen[0]).toBe(observations[0]);
+      expect(chosen.at(-1)).toBe(observations.at(-1));
+    });
+
+    it('keeps the chosen observations in their original order', () => {
+      expectInOriginalOrder(chosen, observations);
+    });
+
+    it('fills the budget with middle observations rather than stopping at head and tail', () => {
+      expect(chosen.length).toBeGreaterThan(2);
+      // Every observation costs 7 words + 1 separator: no room is left for another.
+      expect(words(text) + 8).toBeGreaterThan(maxTokens);
+    });
+  });
+
+  it('keeps the last observation (tail, the latest news) whenever the first and the last fit together', () => {
+    // Five long observations of 200 words: header 2 + (200 + 1) × 2 = 404 ≤ 480, so head and tail fit.
+    const observations = Array.from({ length: 5 }, (_, i) => Array.from({ length: 200 }, (_, j) => `o${i}w${j}`).join(' '));
+    const text = buildEntityText({ name: 'E', entityType: 'T', observations }, [], words);
+    expect(words(text)).toBeLessThanOrEqual(MAX_ENTITY_TOKENS);
+    const chosen = observationsOf(text, 'E (T)');
+    expect(chosen[0]).toBe(observations[0]);
+    expect(chosen.at(-1)).toBe(observations[4]);
+  });
+
+  describe('diversity: a new topic beats a near-duplicate of what is already kept', () => {
+    const head = 'alpha beta gamma delta';
+    const tail = 'omega psi chi phi';
+    const nearDuplicate = 'alpha beta gamma delta epsilon';
+    const diverse = 'sqlite vectors embeddings fusion ranking';
+    // Header 2 + head 5 + tail 5 + one middle 6 fit in 22; both middles (24) do not.
+    const maxTokens = 22;
+
+    it.each([
+      ['near-duplicate first', [head, nearDuplicate, diverse, tail]],
+      ['diverse first', [head, diverse, nearDuplicate, tail]],
+    ])('%s', (_label, observations) => {
+      const entity: Entity = { name: 'E', entityType: 'T', observations };
+      expect(words(`E (T) | ${observations.join(' | ')}`)).toBeGreaterThan(maxTokens);
+      const text = buildEntityText(entity, [], words, maxTokens);
+      expect(text).toBe(`E (T) | ${head} | ${diverse} | ${tail}`);
+      expect(words(text)).toBeLessThanOrEqual(maxTokens);
+    });
+  });
+
+  it('keeps relations within a bounded share and the text within budget', () => {
+    const relations = Array.from({ length: 30 }, (_, i) => rel('Hub', 'links', `Target${i}`));
+    const observations = Array.from({ length: 20 }, (_, i) => `observation number ${i} text`);
+    const maxTokens = 60;
+    const text = buildEntityText({ name: 'Hub', entityType: 'Node', observations }, relations, words, maxTokens);
+    expect(words(text)).toBeLessThanOrEqual(maxTokens);
+    const relPart = text.split(' | ').at(-1) ?? '';
+    expect(relPart.startsWith('Rel: links → Target0')).toBe(true);
+    expect(words(relPart)).toBeLessThanOrEqual(maxTokens / 4);
+    expect(observationsOf(text, 'Hub (Node)')[0]).toBe(observations[0]);
+  });
+
+  it('works with a character counter and the default 480 budget', () => {
+    const chars: TokenCounter = (t) => t.length;
+    const observations = Array.from({ length: 100 }, (_, i) => `Observation ${i}: something distinct happened on day ${i}.`);
+    const text = buildEntityText({ name: 'Diary', entityType: 'Log', observations }, [], chars);
+    expect(text.length).toBeLessThanOrEqual(MAX_ENTITY_TOKENS);
+    const chosen = observationsOf(text, 'Diary (Log)');
+    expect(chosen[0]).toBe(observations[0]);
+    expect(chosen.at(-1)).toBe(observations.at(-1));
+    expectInOriginalOrder(chosen, observations);
+  });
+
+  it('property: within budget, header first, observations an ordered subset; unchanged when it fits', () => {
+    const word = fc.stringMatching(/^[a-z]{1,8}$/);
+    const observation = fc.array(word, { minLength: 1, maxLength: 12 }).map((ws) => ws.join(' '));
+    fc.assert(
+      fc.property(
+        word,
+        word,
+        fc.uniqueArray(observation, { maxLength: 40 }),
+        fc.array(fc.tuple(word, word), { maxLength: 10 }),
+        fc.integer({ min: 12, max: 200 }),
+        (name, entityType, observations, rels, maxTokens) => {
+          const entity: Entity = { name, entityType, observations };
+          const relations = rels.map(([type, to]) => rel(name, type, to));
+          const text = buildEntityText(entity, relations, words, maxTokens);
+          const header = `${name} (${entityType})`;
+          expect(words(text)).toBeLessThanOrEqual(maxTokens);
+          expectInOriginalOrder(observationsOf(text, header), observations);
+          const relText = relations.length === 0 ? [] : [`Rel: ${relations.map((r) => `${r.relationType} → ${r.to}`).join('; ')}`];
+          const full = [header, ...observations, ...relText].join(' | ');
+          if (words(full) <= maxTokens) expect(text).toBe(full);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

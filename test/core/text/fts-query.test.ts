@@ -1,0 +1,213 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import fc from 'fast-check';
+import Database from 'better-sqlite3';
+import { buildOrQuery, buildSubstringQuery, quoteFts, tokenizeWords } from '../../../src/core/text/fts-query.js';
+
+/** Every term a double-quoted literal (inner quotes doubled), terms joined by " OR ". */
+const SAFE_OR_QUERY = /^"(?:[^"]|"")*"( OR "(?:[^"]|"")*")*$/;
+
+function expectSafe(out: string | undefined): void {
+  if (out === undefined) return;
+  expect(out).toMatch(SAFE_OR_QUERY);
+  // No empty phrase "" either.
+  expect(out.split(' OR ').every((t) => t.length > 2)).toBe(true);
+}
+
+const HOSTILE: readonly string[] = [
+  '"',
+  '""',
+  '"unterminated phrase',
+  'AND',
+  'a AND',
+  'NOT',
+  'NOT sqlite',
+  'OR OR OR',
+  'NEAR(',
+  'NEAR(a b, 2)',
+  '*',
+  'prefix*',
+  '^start',
+  'a + b',
+  '-exclude',
+  '😀',
+  'memory 😀🧠 graph',
+  "'; DROP TABLE entities; --",
+  'x'.repeat(10_000),
+  'word '.repeat(2_000),
+  Array.from({ length: 10_000 }, (_, i) => String.fromCharCode(33 + (i % 94))).join(''),
+  'name:x',
+  'entity_type:Project obs_text:sqlite',
+  '{name entity_type}: x',
+  '(a OR b)',
+  '((((',
+  ')',
+  'Ñandú über café — naïve',
+  '日本語の検索クエリ',
+  'مرحبا بالعالم',
+  'e\u0301 combining accent',
+  '\u0000\u0001\u0002 control',
+  '\u200b zero\u200bwidth',
+  '\t\n\r',
+  'a"b"c',
+  'back\\slash',
+  'col:"quoted" AND NOT (x*)',
+];
+
+describe('tokenizeWords', () => {
+  it('splits on anything that is not a letter, digit or mark', () => {
+    expect(tokenizeWords('FTS5: dom-cachorroink!')).toEqual(['FTS5', 'dom', 'cachorroink']);
+    expect(tokenizeWords('Sesión 2026-03-28')).toEqual(['Sesión', '2026', '03', '28']);
+    expect(tokenizeWords('  ')).toEqual([]);
+  });
+});
+
+describe('quoteFts', () => {
+  it('wraps in double quotes and doubles inner quotes', () => {
+    expect(quoteFts('abc')).toBe('"abc"');
+    expect(quoteFts('a"b')).toBe('"a""b"');
+    expect(quoteFts('')).toBe('""');
+  });
+});
+
+describe('buildOrQuery', () => {
+  it('OR-joins quoted tokens in order', () => {
+    expect(buildOrQuery('what is FTS5?')).toBe('"what" OR "is" OR "FTS5"');
+    expect(buildOrQuery('sqlite')).toBe('"sqlite"');
+  });
+
+  it('drops duplicates case-insensitively, keeping the first spelling', () => {
+    expect(buildOrQuery('FTS5 fts5 sqlite Fts5 SQLITE')).toBe('"FTS5" OR "sqlite"');
+    expect(buildOrQuery('Ñandú ÑANDÚ ñandú')).toBe('"Ñandú"');
+  });
+
+  it.each(['', '   ', '!!!', '"', '*', '()', '— … ·', '\t\n'])('returns undefined when there is no word: %j', (text) => {
+    expect(buildOrQuery(text)).toBeUndefined();
+  });
+
+  it(`turns ${HOSTILE.length} hostile inputs into undefined or quoted literals only`, () => {
+    expect(HOSTILE.length).toBeGreaterThanOrEqual(20);
+    for (const input of HOSTILE) expectSafe(buildOrQuery(input));
+  });
+
+  it('keeps operators and column filters as plain words', () => {
+    expect(buildOrQuery('a AND NOT b')).toBe('"a" OR "AND" OR "NOT" OR "b"');
+    expect(buildOrQuery('name:x')).toBe('"name" OR "x"');
+    expect(buildOrQuery('NEAR(')).toBe('"NEAR"');
+    expect(buildOrQuery("'; DROP TABLE entities; --")).toBe('"DROP" OR "TABLE" OR "entities"');
+  });
+
+  it('keeps unicode words whole', () => {
+    expect(buildOrQuery('Ñandú über café')).toBe('"Ñandú" OR "über" OR "café"');
+    expect(buildOrQuery('e\u0301t\u00e9')).toBe('"e\u0301t\u00e9"');
+  });
+
+  it('handles 10,000 characters', () => {
+    expect(buildOrQuery('x'.repeat(10_000))).toBe(`"${'x'.repeat(10_000)}"`);
+    expect(buildOrQuery('word '.repeat(2_000))).toBe('"word"');
+  });
+
+  it('property: any string gives undefined or a safe OR of quoted literals', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (text) => {
+        const out = buildOrQuery(text);
+        expectSafe(out);
+        expect(out === undefined).toBe(tokenizeWords(text).length === 0);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('buildSubstringQuery', () => {
+  it.each(['', 'a', 'ab', '😀😀', 'é'])('fewer than 3 characters → undefined: %j', (text) => {
+    expect(buildSubstringQuery(text)).toBeUndefined();
+  });
+
+  it('3 or more characters → one quoted phrase', () => {
+    expect(buildSubstringQuery('abc')).toBe('"abc"');
+    expect(buildSubstringQuery('😀😀😀')).toBe('"😀😀😀"');
+    expect(buildSubstringQuery('dom-cachorroink v2')).toBe('"dom-cachorroink v2"');
+  });
+
+  it('doubles inner quotes', () => {
+    expect(buildSubstringQuery('say "hi"')).toBe('"say ""hi"""');
+    expect(buildSubstringQuery('"""')).toBe('""""""""');
+  });
+
+  it('property: output is one quoted literal that unquotes back to the input', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 100 }), (text) => {
+        const out = buildSubstringQuery(text);
+        if ([...text].length < 3 || text.includes('\u0000')) {
+          expect(out).toBeUndefined();
+          return;
+        }
+        expect(out).toMatch(/^"(?:[^"]|"")*"$/);
+        expect(out?.slice(1, -1).replaceAll('""', '"')).toBe(text);
+      }),
+    );
+  });
+});
+
+describe('FTS5 accepts every expression built from hostile input', () => {
+  // A real SQLite FTS5 index, shaped like the store's (unicode61 words, trigram substrings).
+  let db: Database.Database;
+
+  beforeAll(() => {
+    db = new Database(':memory:');
+    db.exec(`
+      CREATE VIRTUAL TABLE words USING fts5(name, entity_type, obs_text, tokenize = 'unicode61');
+      CREATE VIRTUAL TABLE grams USING fts5(name, obs_text, tokenize = 'trigram case_sensitive 0');
+      INSERT INTO words VALUES ('FTS5', 'Concept', 'full text search | AND NOT NEAR'), ('Ñandú', 'Animal', 'über café');
+      INSERT INTO grams VALUES ('dom-cachorroink', 'say "hi" to FTS5'), ('Ñandú', 'über café');
+    `);
+  });
+
+  afterAll(() => {
+    db.close();
+  });
+
+  it('buildOrQuery output never makes MATCH throw', () => {
+    const match = db.prepare('SELECT rowid FROM words WHERE words MATCH ?');
+    for (const input of HOSTILE) {
+      const q = buildOrQuery(input);
+      if (q !== undefined) expect(() => match.all(q)).not.toThrow();
+    }
+  });
+
+  it('operators typed by the user are searched as words', () => {
+    const q = buildOrQuery('NOT');
+    expect(q).toBeDefined();
+    expect(db.prepare('SELECT name FROM words WHERE words MATCH ?').all(q)).toEqual([{ name: 'FTS5' }]);
+  });
+
+  it('property: buildOrQuery output for any string is accepted by MATCH', () => {
+    const match = db.prepare('SELECT rowid FROM words WHERE words MATCH ?');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => {
+        const q = buildOrQuery(text);
+        if (q !== undefined) expect(() => match.all(q)).not.toThrow();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('buildSubstringQuery output never makes MATCH throw, and finds substrings with quotes', () => {
+    const match = db.prepare('SELECT name FROM grams WHERE grams MATCH ?');
+    for (const input of HOSTILE) {
+      const q = buildSubstringQuery(input);
+      if (q !== undefined) expect(() => match.all(q)).not.toThrow();
+    }
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 100 }), (text) => {
+        const q = buildSubstringQuery(text);
+        if (q !== undefined) expect(() => match.all(q)).not.toThrow();
+      }),
+      { numRuns: 300 },
+    );
+    // FTS5 reads the expression as a C string, so text with a NUL goes to the store's exact scan.
+    expect(buildSubstringQuery('abc\u0000def')).toBeUndefined();
+    expect(match.all(buildSubstringQuery('"hi" to'))).toEqual([{ name: 'dom-cachorroink' }]);
+    expect(match.all(buildSubstringQuery('cachorro'))).toEqual([{ name: 'dom-cachorroink' }]);
+  });
+});
