@@ -8,7 +8,13 @@
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import { EXPANSION_FACTOR } from '../core/rank/constants.js';
 import { reciprocalRankFusion } from '../core/rank/fuse-rrf.js';
-import { rankCandidates, rankHybridCandidates, type RankedCandidate, type RankingSignals } from '../core/rank/rank-candidates.js';
+import {
+  rankCandidates,
+  rankHybridCandidates,
+  type HybridBase,
+  type RankedCandidate,
+  type RankingSignals,
+} from '../core/rank/rank-candidates.js';
 import { detectQueryType, type RoutingStrategy } from '../core/rank/routing.js';
 import { buildOrQuery } from '../core/text/fts-query.js';
 import type { EntityId } from '../core/types.js';
@@ -43,7 +49,7 @@ const CATCH_UP_LIMIT = 64;
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 export async function recall(
-  deps: { readonly store: Store; readonly indexer: EmbeddingIndexer },
+  deps: { readonly store: Store; readonly indexer: EmbeddingIndexer; readonly hybridBase?: HybridBase },
   query: string,
   limit: number,
   now: number,
@@ -79,7 +85,7 @@ export async function recall(
     : semantic.map((s) => s.id);
   const [signals, entities] = await Promise.all([store.rankSignals(candidateIds), store.entitiesById(candidateIds)]);
   const rankingSignals: RankingSignals = { ...signals, facts: entities };
-  const options = { limit, strategy, now };
+  const options = { limit, strategy, now, hybridBase: deps.hybridBase ?? 'fused' } as const;
   const ranked = hybrid
     ? rankHybridCandidates(reciprocalRankFusion(semantic, keyword), rankingSignals, options)
     : rankCandidates(semantic, rankingSignals, options);

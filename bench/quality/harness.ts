@@ -1,0 +1,127 @@
+/** Shared wiring for the retrieval-quality benchmarks: a store per corpus, the real model, the legs. */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { noopLogger } from '../../src/core/logger.js';
+import { EXPANSION_FACTOR } from '../../src/core/rank/constants.js';
+import { reciprocalRankFusion } from '../../src/core/rank/fuse-rrf.js';
+import { buildOrQuery } from '../../src/core/text/fts-query.js';
+import type { EntityId, NewEntity } from '../../src/core/types.js';
+import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
+import { loadOnnxEmbedder } from '../../src/embed/onnx/onnx-embedder.js';
+import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
+import { recall } from '../../src/service/recall.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+
+export const DATA_DIR = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
+
+export function requireData(relative: string): string {
+  const path = join(DATA_DIR, relative);
+  if (!existsSync(path)) {
+    console.error(`Benchmark data not found at ${path}. It is read from ../shared/data (never copied into this repo).`);
+    process.exit(2);
+  }
+  return path;
+}
+
+export async function loadModel(): Promise<Embedder> {
+  const env = process.env;
+  const cacheDir = env.LIMBIC_MODEL_CACHE || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'limbic', 'models');
+  return loadOnnxEmbedder({ modelDir: env.LIMBIC_MODEL_DIR || undefined, cacheDir, modelId: 'all-MiniLM-L6-v2', allowRemote: false });
+}
+
+export const MODES = ['fts', 'semantic', 'hybrid-rrf', 'hybrid-limbic-spec', 'hybrid-limbic'] as const;
+export type Mode = (typeof MODES)[number];
+
+/** One corpus in its own temporary SQLite file, embedded with the real model. */
+export class Corpus {
+  readonly store: SqliteStore;
+  private readonly indexer: EmbeddingIndexer;
+  private readonly dir: string;
+
+  constructor(private readonly embedder: Embedder) {
+    this.dir = mkdtempSync(join(tmpdir(), 'limbic-bench-'));
+    this.store = openSqliteStore({ path: join(this.dir, 'memory.db') });
+    this.indexer = new EmbeddingIndexer(this.store, new LazyEmbedder(async () => embedder), noopLogger, 64);
+  }
+
+  async load(entities: readonly NewEntity[], now: number): Promise<void> {
+    await this.store.createEntities(entities, now);
+    await this.indexer.drain();
+  }
+
+  async ids(names: readonly string[]): Promise<Map<string, EntityId>> {
+    const ids = await this.store.idsByName(names);
+    return new Map(names.map((n, i) => [n, ids[i] as EntityId]));
+  }
+
+  /** Ranked entity ids for a query under one mode, `limit` deep. */
+  async search(mode: Mode, query: string, limit: number, now: number): Promise<EntityId[]> {
+    const depth = limit * EXPANSION_FACTOR;
+    const keyword = async () => {
+      const match = buildOrQuery(query);
+      return match === undefined ? [] : this.store.searchKeywords(match, depth);
+    };
+    const semantic = async () => {
+      const [v] = await this.embedder.embed([query]);
+      return v === undefined ? [] : this.store.searchVectors(v, depth);
+    };
+    switch (mode) {
+      case 'fts':
+        return (await keyword()).slice(0, limit).map((h) => h.id);
+      case 'semantic':
+        return (await semantic()).slice(0, limit).map((h) => h.id);
+      case 'hybrid-rrf':
+        return reciprocalRankFusion(await semantic(), await keyword())
+          .slice(0, limit)
+          .map((c) => c.id);
+      case 'hybrid-limbic-spec':
+      case 'hybrid-limbic': {
+        const hybridBase = mode === 'hybrid-limbic' ? 'fused' : 'spec';
+        const response = await recall({ store: this.store, indexer: this.indexer, hybridBase }, query, limit, now);
+        return [...response.ids];
+      }
+      default: {
+        const _exhaustive: never = mode;
+        return _exhaustive;
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export interface Scores {
+  n: number;
+  recall5: number;
+  recall10: number;
+  hit1: number;
+  hit5: number;
+  hit10: number;
+  mrr: number;
+}
+
+export const emptyScores = (): Scores => ({ n: 0, recall5: 0, recall10: 0, hit1: 0, hit5: 0, hit10: 0, mrr: 0 });
+
+/** Adds one question's ranking against its gold set. */
+export function score(into: Scores, ranked: readonly EntityId[], gold: ReadonlySet<EntityId>): void {
+  const found = (k: number) => ranked.slice(0, k).filter((id) => gold.has(id)).length;
+  const first = ranked.findIndex((id) => gold.has(id));
+  into.n++;
+  into.recall5 += found(5) / gold.size;
+  into.recall10 += found(10) / gold.size;
+  into.hit1 += found(1) > 0 ? 1 : 0;
+  into.hit5 += found(5) > 0 ? 1 : 0;
+  into.hit10 += found(10) > 0 ? 1 : 0;
+  into.mrr += first < 0 ? 0 : 1 / (first + 1);
+}
+
+export function mean(s: Scores): Record<Exclude<keyof Scores, 'n'>, number> {
+  const d = Math.max(s.n, 1);
+  return { recall5: s.recall5 / d, recall10: s.recall10 / d, hit1: s.hit1 / d, hit5: s.hit5 / d, hit10: s.hit10 / d, mrr: s.mrr / d };
+}
+
+export const f3 = (x: number): string => x.toFixed(3);

@@ -1,0 +1,37 @@
+/**
+ * `npm run bench:quality`: retrieval quality on LoCoMo and XQuAD with the real model, every mode,
+ * printed as markdown and written to bench/results/quality-<date>.md.
+ * Options: --locomo-samples N (default all 10), --only locomo|xquad.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { runLocomo } from './locomo.js';
+import { runXquad } from './xquad.js';
+
+const args = process.argv.slice(2);
+const option = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const only = option('--only');
+const samples = Number(option('--locomo-samples') ?? Infinity);
+
+const started = performance.now();
+const parts = [
+  `# Retrieval quality — ${new Date().toISOString().slice(0, 10)}`,
+  '',
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. Model: all-MiniLM-L6-v2 (int8 ONNX, English).`,
+  'Modes: fts = BM25 keyword leg alone; semantic = KNN alone; hybrid-rrf = both legs fused by RRF (k=60);',
+  'hybrid-limbic-spec = the pipeline with the spec\'s base relevance (cosine for KNN hits); hybrid-limbic = the search_semantic pipeline as shipped',
+  '(base relevance from the fused RRF rank, limbic re-rank, routing). No access history: every entity is new.',
+  '',
+];
+if (only !== 'xquad') parts.push('## LoCoMo', '', await runLocomo(samples), '');
+if (only !== 'locomo') parts.push('## XQuAD', '', await runXquad(), '');
+parts.push(`Total time: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+const report = parts.join('\n');
+console.log(report);
+const out = join(import.meta.dirname, '..', 'results', `quality-${new Date().toISOString().slice(0, 10)}.md`);
+writeFileSync(out, `${report}\n`);
+console.error(`written to ${out}`);
