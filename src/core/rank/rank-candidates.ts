@@ -11,6 +11,7 @@ import {
   FTS_BASE_SPAN,
   METADATA_PENALTY,
   METADATA_THRESHOLD,
+  RRF_K,
   STATUS_DEBOOST,
 } from './constants.js';
 import type { FusedCandidate } from './fuse-rrf.js';
@@ -48,8 +49,8 @@ export interface RankingSignals {
  * How rankHybridCandidates sets base relevance.
  * - `spec`: spec/hybrid-search.md's table: max(0, 1 - distance) for every KNN hit, normalised RRF
  *   for FTS-only hits. Being found by the keyword leg too adds nothing to a KNN hit.
- * - `fused`: 0.2 + 0.6 × normalised RRF for every candidate, so agreement between the two legs
- *   counts. bench/quality showed `spec` ranking exactly like semantic-only search on LoCoMo; the
+ * - `fused`: 0.2 + 0.6 × (RRF as a share of its maximum) for every candidate, so agreement between
+ *   the two legs counts. bench/quality showed `spec` ranking exactly like semantic-only search on LoCoMo; the
  *   pipeline uses `fused`.
  */
 export type HybridBase = 'spec' | 'fused';
@@ -60,6 +61,8 @@ export interface RankOptions {
   readonly now: number;
   /** Only read by rankHybridCandidates. @default 'spec' */
   readonly hybridBase?: HybridBase;
+  /** The k the candidates were fused with, for the `fused` base. @default RRF_K */
+  readonly rrfK?: number;
 }
 
 export interface RankedCandidate {
@@ -138,9 +141,13 @@ function score(candidates: readonly BaseCandidate[], signals: RankingSignals, op
     return { c, facts, importance, temporalFactor, coocBoost, limbic };
   });
   const weights = ROUTING_WEIGHTS[options.strategy];
-  const limbicNorm = minMaxNormalize(partial.map((p) => p.limbic));
+  // Status and metadata multipliers apply to the limbic score before it is min-max normalised, and
+  // to the blend: min-max turns a hair's difference between two near-identical candidates into 0
+  // versus 1, which a multiplier applied only after the blend could never overturn.
+  const multipliers = partial.map((p) => statusMultiplier(p.facts));
+  const limbicNorm = minMaxNormalize(partial.map((p, i) => p.limbic * (multipliers[i] ?? 1)));
   const ranked = partial.map((p, i): RankedCandidate => {
-    const multiplier = statusMultiplier(p.facts);
+    const multiplier = multipliers[i] ?? 1;
     const blended = weights.cosine * p.c.base + weights.limbic * (limbicNorm[i] ?? 0);
     return {
       id: p.c.id,
@@ -159,6 +166,17 @@ function score(candidates: readonly BaseCandidate[], signals: RankingSignals, op
   });
   ranked.sort((a, b) => b.score - a.score || a.id - b.id);
   return ranked.slice(0, options.limit);
+}
+
+/**
+ * Each candidate's RRF score as a share of the best score possible with the legs that answered
+ * (first place in every leg): stable however many candidates there are, unlike min-max, which
+ * would spread two near-identical candidates to 0 and 1.
+ */
+export function rrfShareOfMaximum(candidates: readonly FusedCandidate[], k: number): number[] {
+  const legs = (candidates.some((c) => c.semanticRank !== undefined) ? 1 : 0) + (candidates.some((c) => c.ftsRank !== undefined) ? 1 : 0);
+  const max = legs / (k + 1);
+  return candidates.map((c) => (max > 0 ? Math.min(1, c.rrfScore / max) : 0));
 }
 
 /** Pure semantic mode: base relevance is always max(0, 1 - distance). */
@@ -190,8 +208,8 @@ export function rankHybridCandidates(
   signals: RankingSignals,
   options: RankOptions,
 ): RankedCandidate[] {
-  const norm = minMaxNormalize(candidates.map((c) => c.rrfScore));
   const fused = (options.hybridBase ?? 'spec') === 'fused';
+  const norm = fused ? rrfShareOfMaximum(candidates, options.rrfK ?? RRF_K) : minMaxNormalize(candidates.map((c) => c.rrfScore));
   return score(
     candidates.map((c, i) => ({
       id: c.id,
