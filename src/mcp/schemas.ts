@@ -106,3 +106,50 @@ export const setStatusInput = {
   name: name.describe('The entity whose status to set'),
   status: statusSchema.describe('activo/active, pausado/paused, completado/completed, archivado/archived'),
 };
+
+const isoDate = (field: string) =>
+  z
+    .string()
+    .refine((s) => !Number.isNaN(Date.parse(s)), { message: `${field} must be an ISO 8601 date or date-time, e.g. 2026-03-28 or 2026-03-28T10:00:00Z` })
+    .optional();
+const weight = (signal: string) =>
+  z.number().min(0, { message: `the ${signal} weight must be 0 or more` }).max(1000, { message: `the ${signal} weight is at most 1000` }).optional();
+
+export const hybridSearchInput = {
+  query: chars(LIMITS.maxQueryChars, 'the query')
+    .min(1, { message: 'the query is empty; say what to look for' })
+    .describe(
+      'What to find. Bare words are OR-matched by the keyword leg; "quoted phrases", uppercase AND/OR/NOT, trailing * prefixes and name:/type:/obs: column filters are passed through.',
+    ),
+  limit: z.number().int().min(1).max(LIMITS.maxSearchLimit).optional().describe('Results per page (1-100, default 10)'),
+  offset: z.number().int().min(0).max(10_000).optional().describe('Results to skip, for paging (default 0); pages of one query never repeat or skip a result'),
+  search_modes: z
+    .array(z.enum(['fts', 'semantic']))
+    .min(1, { message: 'search_modes needs at least one of "fts", "semantic"' })
+    .optional()
+    .describe('Legs to run: ["fts"], ["semantic"] or both (default: both, whichever are available)'),
+  fusion_method: z.enum(['rrf', 'weighted']).optional().describe('"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals'),
+  rrf_k: z.number().int().min(1).max(1000).optional().describe('RRF smoothing constant (1-1000, default 60)'),
+  weights: z
+    .object({ fts: weight('fts'), vector: weight('vector'), recency: weight('recency'), priority: weight('priority'), graph: weight('graph') })
+    .optional()
+    .describe(
+      'Weighted-fusion weights (defaults fts 0.30, vector 0.55, recency 0.10, priority 0.05, graph 0; unavailable signals are redistributed). graph > 0 turns on the 1-hop neighbour boost in either fusion method.',
+    ),
+  limbic: z.boolean().optional().describe('Re-rank with the limbic signals (importance, recency of use, co-occurrence, status); default true'),
+  rerank: z.boolean().optional().describe('Re-rank with a cross-encoder when one is installed (see get_statistics.reranking); default false'),
+  filters: z
+    .object({
+      entity_types: z.array(chars(LIMITS.maxNameChars, 'an entity type')).optional(),
+      status: z.array(statusSchema).optional(),
+      observation_kinds: z.array(chars(100, 'a kind')).optional(),
+      created_after: isoDate('created_after'),
+      created_before: isoDate('created_before'),
+      updated_after: isoDate('updated_after'),
+      updated_before: isoDate('updated_before'),
+      names: z.array(name).max(LIMITS.maxItemsPerCall).optional(),
+    })
+    .optional()
+    .describe('Only entities matching every filter given: entity_types, status, observation_kinds (any of), created/updated date range, names'),
+  explain_query: z.boolean().optional().describe('Add stats: per-leg times, embedding time, rows per leg, fusion overlap'),
+};

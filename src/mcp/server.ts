@@ -11,6 +11,7 @@ import { isMemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { MemoryService } from '../service/memory-service.js';
+import { toHybridOptions } from './hybrid-options.js';
 import * as s from './schemas.js';
 
 export const RESOURCE_URI = 'memory://knowledge-graph';
@@ -213,6 +214,20 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       annotations: { ...READ, idempotentHint: false },
     },
     guard(async ({ query, limit }) => structured({ ...(await service.searchSemantic(query, limit ?? 10)) })),
+  );
+
+  server.registerTool(
+    'hybrid_search',
+    {
+      title: 'Hybrid Search',
+      description:
+        'Full control of search: keyword (BM25, with phrase/AND/OR/NOT/prefix/column syntax) and semantic legs, RRF or weighted fusion, ' +
+        'limbic re-rank on or off, graph-aware boost, filters (types, status, kinds, dates, names), stable paging, and a score breakdown per result. ' +
+        'explain_query adds per-leg timings and fusion overlap.',
+      inputSchema: s.hybridSearchInput,
+      annotations: { ...READ, idempotentHint: false },
+    },
+    guard(async (input) => structured({ ...(await service.hybridSearch(toHybridOptions(input))) })),
   );
 
   server.registerTool(

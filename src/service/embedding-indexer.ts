@@ -29,6 +29,11 @@ export class EmbeddingIndexer {
     void this.drain().catch((error: unknown) => this.logger.warn('embedding the queued entities failed; will retry on the next change', error));
   }
 
+  /** Resolves when no drain is running (errors already reported by kick). */
+  async idle(): Promise<void> {
+    await this.running?.catch(() => undefined);
+  }
+
   /** The engine, with the vector table bound to it (a model change re-queues everything once). */
   async ready(): Promise<Embedder | undefined> {
     if (!this.store.capabilities.vector) return undefined;

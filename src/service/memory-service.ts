@@ -2,6 +2,7 @@
  * Use cases over one Store: remember (create, add), link (relations), recall (search), forget
  * (delete), reindex (embeddings). Adapters (MCP, CLI) call this and never touch a store directly.
  */
+import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type {
   Entity,
@@ -14,8 +15,10 @@ import type {
   Relation,
 } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
+import type { Reranker } from '../embed/reranker.js';
 import type { ImportBatch, ImportCounts, Store } from '../store/store.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
+import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './hybrid-search.js';
 import { recall, type RecallResponse } from './recall.js';
 
 export interface MemoryServiceDeps {
@@ -24,6 +27,8 @@ export interface MemoryServiceDeps {
   /** Epoch ms; injected so ranking replays exactly in tests. */
   readonly clock: () => number;
   readonly logger: Logger;
+  /** A cross-encoder for hybrid_search's optional rerank stage; absent means reranking is off. */
+  readonly reranker?: Reranker | undefined;
 }
 
 export interface Statistics {
@@ -31,7 +36,14 @@ export interface Statistics {
   readonly observations: number;
   readonly relations: number;
   readonly database: { readonly path: string; readonly bytes: number | null };
-  readonly fts: { readonly available: boolean };
+  readonly fts: { readonly available: boolean; readonly indexed: number };
+  readonly semantic: {
+    readonly available: boolean;
+    readonly indexed: number;
+    readonly pending: number;
+    readonly model: string | null;
+  };
+  readonly reranking: { readonly available: boolean; readonly model: string | null };
   readonly embeddings: {
     readonly available: boolean;
     readonly state: string;
@@ -45,6 +57,7 @@ export interface Statistics {
 
 export class MemoryService {
   private readonly indexer: EmbeddingIndexer;
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly deps: MemoryServiceDeps) {
     this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger);
@@ -131,6 +144,18 @@ export class MemoryService {
     return response;
   }
 
+  /** hybrid_search: every option, scores explained; signals for the returned page are recorded afterwards. */
+  async hybridSearch(options: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids'>> {
+    const now = this.deps.clock();
+    const { ids, ...response } = await hybridSearch(
+      { store: this.deps.store, indexer: this.indexer, reranker: this.deps.reranker },
+      options,
+      now,
+    );
+    this.later(() => this.deps.store.recordAccess(ids, now));
+    return response;
+  }
+
   async statistics(): Promise<Statistics> {
     const [stats, vectors] = await Promise.all([this.deps.store.stats(), this.deps.store.vectorStatus()]);
     const state = this.deps.embedder.state();
@@ -140,7 +165,14 @@ export class MemoryService {
       observations: stats.observations,
       relations: stats.relations,
       database: { path: stats.location, bytes: stats.databaseBytes ?? null },
-      fts: { available: this.deps.store.capabilities.fts },
+      fts: { available: this.deps.store.capabilities.fts, indexed: this.deps.store.capabilities.fts ? stats.entities : 0 },
+      semantic: {
+        available: this.deps.store.capabilities.vector && state.state !== 'unavailable',
+        indexed: vectors.indexed,
+        pending: vectors.pending,
+        model: ready?.id ?? vectors.model ?? null,
+      },
+      reranking: { available: this.deps.reranker !== undefined, model: this.deps.reranker?.id ?? null },
       embeddings: {
         available: this.deps.store.capabilities.vector && state.state !== 'unavailable',
         state: state.state,
@@ -158,7 +190,10 @@ export class MemoryService {
     const embedder = await this.indexer.ready();
     if (embedder === undefined) {
       const state = this.deps.embedder.state();
-      throw new Error(state.state === 'unavailable' ? state.reason : 'No embedding model could be loaded.');
+      throw new MemoryError(
+        ERROR_CODES.MODEL_UNAVAILABLE,
+        state.state === 'unavailable' ? state.reason : 'No embedding model could be loaded. Run "limbic model install".',
+      );
     }
     const total = await this.deps.store.requeueAllEmbeddings();
     const onProgress: DrainProgress = (done) => progress?.(Math.min(done, total), total);
@@ -176,8 +211,23 @@ export class MemoryService {
 
   /** Best-effort work after a response: never fails or slows the call that scheduled it. */
   private later(task: () => Promise<unknown>): void {
-    setImmediate(() => {
-      task().catch((error: unknown) => this.deps.logger.warn('recording usage signals failed', error));
+    const done = new Promise<void>((resolve) => {
+      setImmediate(() => {
+        task()
+          .catch((error: unknown) => this.deps.logger.warn('recording usage signals failed', error))
+          .finally(() => {
+            this.pending.delete(done);
+            resolve();
+          });
+      });
     });
+    this.pending.add(done);
+  }
+
+  /** Finishes post-response work and any embedding batch under way, then closes the store. */
+  async close(): Promise<void> {
+    await Promise.all([...this.pending]);
+    await this.indexer.idle();
+    await this.deps.store.close();
   }
 }

@@ -69,7 +69,14 @@ export async function recall(
     warning = 'Semantic search is unavailable (no embedding model); these are keyword matches only. Run "limbic model install" to enable it.';
   }
   const match = buildOrQuery(query);
-  const keyword = match === undefined || !store.capabilities.fts ? [] : await store.searchKeywords(match, depth);
+  // Quoted OR terms always parse; should one not, the keyword leg is empty and meaning still answers.
+  const keyword =
+    match === undefined || !store.capabilities.fts
+      ? []
+      : await store.searchKeywords(match, depth).catch((error: unknown) => {
+          if (error instanceof MemoryError && error.code === ERROR_CODES.INVALID_QUERY) return [];
+          throw error;
+        });
 
   if (embedder === undefined && keyword.length === 0) {
     throw new MemoryError(

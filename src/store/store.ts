@@ -82,6 +82,8 @@ export interface StoredEntity extends Entity {
   readonly status: EntityStatus;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** Kind of each observation, in the same order. */
+  readonly kinds: readonly string[];
   /** Share of observations whose kind is `metadata`, 0 when there are none. */
   readonly metadataRatio: number;
 }
@@ -138,8 +140,13 @@ export interface Store {
   entitiesById(ids: readonly EntityId[]): Promise<Map<EntityId, StoredEntity>>;
   stats(): Promise<StoreStats>;
 
-  /** Keyword leg: an FTS5 MATCH expression (built by core/text/fts-query), best first. */
+  /**
+   * Keyword leg: an FTS5 MATCH expression (built by core/text), best first. An expression the index
+   * cannot parse throws INVALID_QUERY.
+   */
   searchKeywords(match: string, limit: number): Promise<KeywordHit[]>;
+  /** Relations touching these entities whose both endpoints exist, as id pairs (graph-aware ranking). */
+  edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]>;
 
   /** Binds the vector table to a model; a different model or size drops old vectors and re-queues all. */
   configureVectors(model: string, dims: number): Promise<{ readonly reset: boolean }>;

@@ -8,6 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { noopLogger } from '../../src/core/logger.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
 import { loadOnnxEmbedder } from '../../src/embed/onnx/onnx-embedder.js';
+import type { Reranker } from '../../src/embed/reranker.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { MemoryService } from '../../src/service/memory-service.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -80,6 +81,7 @@ export interface Harness {
 
 export interface HarnessOptions {
   readonly embedder?: EmbedderChoice;
+  readonly reranker?: Reranker;
   readonly clock?: () => number;
   readonly path?: string;
 }
@@ -95,7 +97,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     if (choice === 'real') return realEmbedder();
     return choice;
   });
-  const service = new MemoryService({ store, embedder, clock: options.clock ?? Date.now, logger: noopLogger });
+  const service = new MemoryService({ store, embedder, clock: options.clock ?? Date.now, logger: noopLogger, reranker: options.reranker });
   const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'limbic-test', version: '1.0.0' });
@@ -117,7 +119,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       await client.close();
       await server.close();
       await service.drainEmbeddings().catch(() => 0);
-      await store.close();
+      await service.close();
       tmp?.cleanup();
     },
   };

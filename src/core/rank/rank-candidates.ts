@@ -84,7 +84,8 @@ export interface RankedCandidate {
   readonly ftsRank: number | undefined;
 }
 
-interface BaseCandidate {
+/** A candidate with its base relevance already decided, for rankByBase. */
+export interface BaseCandidate {
   readonly id: EntityId;
   readonly base: number;
   readonly distance: number | undefined;
@@ -114,7 +115,12 @@ export function minMaxNormalize(values: readonly number[]): number[] {
   return values.map((v) => (range > 0 ? (v - min) / range : 0.5));
 }
 
-function score(candidates: readonly BaseCandidate[], signals: RankingSignals, options: RankOptions): RankedCandidate[] {
+/**
+ * The limbic re-rank over candidates whose base relevance the caller decided (a cosine, a fused
+ * RRF share, a weighted-fusion score): importance, forgetting, co-occurrence, routing blend,
+ * status and metadata multipliers, sort, cut to limit.
+ */
+export function rankByBase(candidates: readonly BaseCandidate[], signals: RankingSignals, options: RankOptions): RankedCandidate[] {
   if (candidates.length === 0 || options.limit <= 0) return [];
   const ids = new Set(candidates.map((c) => c.id));
   let maxAccess = 0;
@@ -185,7 +191,7 @@ export function rankCandidates(
   signals: RankingSignals,
   options: RankOptions,
 ): RankedCandidate[] {
-  return score(
+  return rankByBase(
     candidates.map((c, i) => ({
       id: c.id,
       base: cosineSimilarity(c.distance),
@@ -210,7 +216,7 @@ export function rankHybridCandidates(
 ): RankedCandidate[] {
   const fused = (options.hybridBase ?? 'spec') === 'fused';
   const norm = fused ? rrfShareOfMaximum(candidates, options.rrfK ?? RRF_K) : minMaxNormalize(candidates.map((c) => c.rrfScore));
-  return score(
+  return rankByBase(
     candidates.map((c, i) => ({
       id: c.id,
       base: c.distance === undefined || fused ? FTS_BASE_FLOOR + FTS_BASE_SPAN * (norm[i] ?? 0) : cosineSimilarity(c.distance),

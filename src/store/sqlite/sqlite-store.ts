@@ -342,10 +342,24 @@ export class SqliteStore implements Store {
         )
         .all(match, limit)
         .map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
-    } catch {
-      // A malformed expression degrades to no keyword hits; the other leg still answers.
-      return [];
+    } catch (cause) {
+      if ((cause as { code?: unknown }).code !== 'SQLITE_ERROR') throw cause;
+      throw new MemoryError(ERROR_CODES.INVALID_QUERY, `The keyword expression could not be parsed (${(cause as Error).message}).`, { cause });
     }
+  }
+
+  async edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
+    if (ids.length === 0) return [];
+    return this.db
+      .prepare<[string, string], { a: number; b: number }>(
+        `SELECT ef.id AS a, et.id AS b FROM relations r
+           JOIN entities ef ON ef.name = r.from_name
+           JOIN entities et ON et.name = r.to_name
+          WHERE ef.id IN (SELECT value FROM json_each(?)) OR et.id IN (SELECT value FROM json_each(?))
+          ORDER BY r.id`,
+      )
+      .all(json(ids), json(ids))
+      .map((r) => ({ from: asEntityId(r.a), to: asEntityId(r.b) }));
   }
 
   // ---------- vectors ----------
@@ -614,6 +628,7 @@ export class SqliteStore implements Store {
         name: r.name,
         entityType: r.entity_type,
         observations: obs.map((o) => o.content),
+        kinds: obs.map((o) => o.kind),
         status: r.status,
         createdAt: r.created_at,
         updatedAt: r.updated_at,
