@@ -25,6 +25,7 @@ import type { EntityId, EntityStatus } from '../core/types.js';
 import type { Reranker } from '../embed/reranker.js';
 import type { Store, StoredEntity } from '../store/store.js';
 import type { EmbeddingIndexer } from './embedding-indexer.js';
+import { plainKeywordMatch } from './keyword-leg.js';
 
 export type SearchMode = 'fts' | 'semantic';
 export type FusionMethod = 'rrf' | 'weighted';
@@ -178,11 +179,12 @@ export async function hybridSearch(deps: HybridDeps, o: HybridSearchOptions, now
     const t0 = performance.now();
     const keyword = buildKeywordQuery(o.query);
     keywordMode = keyword.mode;
-    keywordMatch = keyword.match;
+    // Plain text drops the words in most entities (no BM25 weight, most of the cost); expert syntax is kept as written.
+    keywordMatch = keyword.mode === 'bare' ? await plainKeywordMatch(store, o.query) : keyword.match;
     warnings.push(...keyword.warnings);
-    if (keyword.match !== undefined) {
+    if (keywordMatch !== undefined) {
       try {
-        ftsHits = await store.searchKeywords(keyword.match, depth);
+        ftsHits = await store.searchKeywords(keywordMatch, depth);
       } catch (error) {
         if (!(error instanceof MemoryError) || error.code !== ERROR_CODES.INVALID_QUERY) throw error;
         // engrava: a malformed expression degrades to zero keyword hits; the semantic leg still answers.

@@ -16,10 +16,10 @@ import {
   type RankingSignals,
 } from '../core/rank/rank-candidates.js';
 import { detectQueryType, type RoutingStrategy } from '../core/rank/routing.js';
-import { buildOrQuery } from '../core/text/fts-query.js';
 import type { EntityId } from '../core/types.js';
 import type { Store, StoredEntity } from '../store/store.js';
 import type { EmbeddingIndexer } from './embedding-indexer.js';
+import { plainKeywordMatch } from './keyword-leg.js';
 
 export interface RecallResult {
   readonly name: string;
@@ -68,7 +68,7 @@ export async function recall(
   } else {
     warning = 'Semantic search is unavailable (no embedding model); these are keyword matches only. Run "limbic model install" to enable it.';
   }
-  const match = buildOrQuery(query);
+  const match = store.capabilities.fts ? await plainKeywordMatch(store, query) : undefined;
   // Quoted OR terms always parse; should one not, the keyword leg is empty and meaning still answers.
   const keyword =
     match === undefined || !store.capabilities.fts

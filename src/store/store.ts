@@ -145,6 +145,11 @@ export interface Store {
    * cannot parse throws INVALID_QUERY.
    */
   searchKeywords(match: string, limit: number): Promise<KeywordHit[]>;
+  /**
+   * How many entities each word's keyword term appears in (after the index's own tokenizing),
+   * and how many entities there are; for pruning terms that carry no BM25 weight.
+   */
+  keywordTermStats(words: readonly string[]): Promise<{ readonly total: number; readonly terms: readonly { readonly word: string; readonly df: number }[] }>;
   /** Relations touching these entities whose both endpoints exist, as id pairs (graph-aware ranking). */
   edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]>;
 
@@ -158,6 +163,8 @@ export interface Store {
   /** Queues every entity for re-embedding; returns how many. */
   requeueAllEmbeddings(): Promise<number>;
   searchVectors(query: Float32Array, limit: number): Promise<VectorHit[]>;
+  /** Gets the vector leg ready (loads any in-memory index) so the first search does not pay for it. */
+  warmVectors(): Promise<void>;
 
   rankSignals(ids: readonly EntityId[]): Promise<RankSignals>;
   /** Counts an access for each id (once per call) and a co-occurrence for each pair. */

@@ -21,13 +21,14 @@ const BACKEND_PARENTS = ['src/store/', 'src/embed/'] as const;
 const DRIVER_OWNERS: Readonly<Record<string, string>> = {
   'better-sqlite3': 'src/store/sqlite/',
   'sqlite-vec': 'src/store/sqlite/',
+  usearch: 'src/store/sqlite/',
   pg: 'src/store/postgres/',
   pgvector: 'src/store/postgres/',
   '@huggingface/transformers': 'src/embed/onnx/',
   'onnxruntime-node': 'src/embed/onnx/',
 };
 /** Heavy runtimes are loaded with `await import()` so start-up and FTS-only use never pay for them. */
-const LAZY_PACKAGES = ['@huggingface/transformers', 'onnxruntime-node', 'pg'] as const;
+const LAZY_PACKAGES = ['@huggingface/transformers', 'onnxruntime-node', 'pg', 'usearch'] as const;
 /** The only package src/core may use. */
 const CORE_PACKAGES = ['zod'] as const;
 const COMPOSITION_ROOT = 'src/cli/main.ts';

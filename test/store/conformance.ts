@@ -165,6 +165,20 @@ export function runStoreSuite(name: string, makeStore: StoreFactory): void {
       expect(hits.map((h) => h.id)).toEqual([acme]);
     });
 
+    it('reports how many entities contain each keyword term, and how many entities there are', async () => {
+      await seed();
+      const stats = await store.keywordTermStats(['person', 'anvils', 'zebra']);
+      expect(stats.total).toBe(3);
+      expect(stats.terms).toEqual([
+        { word: 'person', df: 2 },
+        { word: 'anvils', df: 1 },
+        { word: 'zebra', df: 0 },
+      ]);
+      await store.deleteEntities(['Bob']);
+      expect((await store.keywordTermStats(['person'])).terms[0]).toEqual({ word: 'person', df: 1 });
+      expect((await store.keywordTermStats([])).total).toBe(2);
+    });
+
     it('records access, access days and co-occurrences in canonical order', async () => {
       await seed();
       const ids = await store.idsByName(['Acme', 'Alice']);

@@ -103,3 +103,32 @@ describe('SqliteStore on disk', () => {
     tmp.cleanup();
   });
 });
+
+describe('keyword term pruning on SQLite', () => {
+  it('maps words through the stemmer and leaves the ranking of informative matches unchanged', async () => {
+    const { plainKeywordMatch } = await import('../../src/service/keyword-leg.js');
+    const { buildOrQuery } = await import('../../src/core/text/fts-query.js');
+    const tmp = tempDir();
+    const store = openSqliteStore({ path: join(tmp.dir, 'memory.db') });
+    const entities = Array.from({ length: 60 }, (_, i) => ({
+      name: `Doc ${i}`,
+      entityType: 'doc',
+      observations: [`the running notes of the week ${i}`, i % 7 === 0 ? 'rare zebrafish sighting' : 'nothing special'],
+    }));
+    await store.createEntities(entities, 1);
+    const stats = await store.keywordTermStats(['Running', 'zebrafish']);
+    expect(stats.terms).toEqual([
+      { word: 'Running', df: 60 },
+      { word: 'zebrafish', df: 9 },
+    ]);
+    const pruned = await plainKeywordMatch(store, 'the running zebrafish');
+    expect(pruned).toBe('"zebrafish"');
+    const full = await store.searchKeywords(buildOrQuery('the running zebrafish') ?? '', 60);
+    const kept = await store.searchKeywords(pruned ?? '', 60);
+    // Every entity with the informative term keeps its place; only zero-weight matches fall away.
+    expect(full.slice(0, kept.length).map((h) => h.id)).toEqual(kept.map((h) => h.id));
+    expect(kept).toHaveLength(9);
+    await store.close();
+    tmp.cleanup();
+  });
+});

@@ -92,6 +92,20 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 2: a log of vector writes, replayed by each process's in-memory vector cache (vector-cache.ts).
+  `
+  CREATE TABLE vector_log (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    entity_id INTEGER NOT NULL
+  );
+
+  -- Document frequency of each keyword term, so terms in most entities (no BM25 weight) are pruned.
+  CREATE VIRTUAL TABLE entity_fts_vocab USING fts5vocab(entity_fts, 'row');
+
+  -- Entity count kept by the writers: count(*) scans the table, this is read per search.
+  INSERT INTO meta (key, value) SELECT 'entity_count', count(*) FROM entities WHERE true
+    ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

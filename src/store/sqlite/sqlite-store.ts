@@ -41,6 +41,7 @@ import type {
   VectorStatus,
 } from '../store.js';
 import { migrate } from './schema.js';
+import { LOG_KEEP, RESET_ALL, VectorCache, type ExactSearch } from './vector-cache.js';
 
 export interface SqliteStoreOptions {
   /** Path of the database file; its folder is created when missing. `:memory:` works for tests. */
@@ -49,6 +50,8 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
   /** Load sqlite-vec; off gives a store without the vector capability. @default true */
   readonly vectors?: boolean;
+  /** Scan vectors in memory with usearch instead of sqlite-vec's KNN (same results, faster). @default true */
+  readonly vectorCache?: boolean;
 }
 
 /** Entity text is joined with this separator in the FTS index (spec/hybrid-search.md). */
@@ -75,9 +78,14 @@ export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities;
   private readonly db: Database.Database;
   private readonly path: string;
+  private readonly useVectorCache: boolean;
+  private termTablesReady = false;
+  /** The in-memory vector cache, loaded on first need; undefined when usearch cannot load. */
+  private cache: Promise<VectorCache | undefined> | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.path = options.path;
+    this.useVectorCache = options.vectorCache ?? true;
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     try {
       this.db = new Database(options.path);
@@ -171,6 +179,7 @@ export class SqliteStore implements Store {
         if (id === undefined) continue;
         this.deleteIndexes(id);
         this.db.prepare('DELETE FROM entities WHERE id = ?').run(id);
+        this.countEntities(-1);
       }
       for (const name of names) neighbours.delete(name);
       this.resyncNames(neighbours, undefined);
@@ -348,6 +357,29 @@ export class SqliteStore implements Store {
     }
   }
 
+  async keywordTermStats(words: readonly string[]): Promise<{ total: number; terms: { word: string; df: number }[] }> {
+    const total = Number(this.metaGet('entity_count') ?? 0);
+    if (words.length === 0) return { total, terms: [] };
+    // The query's words go through the index's own tokenizer (porter, accents folded) in a private
+    // temporary table, so each maps to the stored term it would match.
+    if (!this.termTablesReady) {
+      this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_terms USING fts5(t, tokenize = 'porter unicode61 remove_diacritics 2');
+        CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_terms_vocab USING fts5vocab(temp, query_terms, 'instance');`);
+      this.termTablesReady = true;
+    }
+    const insert = this.db.prepare('INSERT INTO temp.query_terms (rowid, t) VALUES (?, ?)');
+    const df = this.db.prepare<[string], { doc: number }>('SELECT doc FROM entity_fts_vocab WHERE term = ?');
+    const terms = this.db.transaction(() => {
+      words.forEach((w, i) => insert.run(i + 1, w));
+      const stems = this.db.prepare<[], { term: string; doc: number }>('SELECT term, doc FROM temp.query_terms_vocab').all();
+      this.db.exec('DELETE FROM temp.query_terms');
+      const byWord = new Map<number, number>();
+      for (const s of stems) byWord.set(s.doc, Math.max(byWord.get(s.doc) ?? 0, df.get(s.term)?.doc ?? 0));
+      return words.map((word, i) => ({ word, df: byWord.get(i + 1) ?? 0 }));
+    })();
+    return { total, terms };
+  }
+
   async edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
     if (ids.length === 0) return [];
     return this.db
@@ -376,6 +408,7 @@ export class SqliteStore implements Store {
       this.db.exec(`CREATE VIRTUAL TABLE entity_embeddings USING vec0(embedding float[${dims}] distance_metric=cosine)`);
       this.metaSet('vector_model', model);
       this.metaSet('vector_dims', String(dims));
+      this.db.prepare('INSERT INTO vector_log (entity_id) VALUES (?)').run(RESET_ALL);
       this.db.exec(
         'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
       );
@@ -419,12 +452,15 @@ export class SqliteStore implements Store {
       const remove = this.db.prepare('DELETE FROM entity_embeddings WHERE rowid = ?');
       const insert = this.db.prepare('INSERT INTO entity_embeddings (rowid, embedding) VALUES (?, ?)');
       const dequeue = this.db.prepare('DELETE FROM embedding_queue WHERE entity_id = ? AND version = ?');
+      const log = this.db.prepare('INSERT INTO vector_log (entity_id) VALUES (?)');
       for (const r of results) {
         if (exists.get(r.id) === undefined) continue; // deleted while it was being embedded
         remove.run(BigInt(r.id));
         insert.run(BigInt(r.id), vectorBytes(r.vector));
         dequeue.run(r.id, r.version);
+        log.run(r.id);
       }
+      this.db.prepare('DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?').run(LOG_KEEP);
     });
   }
 
@@ -439,12 +475,41 @@ export class SqliteStore implements Store {
 
   async searchVectors(query: Float32Array, limit: number): Promise<VectorHit[]> {
     if (!this.capabilities.vector || !this.tableExists('entity_embeddings') || limit <= 0) return [];
+    const cache = await this.vectorCache();
+    if (cache !== undefined && cache.dims === query.length) {
+      if (!cache.sync()) cache.reload();
+      if (cache.dims === Number(this.metaGet('vector_dims'))) {
+        return cache.search(query, limit).map((h) => ({ id: asEntityId(h.id), distance: h.distance }));
+      }
+      this.cache = undefined; // the model changed size: the next search loads a cache of the new size
+    }
     return this.db
       .prepare<[Buffer, number], { id: number; distance: number }>(
         'SELECT rowid AS id, distance FROM entity_embeddings WHERE embedding MATCH ? AND k = ? ORDER BY distance',
       )
       .all(vectorBytes(query), Math.min(limit, 4096))
       .map((r) => ({ id: asEntityId(r.id), distance: r.distance }));
+  }
+
+  async warmVectors(): Promise<void> {
+    if (this.capabilities.vector && this.tableExists('entity_embeddings')) await this.vectorCache();
+  }
+
+  /** Loads the in-memory cache once (usearch imported lazily); undefined when it is off or cannot load. */
+  private vectorCache(): Promise<VectorCache | undefined> {
+    if (this.cache !== undefined) return this.cache;
+    const dims = Number(this.metaGet('vector_dims'));
+    if (!this.useVectorCache || !Number.isInteger(dims) || dims <= 0) return Promise.resolve(undefined);
+    this.cache = (async () => {
+      try {
+        const usearch = await import('usearch');
+        return VectorCache.load(this.db, usearch.exactSearch as unknown as ExactSearch, dims);
+      } catch {
+        // No usearch for this platform: sqlite-vec's own KNN answers, slower but the same.
+        return undefined;
+      }
+    })();
+    return this.cache;
   }
 
   // ---------- signals ----------
@@ -537,7 +602,9 @@ export class SqliteStore implements Store {
         'INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING RETURNING id',
       )
       .get(entity.name, entity.entityType, entity.status ?? 'activo', now, now);
-    return row === undefined ? undefined : asEntityId(row.id);
+    if (row === undefined) return undefined;
+    this.countEntities(1);
+    return asEntityId(row.id);
   }
 
   private insertObservation(id: EntityId, content: string, kind: string, now: number): boolean {
@@ -546,6 +613,10 @@ export class SqliteStore implements Store {
         .prepare('INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
         .run(id, content, kind, now).changes > 0
     );
+  }
+
+  private countEntities(delta: number): void {
+    this.db.prepare("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'entity_count'").run(delta);
   }
 
   private idOf(name: string): EntityId | undefined {
@@ -589,6 +660,7 @@ export class SqliteStore implements Store {
     this.db.prepare('DELETE FROM entity_trigram WHERE rowid = ?').run(id);
     if (this.capabilities.vector && this.tableExists('entity_embeddings')) {
       this.db.prepare('DELETE FROM entity_embeddings WHERE rowid = ?').run(BigInt(id));
+      this.db.prepare('INSERT INTO vector_log (entity_id) VALUES (?)').run(id);
     }
   }
 

@@ -1,0 +1,90 @@
+/** The in-memory vector cache: same answers as sqlite-vec, and in step with writes from another connection. */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+/** Deterministic pseudo-random unit vectors (meaning does not matter here). */
+function vectors(n: number, dims: number, seed = 1): Float32Array[] {
+  let s = seed;
+  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+  return Array.from({ length: n }, () => {
+    const v = Float32Array.from({ length: dims }, rand);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  });
+}
+
+async function fill(store: SqliteStore, n: number, dims: number): Promise<void> {
+  await store.createEntities(
+    Array.from({ length: n }, (_, i) => ({ name: `e${i}`, entityType: 't', observations: [] })),
+    1,
+  );
+  await store.configureVectors('fake-model', dims);
+  const jobs = await store.takeEmbeddingJobs(n);
+  const vs = vectors(n, dims);
+  await store.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vs[i] ?? new Float32Array(dims) })));
+}
+
+describe('vector cache', () => {
+  it('returns exactly what sqlite-vec returns (recall@30 = 1)', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const cached = openSqliteStore({ path });
+    await fill(cached, 2000, 32);
+    const plain = openSqliteStore({ path, vectorCache: false });
+    for (const q of vectors(20, 32, 99)) {
+      const a = await cached.searchVectors(q, 30);
+      const b = await plain.searchVectors(q, 30);
+      expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
+      a.forEach((h, i) => expect(h.distance).toBeCloseTo(b[i]?.distance ?? NaN, 5));
+    }
+    await cached.close();
+    await plain.close();
+    tmp.cleanup();
+  });
+
+  it('sees vectors written and deleted through another connection (another process)', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const reader = openSqliteStore({ path });
+    const writer = openSqliteStore({ path });
+    await fill(writer, 50, 8);
+    const probe = vectors(1, 8, 7)[0] ?? new Float32Array(8);
+    expect(await reader.searchVectors(probe, 100)).toHaveLength(50); // loads the cache
+    // The writer adds an entity whose vector is the probe itself, and deletes another.
+    await writer.createEntities([{ name: 'twin', entityType: 't', observations: [] }], 2);
+    const [job] = (await writer.takeEmbeddingJobs(10)).filter((j) => j.entity.name === 'twin');
+    if (job === undefined) throw new Error('no job for twin');
+    await writer.putEmbeddings([{ id: job.id, version: job.version, vector: probe }]);
+    await writer.deleteEntities(['e0']);
+    const hits = await reader.searchVectors(probe, 100);
+    expect(hits).toHaveLength(50);
+    expect(hits[0]?.id).toBe(job.id);
+    expect(hits[0]?.distance).toBeCloseTo(0, 5);
+    const [e0] = await reader.idsByName(['e0']);
+    expect(e0).toBeUndefined();
+    await reader.close();
+    await writer.close();
+    tmp.cleanup();
+  });
+
+  it('reloads when the model changes size', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const reader = openSqliteStore({ path });
+    const writer = openSqliteStore({ path });
+    await fill(writer, 20, 8);
+    expect(await reader.searchVectors(vectors(1, 8)[0] ?? new Float32Array(8), 5)).toHaveLength(5);
+    await writer.configureVectors('bigger-model', 16);
+    const jobs = await writer.takeEmbeddingJobs(100);
+    const vs = vectors(jobs.length, 16, 3);
+    await writer.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vs[i] ?? new Float32Array(16) })));
+    const hits = await reader.searchVectors(vs[4] ?? new Float32Array(16), 3);
+    expect(hits[0]?.id).toBe(jobs[4]?.id);
+    expect(hits[0]?.distance).toBeCloseTo(0, 5);
+    await reader.close();
+    await writer.close();
+    tmp.cleanup();
+  });
+});
