@@ -80,6 +80,8 @@ export class SqliteStore implements Store {
   private readonly path: string;
   private readonly useVectorCache: boolean;
   private termTablesReady = false;
+  /** Prepared statements by SQL text: preparing costs more than running most of them. */
+  private readonly statements = new Map<string, Database.Statement>();
   /** The in-memory vector cache, loaded on first need; undefined when usearch cannot load. */
   private cache: Promise<VectorCache | undefined> | undefined;
 
@@ -100,6 +102,7 @@ export class SqliteStore implements Store {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
+    this.db.pragma('cache_size = -65536'); // 64 MiB; the default 2 MiB is churned by FTS5 segment merges
     let vector = false;
     if (options.vectors ?? true) {
       try {
@@ -135,7 +138,7 @@ export class SqliteStore implements Store {
     return this.write(() => {
       const added: Relation[] = [];
       const touched = new Set<string>();
-      const insert = this.db.prepare(
+      const insert = this.stmt(
         'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
       );
       for (const r of relations) {
@@ -168,17 +171,17 @@ export class SqliteStore implements Store {
   async deleteEntities(names: readonly string[]): Promise<void> {
     this.write(() => {
       const neighbours = new Set<string>();
-      const relationsOf = this.db.prepare<[string, string], { from_name: string; to_name: string }>(
+      const relationsOf = this.stmt<[string, string], { from_name: string; to_name: string }>(
         'SELECT from_name, to_name FROM relations WHERE from_name = ? OR to_name = ?',
       );
-      const deleteRelations = this.db.prepare('DELETE FROM relations WHERE from_name = ? OR to_name = ?');
+      const deleteRelations = this.stmt('DELETE FROM relations WHERE from_name = ? OR to_name = ?');
       for (const name of new Set(names)) {
         for (const r of relationsOf.all(name, name)) neighbours.add(r.from_name).add(r.to_name);
         deleteRelations.run(name, name);
         const id = this.idOf(name);
         if (id === undefined) continue;
         this.deleteIndexes(id);
-        this.db.prepare('DELETE FROM entities WHERE id = ?').run(id);
+        this.stmt('DELETE FROM entities WHERE id = ?').run(id);
         this.countEntities(-1);
       }
       for (const name of names) neighbours.delete(name);
@@ -188,7 +191,7 @@ export class SqliteStore implements Store {
 
   async deleteObservations(deletions: readonly ObservationDeletion[], now: number): Promise<void> {
     this.write(() => {
-      const remove = this.db.prepare(
+      const remove = this.stmt(
         'DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))',
       );
       for (const d of deletions) {
@@ -201,7 +204,7 @@ export class SqliteStore implements Store {
 
   async deleteRelations(relations: readonly Relation[], now: number): Promise<void> {
     this.write(() => {
-      const remove = this.db.prepare('DELETE FROM relations WHERE from_name = ? AND to_name = ? AND relation_type = ?');
+      const remove = this.stmt('DELETE FROM relations WHERE from_name = ? AND to_name = ? AND relation_type = ?');
       const touched = new Set<string>();
       for (const r of relations) {
         if (remove.run(r.from, r.to, r.relationType).changes > 0) touched.add(r.from).add(r.to);
@@ -212,7 +215,7 @@ export class SqliteStore implements Store {
 
   async setStatus(name: string, status: EntityStatus, now: number): Promise<boolean> {
     return this.write(
-      () => this.db.prepare('UPDATE entities SET status = ?, updated_at = ? WHERE name = ?').run(status, now, name).changes > 0,
+      () => this.stmt('UPDATE entities SET status = ?, updated_at = ? WHERE name = ?').run(status, now, name).changes > 0,
     );
   }
 
@@ -235,7 +238,7 @@ export class SqliteStore implements Store {
         }
         if (changed) this.touch(id, now);
       }
-      const insert = this.db.prepare(
+      const insert = this.stmt(
         'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
       );
       const touched = new Set<string>();
@@ -252,17 +255,15 @@ export class SqliteStore implements Store {
   // ---------- reads ----------
 
   async readGraph(): Promise<KnowledgeGraph> {
-    const rows = this.db.prepare<[], EntityRow>('SELECT * FROM entities ORDER BY id').all();
+    const rows = this.stmt<[], EntityRow>('SELECT * FROM entities ORDER BY id').all();
     const observations = new Map<number, string[]>();
-    for (const o of this.db
-      .prepare<[], { entity_id: number; content: string }>('SELECT entity_id, content FROM observations ORDER BY entity_id, id')
+    for (const o of this.stmt<[], { entity_id: number; content: string }>('SELECT entity_id, content FROM observations ORDER BY entity_id, id')
       .iterate()) {
       let list = observations.get(o.entity_id);
       if (list === undefined) observations.set(o.entity_id, (list = []));
       list.push(o.content);
     }
-    const relations = this.db
-      .prepare<[], { from_name: string; to_name: string; relation_type: string }>(
+    const relations = this.stmt<[], { from_name: string; to_name: string; relation_type: string }>(
         'SELECT from_name, to_name, relation_type FROM relations ORDER BY id',
       )
       .all()
@@ -295,8 +296,7 @@ export class SqliteStore implements Store {
     const match = buildSubstringQuery(query);
     if (match !== undefined) {
       try {
-        return this.db
-          .prepare<[string], { id: number }>(
+        return this.stmt<[string], { id: number }>(
             'SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY bm25(entity_trigram, 10.0, 4.0, 1.0)',
           )
           .all(match)
@@ -305,12 +305,11 @@ export class SqliteStore implements Store {
         // Text FTS5 cannot parse (a NUL character, say) falls back to the scan, which is always exact.
       }
     }
-    return this.db.prepare<[], { id: number }>('SELECT id FROM entities ORDER BY id').all().map((r) => r.id);
+    return this.stmt<[], { id: number }>('SELECT id FROM entities ORDER BY id').all().map((r) => r.id);
   }
 
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
-    const ids = this.db
-      .prepare<[string], { id: number }>('SELECT id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY id')
+    const ids = this.stmt<[string], { id: number }>('SELECT id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY id')
       .all(json(names))
       .map((r) => r.id);
     const entities = this.hydrate(ids);
@@ -333,7 +332,7 @@ export class SqliteStore implements Store {
 
   async stats(): Promise<StoreStats> {
     const count = (table: string): number =>
-      (this.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
+      (this.stmt<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
     return {
       entities: count('entities'),
       observations: count('observations'),
@@ -345,8 +344,7 @@ export class SqliteStore implements Store {
 
   async searchKeywords(match: string, limit: number): Promise<KeywordHit[]> {
     try {
-      return this.db
-        .prepare<[string, number], { id: number; score: number }>(
+      return this.stmt<[string, number], { id: number; score: number }>(
           'SELECT rowid AS id, bm25(entity_fts) AS score FROM entity_fts WHERE entity_fts MATCH ? ORDER BY score, rowid LIMIT ?',
         )
         .all(match, limit)
@@ -367,11 +365,11 @@ export class SqliteStore implements Store {
         CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_terms_vocab USING fts5vocab(temp, query_terms, 'instance');`);
       this.termTablesReady = true;
     }
-    const insert = this.db.prepare('INSERT INTO temp.query_terms (rowid, t) VALUES (?, ?)');
-    const df = this.db.prepare<[string], { doc: number }>('SELECT doc FROM entity_fts_vocab WHERE term = ?');
+    const insert = this.stmt('INSERT INTO temp.query_terms (rowid, t) VALUES (?, ?)');
+    const df = this.stmt<[string], { doc: number }>('SELECT doc FROM entity_fts_vocab WHERE term = ?');
     const terms = this.db.transaction(() => {
       words.forEach((w, i) => insert.run(i + 1, w));
-      const stems = this.db.prepare<[], { term: string; doc: number }>('SELECT term, doc FROM temp.query_terms_vocab').all();
+      const stems = this.stmt<[], { term: string; doc: number }>('SELECT term, doc FROM temp.query_terms_vocab').all();
       this.db.exec('DELETE FROM temp.query_terms');
       const byWord = new Map<number, number>();
       for (const s of stems) byWord.set(s.doc, Math.max(byWord.get(s.doc) ?? 0, df.get(s.term)?.doc ?? 0));
@@ -382,8 +380,7 @@ export class SqliteStore implements Store {
 
   async edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
     if (ids.length === 0) return [];
-    return this.db
-      .prepare<[string, string], { a: number; b: number }>(
+    return this.stmt<[string, string], { a: number; b: number }>(
         `SELECT ef.id AS a, et.id AS b FROM relations r
            JOIN entities ef ON ef.name = r.from_name
            JOIN entities et ON et.name = r.to_name
@@ -408,7 +405,7 @@ export class SqliteStore implements Store {
       this.db.exec(`CREATE VIRTUAL TABLE entity_embeddings USING vec0(embedding float[${dims}] distance_metric=cosine)`);
       this.metaSet('vector_model', model);
       this.metaSet('vector_dims', String(dims));
-      this.db.prepare('INSERT INTO vector_log (entity_id) VALUES (?)').run(RESET_ALL);
+      this.stmt('INSERT INTO vector_log (entity_id) VALUES (?)').run(RESET_ALL);
       this.db.exec(
         'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
       );
@@ -417,23 +414,22 @@ export class SqliteStore implements Store {
   }
 
   async vectorStatus(): Promise<VectorStatus> {
-    const pending = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embedding_queue').get()?.n ?? 0;
+    const pending = this.stmt<[], { n: number }>('SELECT count(*) AS n FROM embedding_queue').get()?.n ?? 0;
     const dims = this.metaGet('vector_dims');
     const indexed =
       this.capabilities.vector && this.tableExists('entity_embeddings')
-        ? (this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entity_embeddings').get()?.n ?? 0)
+        ? (this.stmt<[], { n: number }>('SELECT count(*) AS n FROM entity_embeddings').get()?.n ?? 0)
         : 0;
     return { model: this.metaGet('vector_model'), dims: dims === undefined ? undefined : Number(dims), indexed, pending };
   }
 
   async takeEmbeddingJobs(limit: number): Promise<EmbeddingJob[]> {
-    const queued = this.db
-      .prepare<[number], { entity_id: number; version: number }>(
+    const queued = this.stmt<[number], { entity_id: number; version: number }>(
         'SELECT entity_id, version FROM embedding_queue ORDER BY entity_id LIMIT ?',
       )
       .all(limit);
     const entities = this.hydrate(queued.map((q) => q.entity_id));
-    const outgoing = this.db.prepare<[string], { from_name: string; to_name: string; relation_type: string }>(
+    const outgoing = this.stmt<[string], { from_name: string; to_name: string; relation_type: string }>(
       'SELECT from_name, to_name, relation_type FROM relations WHERE from_name = ? ORDER BY id',
     );
     const jobs: EmbeddingJob[] = [];
@@ -448,11 +444,11 @@ export class SqliteStore implements Store {
   async putEmbeddings(results: readonly EmbeddingResult[]): Promise<void> {
     this.requireVectors();
     this.write(() => {
-      const exists = this.db.prepare('SELECT 1 FROM entities WHERE id = ?');
-      const remove = this.db.prepare('DELETE FROM entity_embeddings WHERE rowid = ?');
-      const insert = this.db.prepare('INSERT INTO entity_embeddings (rowid, embedding) VALUES (?, ?)');
-      const dequeue = this.db.prepare('DELETE FROM embedding_queue WHERE entity_id = ? AND version = ?');
-      const log = this.db.prepare('INSERT INTO vector_log (entity_id) VALUES (?)');
+      const exists = this.stmt('SELECT 1 FROM entities WHERE id = ?');
+      const remove = this.stmt('DELETE FROM entity_embeddings WHERE rowid = ?');
+      const insert = this.stmt('INSERT INTO entity_embeddings (rowid, embedding) VALUES (?, ?)');
+      const dequeue = this.stmt('DELETE FROM embedding_queue WHERE entity_id = ? AND version = ?');
+      const log = this.stmt('INSERT INTO vector_log (entity_id) VALUES (?)');
       for (const r of results) {
         if (exists.get(r.id) === undefined) continue; // deleted while it was being embedded
         remove.run(BigInt(r.id));
@@ -460,7 +456,7 @@ export class SqliteStore implements Store {
         dequeue.run(r.id, r.version);
         log.run(r.id);
       }
-      this.db.prepare('DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?').run(LOG_KEEP);
+      this.stmt('DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?').run(LOG_KEEP);
     });
   }
 
@@ -469,7 +465,7 @@ export class SqliteStore implements Store {
       this.db.exec(
         'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
       );
-      return this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embedding_queue').get()?.n ?? 0;
+      return this.stmt<[], { n: number }>('SELECT count(*) AS n FROM embedding_queue').get()?.n ?? 0;
     });
   }
 
@@ -483,8 +479,7 @@ export class SqliteStore implements Store {
       }
       this.cache = undefined; // the model changed size: the next search loads a cache of the new size
     }
-    return this.db
-      .prepare<[Buffer, number], { id: number; distance: number }>(
+    return this.stmt<[Buffer, number], { id: number; distance: number }>(
         'SELECT rowid AS id, distance FROM entity_embeddings WHERE embedding MATCH ? AND k = ? ORDER BY distance',
       )
       .all(vectorBytes(query), Math.min(limit, 4096))
@@ -517,8 +512,7 @@ export class SqliteStore implements Store {
   async rankSignals(ids: readonly EntityId[]): Promise<RankSignals> {
     const list = json(ids);
     const access = new Map<EntityId, AccessSignal>();
-    for (const r of this.db
-      .prepare<[string], { id: number; access_count: number; last_access: number; days: number }>(
+    for (const r of this.stmt<[string], { id: number; access_count: number; last_access: number; days: number }>(
         `SELECT a.entity_id AS id, a.access_count, a.last_access,
                 (SELECT count(*) FROM entity_access_days d WHERE d.entity_id = a.entity_id) AS days
            FROM entity_access a WHERE a.entity_id IN (SELECT value FROM json_each(?))`,
@@ -527,8 +521,7 @@ export class SqliteStore implements Store {
       access.set(asEntityId(r.id), { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
     }
     const degree = new Map<EntityId, number>();
-    for (const r of this.db
-      .prepare<[string], { id: number; degree: number }>(
+    for (const r of this.stmt<[string], { id: number; degree: number }>(
         `SELECT e.id,
                 (SELECT count(*) FROM relations WHERE from_name = e.name) +
                 (SELECT count(*) FROM relations WHERE to_name = e.name) AS degree
@@ -537,8 +530,7 @@ export class SqliteStore implements Store {
       .all(list)) {
       degree.set(asEntityId(r.id), r.degree);
     }
-    const coOccurrences: CoOccurrence[] = this.db
-      .prepare<[string, string], { a: number; b: number; co_count: number; last_co: number }>(
+    const coOccurrences: CoOccurrence[] = this.stmt<[string, string], { a: number; b: number; co_count: number; last_co: number }>(
         `SELECT entity_a_id AS a, entity_b_id AS b, co_count, last_co FROM co_occurrences
           WHERE entity_a_id IN (SELECT value FROM json_each(?)) AND entity_b_id IN (SELECT value FROM json_each(?))`,
       )
@@ -552,14 +544,14 @@ export class SqliteStore implements Store {
     if (unique.length === 0) return;
     const day = new Date(Math.floor(now / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
     this.write(() => {
-      const access = this.db.prepare(
+      const access = this.stmt(
         `INSERT INTO entity_access (entity_id, access_count, last_access) SELECT @id, 1, @now WHERE EXISTS (SELECT 1 FROM entities WHERE id = @id)
          ON CONFLICT(entity_id) DO UPDATE SET access_count = access_count + 1, last_access = excluded.last_access`,
       );
-      const days = this.db.prepare(
+      const days = this.stmt(
         'INSERT INTO entity_access_days (entity_id, day) SELECT @id, @day WHERE EXISTS (SELECT 1 FROM entities WHERE id = @id) ON CONFLICT DO NOTHING',
       );
-      const pair = this.db.prepare(
+      const pair = this.stmt(
         `INSERT INTO co_occurrences (entity_a_id, entity_b_id, co_count, last_co)
          SELECT @a, @b, 1, @now WHERE EXISTS (SELECT 1 FROM entities WHERE id = @a) AND EXISTS (SELECT 1 FROM entities WHERE id = @b)
          ON CONFLICT(entity_a_id, entity_b_id) DO UPDATE SET co_count = co_count + 1, last_co = excluded.last_co`,
@@ -582,8 +574,10 @@ export class SqliteStore implements Store {
 
   /** Runs fn in one IMMEDIATE transaction; a lock held too long by another process becomes STORE_BUSY. */
   private write<T>(fn: () => T): T {
+    // Not db.transaction(): it prepares BEGIN and COMMIT anew on every call.
+    if (this.db.inTransaction) return fn();
     try {
-      return this.db.transaction(fn).immediate();
+      this.stmt('BEGIN IMMEDIATE').run();
     } catch (cause) {
       if (isBusy(cause)) {
         throw new MemoryError(
@@ -594,84 +588,107 @@ export class SqliteStore implements Store {
       }
       throw cause;
     }
+    try {
+      const result = fn();
+      this.stmt('COMMIT').run();
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) this.stmt('ROLLBACK').run();
+      throw error;
+    }
+  }
+
+  private stmt<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Database.Statement<P extends unknown[] ? P : [P], R> {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as unknown as Database.Statement<P extends unknown[] ? P : [P], R>;
   }
 
   private insertEntity(entity: NewEntity, now: number): EntityId | undefined {
-    const row = this.db
-      .prepare<[string, string, string, number, number], { id: number }>(
-        'INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING RETURNING id',
-      )
-      .get(entity.name, entity.entityType, entity.status ?? 'activo', now, now);
-    if (row === undefined) return undefined;
+    // run() + lastInsertRowid: RETURNING made this insert about 20x slower inside transactions that
+    // also write FTS5 tables (found with bench/latency's import).
+    const result = this.stmt(
+      'INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING',
+    ).run(entity.name, entity.entityType, entity.status ?? 'activo', now, now);
+    if (result.changes === 0) return undefined;
     this.countEntities(1);
-    return asEntityId(row.id);
+    return asEntityId(Number(result.lastInsertRowid));
   }
 
   private insertObservation(id: EntityId, content: string, kind: string, now: number): boolean {
     return (
-      this.db
-        .prepare('INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
+      this.stmt('INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
         .run(id, content, kind, now).changes > 0
     );
   }
 
   private countEntities(delta: number): void {
-    this.db.prepare("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'entity_count'").run(delta);
+    this.stmt("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'entity_count'").run(delta);
   }
 
   private idOf(name: string): EntityId | undefined {
-    const row = this.db.prepare<[string], { id: number }>('SELECT id FROM entities WHERE name = ?').get(name);
+    const row = this.stmt<[string], { id: number }>('SELECT id FROM entities WHERE name = ?').get(name);
     return row === undefined ? undefined : asEntityId(row.id);
   }
 
   /** Marks an entity changed: new updated_at, fresh keyword rows, vector queued. */
   private touch(id: EntityId, now: number | undefined): void {
-    if (now !== undefined) this.db.prepare('UPDATE entities SET updated_at = ? WHERE id = ?').run(now, id);
+    if (now !== undefined) this.stmt('UPDATE entities SET updated_at = ? WHERE id = ?').run(now, id);
     this.syncEntity(id);
   }
 
+  /** Relations changed: keyword rows are unaffected, the text made for embedding is not. */
   private resyncNames(names: ReadonlySet<string>, now: number | undefined): void {
     for (const name of names) {
       const id = this.idOf(name);
-      if (id !== undefined) this.touch(id, now);
+      if (id === undefined) continue;
+      if (now !== undefined) this.stmt('UPDATE entities SET updated_at = ? WHERE id = ?').run(now, id);
+      this.queueEmbedding(id);
     }
+  }
+
+  private queueEmbedding(id: EntityId): void {
+    this.stmt('INSERT INTO embedding_queue (entity_id, version) VALUES (?, ?) ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version').run(
+      id,
+      newQueueVersion(),
+    );
   }
 
   /** spec/hybrid-search.md `_sync_fts`: rebuild the keyword rows from the entity's current state. */
   private syncEntity(id: EntityId): void {
-    const row = this.db.prepare<[number], EntityRow>('SELECT * FROM entities WHERE id = ?').get(id);
+    const row = this.stmt<[number], EntityRow>('SELECT * FROM entities WHERE id = ?').get(id);
     if (row === undefined) return;
-    const obsText = this.db
-      .prepare<[number], { content: string }>('SELECT content FROM observations WHERE entity_id = ? ORDER BY id')
+    const obsText = this.stmt<[number], { content: string }>('SELECT content FROM observations WHERE entity_id = ? ORDER BY id')
       .all(id)
       .map((o) => o.content)
       .join(OBS_SEPARATOR);
     for (const table of ['entity_fts', 'entity_trigram']) {
-      this.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(id);
-      this.db.prepare(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`).run(id, row.name, row.entity_type, obsText);
+      this.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(id);
+      this.stmt(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`).run(id, row.name, row.entity_type, obsText);
     }
-    this.db
-      .prepare('INSERT INTO embedding_queue (entity_id, version) VALUES (?, ?) ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version')
-      .run(id, newQueueVersion());
+    this.queueEmbedding(id);
   }
 
   private deleteIndexes(id: EntityId): void {
-    this.db.prepare('DELETE FROM entity_fts WHERE rowid = ?').run(id);
-    this.db.prepare('DELETE FROM entity_trigram WHERE rowid = ?').run(id);
+    this.stmt('DELETE FROM entity_fts WHERE rowid = ?').run(id);
+    this.stmt('DELETE FROM entity_trigram WHERE rowid = ?').run(id);
     if (this.capabilities.vector && this.tableExists('entity_embeddings')) {
-      this.db.prepare('DELETE FROM entity_embeddings WHERE rowid = ?').run(BigInt(id));
-      this.db.prepare('INSERT INTO vector_log (entity_id) VALUES (?)').run(id);
+      this.stmt('DELETE FROM entity_embeddings WHERE rowid = ?').run(BigInt(id));
+      this.stmt('INSERT INTO vector_log (entity_id) VALUES (?)').run(id);
     }
   }
 
   /** spec/hybrid-search.md `_backfill_fts`: an index that is empty while entities exist is rebuilt. */
   private backfillFts(): void {
-    const entities = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entities').get()?.n ?? 0;
-    const indexed = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entity_trigram').get()?.n ?? 0;
-    const keywords = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entity_fts').get()?.n ?? 0;
+    const entities = this.stmt<[], { n: number }>('SELECT count(*) AS n FROM entities').get()?.n ?? 0;
+    const indexed = this.stmt<[], { n: number }>('SELECT count(*) AS n FROM entity_trigram').get()?.n ?? 0;
+    const keywords = this.stmt<[], { n: number }>('SELECT count(*) AS n FROM entity_fts').get()?.n ?? 0;
     if (entities === 0 || (indexed > 0 && keywords > 0)) return;
     this.write(() => {
-      for (const r of this.db.prepare<[], { id: number }>('SELECT id FROM entities').all()) this.syncEntity(asEntityId(r.id));
+      for (const r of this.stmt<[], { id: number }>('SELECT id FROM entities').all()) this.syncEntity(asEntityId(r.id));
     });
   }
 
@@ -679,12 +696,10 @@ export class SqliteStore implements Store {
     const result = new Map<EntityId, StoredEntity>();
     if (ids.length === 0) return result;
     const list = json(ids);
-    const rows = this.db
-      .prepare<[string], EntityRow>('SELECT * FROM entities WHERE id IN (SELECT value FROM json_each(?))')
+    const rows = this.stmt<[string], EntityRow>('SELECT * FROM entities WHERE id IN (SELECT value FROM json_each(?))')
       .all(list);
     const observations = new Map<number, { content: string; kind: string }[]>();
-    for (const o of this.db
-      .prepare<[string], { entity_id: number; content: string; kind: string }>(
+    for (const o of this.stmt<[string], { entity_id: number; content: string; kind: string }>(
         'SELECT entity_id, content, kind FROM observations WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id',
       )
       .iterate(list)) {
@@ -713,8 +728,7 @@ export class SqliteStore implements Store {
   private relationsTouching(names: readonly string[]): Relation[] {
     if (names.length === 0) return [];
     const list = json(names);
-    return this.db
-      .prepare<[string, string], { from_name: string; to_name: string; relation_type: string }>(
+    return this.stmt<[string, string], { from_name: string; to_name: string; relation_type: string }>(
         `SELECT from_name, to_name, relation_type FROM relations
           WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
       )
@@ -732,15 +746,15 @@ export class SqliteStore implements Store {
   }
 
   private tableExists(name: string): boolean {
-    return this.db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+    return this.stmt('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
   }
 
   private metaGet(key: string): string | undefined {
-    return this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value;
+    return this.stmt<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value;
   }
 
   private metaSet(key: string, value: string): void {
-    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
   }
 }
 
