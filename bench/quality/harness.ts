@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { noopLogger } from '../../src/core/logger.js';
 import { EXPANSION_FACTOR } from '../../src/core/rank/constants.js';
 import { reciprocalRankFusion } from '../../src/core/rank/fuse-rrf.js';
-import { buildOrQuery } from '../../src/core/text/fts-query.js';
-import type { EntityId, NewEntity } from '../../src/core/types.js';
+import { plainKeywordMatch } from '../../src/service/keyword-leg.js';
+import type { EntityId, NewEntity, Relation } from '../../src/core/types.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
 import { loadOnnxEmbedder } from '../../src/embed/onnx/onnx-embedder.js';
 import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
+import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
+import { hybridSearch } from '../../src/service/hybrid-search.js';
 import { recall } from '../../src/service/recall.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
@@ -30,8 +32,10 @@ export async function loadModel(): Promise<Embedder> {
   return loadOnnxEmbedder({ modelDir: env.LIMBIC_MODEL_DIR || undefined, cacheDir, modelId: 'all-MiniLM-L6-v2', allowRemote: false });
 }
 
-export const MODES = ['fts', 'semantic', 'hybrid-rrf', 'hybrid-limbic-spec', 'hybrid-limbic'] as const;
-export type Mode = (typeof MODES)[number];
+export const MODES = ['fts', 'semantic', 'hybrid-rrf', 'hybrid-limbic-spec', 'hybrid-limbic-fused', 'hybrid-limbic', 'hybrid-weighted'] as const;
+/** Run only on a corpus with relations: hybrid_search with RRF and the 1-hop graph boost (weight 0.1). */
+export const GRAPH_MODES = ['hybrid-rrf', 'hybrid-graph'] as const;
+export type Mode = (typeof MODES)[number] | (typeof GRAPH_MODES)[number];
 
 /**
  * The real model with a memo of single-text calls: every mode asks the same question, and a query
@@ -72,8 +76,9 @@ export class Corpus {
     this.indexer = new EmbeddingIndexer(this.store, new LazyEmbedder(async () => embedder), noopLogger, 64);
   }
 
-  async load(entities: readonly NewEntity[], now: number): Promise<void> {
+  async load(entities: readonly NewEntity[], now: number, relations: readonly Relation[] = []): Promise<void> {
     await this.store.createEntities(entities, now);
+    if (relations.length > 0) await this.store.createRelations(relations, now);
     await this.indexer.drain();
   }
 
@@ -86,7 +91,7 @@ export class Corpus {
   async search(mode: Mode, query: string, limit: number, now: number): Promise<EntityId[]> {
     const depth = limit * EXPANSION_FACTOR;
     const keyword = async () => {
-      const match = buildOrQuery(query);
+      const match = await plainKeywordMatch(this.store, query);
       return match === undefined ? [] : this.store.searchKeywords(match, depth);
     };
     const semantic = async () => {
@@ -103,9 +108,20 @@ export class Corpus {
           .slice(0, limit)
           .map((c) => c.id);
       case 'hybrid-limbic-spec':
+      case 'hybrid-limbic-fused':
       case 'hybrid-limbic': {
-        const hybridBase = mode === 'hybrid-limbic' ? 'fused' : 'spec';
+        const hybridBase = mode === 'hybrid-limbic' ? 'scores' : mode === 'hybrid-limbic-fused' ? 'fused' : 'spec';
         const response = await recall({ store: this.store, indexer: this.indexer, hybridBase }, query, limit, now);
+        return [...response.ids];
+      }
+      case 'hybrid-weighted':
+      case 'hybrid-graph': {
+        const options = toHybridOptions(
+          mode === 'hybrid-weighted'
+            ? { query, limit, fusion_method: 'weighted' }
+            : { query, limit, fusion_method: 'rrf', limbic: false, weights: { graph: 0.1 } },
+        );
+        const response = await hybridSearch({ store: this.store, indexer: this.indexer, reranker: undefined }, options, now);
         return [...response.ids];
       }
       default: {

@@ -5,8 +5,8 @@
  * mode; recall@k is the share of its (cleaned) gold turns in the top k.
  */
 import { readFileSync } from 'node:fs';
-import type { EntityId, NewEntity } from '../../src/core/types.js';
-import { Corpus, emptyScores, f3, loadModel, mean, MODES, requireData, score, type Mode, type Scores } from './harness.js';
+import type { EntityId, NewEntity, Relation } from '../../src/core/types.js';
+import { Corpus, emptyScores, f3, GRAPH_MODES, loadModel, mean, MODES, requireData, score, type Mode, type Scores } from './harness.js';
 
 interface Turn {
   speaker: string;
@@ -35,42 +35,55 @@ export function cleanEvidence(raw: readonly string[]): string[] {
 export async function runLocomo(limitSamples = Infinity) {
   const data = JSON.parse(readFileSync(requireData('locomo/locomo10.json'), 'utf8')) as Sample[];
   const embedder = await loadModel();
-  const perMode = new Map<Mode, Map<string, Scores>>(MODES.map((m) => [m, new Map()]));
+  const perMode = new Map<string, Map<string, Scores>>();
   const now = Date.UTC(2026, 0, 1);
   let turns = 0;
   let questions = 0;
   let embedMs = 0;
   for (const sample of data.slice(0, limitSamples)) {
     const entities: NewEntity[] = [];
+    const next: Relation[] = [];
     for (const [key, value] of Object.entries(sample.conversation)) {
       if (!/^session_\d+$/.test(key) || !Array.isArray(value)) continue;
+      let previous: string | undefined;
       for (const turn of value as Turn[]) {
         const observations = [turn.text];
         if (turn.blip_caption) observations.push(`[shared an image: ${turn.blip_caption}]`);
         entities.push({ name: turn.dia_id, entityType: turn.speaker, observations });
+        if (previous !== undefined) next.push({ from: previous, to: turn.dia_id, relationType: 'followed_by' });
+        previous = turn.dia_id;
       }
     }
     turns += entities.length;
-    const corpus = new Corpus(embedder);
-    const t0 = performance.now();
-    await corpus.load(entities, now);
-    embedMs += performance.now() - t0;
-    const ids = await corpus.ids(entities.map((e) => e.name));
-    for (const qa of sample.qa) {
-      if (qa.category === 5) continue;
-      const gold = new Set(cleanEvidence(qa.evidence).map((d) => ids.get(d)).filter((x): x is EntityId => x !== undefined));
-      if (gold.size === 0) continue;
-      questions++;
-      for (const mode of MODES) {
-        const ranked = await corpus.search(mode, qa.question, 10, now);
-        const byCat = perMode.get(mode) as Map<string, Scores>;
-        for (const key of [`cat${qa.category}`, 'all']) {
-          if (!byCat.has(key)) byCat.set(key, emptyScores());
-          score(byCat.get(key) as Scores, ranked, gold);
+    // Plain turns for every mode; a second store whose turns are linked to the next turn of their
+    // session (the relation is part of each turn's embedded text there) for the graph column.
+    for (const [variant, relations, modes] of [
+      ['', [] as Relation[], MODES],
+      [' +followed_by', next, GRAPH_MODES],
+    ] as const) {
+      const corpus = new Corpus(embedder);
+      const t0 = performance.now();
+      await corpus.load(entities, now, relations);
+      embedMs += performance.now() - t0;
+      const ids = await corpus.ids(entities.map((e) => e.name));
+      for (const qa of sample.qa) {
+        if (qa.category === 5) continue;
+        const gold = new Set(cleanEvidence(qa.evidence).map((d) => ids.get(d)).filter((x): x is EntityId => x !== undefined));
+        if (gold.size === 0) continue;
+        if (variant === '') questions++;
+        for (const mode of modes as readonly Mode[]) {
+          const ranked = await corpus.search(mode, qa.question, 10, now);
+          const label = `${mode}${variant}`;
+          if (!perMode.has(label)) perMode.set(label, new Map());
+          const byCat = perMode.get(label) as Map<string, Scores>;
+          for (const key of [`cat${qa.category}`, 'all']) {
+            if (!byCat.has(key)) byCat.set(key, emptyScores());
+            score(byCat.get(key) as Scores, ranked, gold);
+          }
         }
       }
+      await corpus.close();
     }
-    await corpus.close();
     process.stderr.write(`locomo: ${sample.sample_id} done (${entities.length} turns)\n`);
   }
   const names: Record<string, string> = { cat1: 'multi-hop', cat2: 'temporal', cat3: 'open-domain', cat4: 'single-hop', all: 'all 1-4' };
@@ -80,9 +93,9 @@ export async function runLocomo(limitSamples = Infinity) {
     '| mode | category | n | recall@5 | recall@10 | hit@5 | MRR |',
     '|---|---|---|---|---|---|---|',
   ];
-  for (const mode of MODES) {
+  for (const [mode, byCat] of perMode) {
     for (const key of ['cat1', 'cat2', 'cat3', 'cat4', 'all']) {
-      const s = perMode.get(mode)?.get(key);
+      const s = byCat.get(key);
       if (!s) continue;
       const m = mean(s);
       const row = `| ${mode} | ${names[key]} | ${s.n} | ${f3(m.recall5)} | ${f3(m.recall10)} | ${f3(m.hit5)} | ${f3(m.mrr)} |`;

@@ -23,8 +23,12 @@ const parts = [
   '',
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. Model: all-MiniLM-L6-v2 (int8 ONNX, English).`,
   'Modes: fts = BM25 keyword leg alone; semantic = KNN alone; hybrid-rrf = both legs fused by RRF (k=60);',
-  'hybrid-limbic-spec = the pipeline with the spec\'s base relevance (cosine for KNN hits); hybrid-limbic = the search_semantic pipeline as shipped',
-  '(base relevance from the fused RRF rank, limbic re-rank, routing). No access history: every entity is new.',
+  'hybrid-limbic-* = the search_semantic pipeline (RRF, limbic re-rank, routing) with three base relevances: -spec = the spec\'s',
+  '(cosine for KNN hits), -fused = the RRF rank, and hybrid-limbic (as shipped) = engrava\'s keyword and vector weights on the leg scores;',
+  'hybrid-weighted = hybrid_search with weighted fusion',
+  '(engrava\'s default weights) and the limbic re-rank; hybrid-graph = hybrid_search with RRF and the 1-hop graph boost (weight 0.1),',
+  'on a second store whose turns are linked to the next turn (+followed_by). Reranking: no cross-encoder model is installable here.',
+  'No access history: every entity is new.',
   '',
 ];
 if (only !== 'xquad') parts.push('## LoCoMo', '', await runLocomo(samples), '');

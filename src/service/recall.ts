@@ -92,7 +92,7 @@ export async function recall(
     : semantic.map((s) => s.id);
   const [signals, entities] = await Promise.all([store.rankSignals(candidateIds), store.entitiesById(candidateIds)]);
   const rankingSignals: RankingSignals = { ...signals, facts: entities };
-  const options = { limit, strategy, now, hybridBase: deps.hybridBase ?? 'fused' } as const;
+  const options = { limit, strategy, now, hybridBase: deps.hybridBase ?? 'scores', keywordBm25: new Map(keyword.map((k) => [k.id, k.bm25])) } as const;
   const ranked = hybrid
     ? rankHybridCandidates(reciprocalRankFusion(semantic, keyword), rankingSignals, options)
     : rankCandidates(semantic, rankingSignals, options);

@@ -3,7 +3,7 @@
  * "Graceful Degradation". Every component arrives already in [0, 1]; this module only weighs them.
  */
 import type { EntityId } from '../types.js';
-import { minMaxNormalize } from './rank-candidates.js';
+import { minMaxNormalize } from './normalize.js';
 
 /**
  * The five signals, in the spec's table order (which is also the order components are summed in).

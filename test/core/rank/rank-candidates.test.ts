@@ -460,3 +460,36 @@ describe('rrfShareOfMaximum', () => {
     expect(rrfShareOfMaximum([], 60)).toEqual([]);
   });
 });
+
+describe("rankHybridCandidates with hybridBase 'scores' (what search_semantic uses)", () => {
+  it('blends normalised BM25 and cosine similarity with weights 0.30 and 0.55 over 0.85', () => {
+    const candidates = reciprocalRankFusion(
+      [
+        { id: id(1), distance: 0.2 },
+        { id: id(2), distance: 0.6 },
+      ],
+      [{ id: id(2) }, { id: id(3) }],
+    );
+    const bm25 = new Map([
+      [id(2), -8],
+      [id(3), -2],
+    ]);
+    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'scores', keywordBm25: bm25 });
+    const w = { fts: 0.3 / 0.85, vector: 0.55 / 0.85 };
+    expect(byId(ranked, 1).base).toBeCloseTo(w.vector * 0.8, 12);
+    expect(byId(ranked, 2).base).toBeCloseTo(w.fts * 1 + w.vector * 0.4, 12);
+    expect(byId(ranked, 3).base).toBeCloseTo(0, 12);
+  });
+
+  it('uses the keyword scores alone when no vector leg answered', () => {
+    const candidates = reciprocalRankFusion([], [{ id: id(1) }, { id: id(2) }]);
+    const bm25 = new Map([
+      [id(1), -5],
+      [id(2), -1],
+    ]);
+    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(2), hybridBase: 'scores', keywordBm25: bm25 });
+    expect(byId(ranked, 1).base).toBeCloseTo(1, 12);
+    expect(byId(ranked, 2).base).toBeCloseTo(0, 12);
+    expect(ranked.map((r) => r.id)).toEqual([id(1), id(2)]);
+  });
+});
