@@ -44,6 +44,8 @@ export class EmbeddingIndexer {
       const { reset } = await this.store.configureVectors(embedder.id, embedder.dims);
       if (reset) this.logger.info(`embedding model changed to ${embedder.id}: re-embedding every entity`);
       this.configured = key;
+      // Load any in-memory vector index now, so the first search does not pay for it.
+      await this.store.warmVectors();
     }
     return embedder;
   }

@@ -19,7 +19,7 @@ export interface OnnxModelOptions {
   readonly modelId: string;
   /** Fetch from the model hub when nothing is installed locally. */
   readonly allowRemote: boolean;
-  /** Texts per forward pass. @default 32 */
+  /** Texts per forward pass. @default 16 */
   readonly batchSize?: number;
 }
 
@@ -99,14 +99,22 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<Embed
       { cause },
     );
   }
-  const batchSize = options.batchSize ?? 32;
+  const batchSize = options.batchSize ?? 16;
   const embed = async (texts: readonly string[]): Promise<Float32Array[]> => {
-    const vectors: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += batchSize) {
-      const batch = texts.slice(i, i + batchSize);
-      const out = await extractor([...batch], { pooling: 'mean', normalize: true });
+    // Batches of similar length: a batch is padded to its longest text, and attention costs grow
+    // with it, so mixing a 10-token and a 300-token text makes the short one cost like the long one.
+    const order = texts.map((_, i) => i).sort((a, b) => (texts[a]?.length ?? 0) - (texts[b]?.length ?? 0));
+    const vectors: Float32Array[] = new Array<Float32Array>(texts.length);
+    for (let i = 0; i < order.length; i += batchSize) {
+      const ids = order.slice(i, i + batchSize);
+      const out = await extractor(
+        ids.map((k) => texts[k] ?? ''),
+        { pooling: 'mean', normalize: true },
+      );
       const dims = out.dims[1] ?? 0;
-      for (let j = 0; j < batch.length; j++) vectors.push(out.data.slice(j * dims, (j + 1) * dims));
+      ids.forEach((k, j) => {
+        vectors[k] = out.data.slice(j * dims, (j + 1) * dims);
+      });
     }
     return vectors;
   };
