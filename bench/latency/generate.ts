@@ -98,8 +98,12 @@ export async function writeGraph(path: string, size: number, seed = 42): Promise
 export function queries(count: number, seed = 7): { text: string; substring: string }[] {
   const random = rng(seed);
   const vocab = new Vocabulary(20_000, 1.07, rng(42));
+  // Substring probes: longer words of middling frequency, so a search_nodes answer is tens to
+  // hundreds of entities (a probe matching most of the graph makes a response past the MCP SDK's
+  // 10 MB stdio message limit, for any server).
+  const probes = vocab.words.slice(500, 5000).filter((w) => w.length >= 7);
   return Array.from({ length: count }, () => {
-    const mid = vocab.words[200 + Math.floor(random() * 2000)] ?? 'kalo';
+    const mid = probes[Math.floor(random() * probes.length)] ?? 'kalomiren';
     const text = `${vocab.pick(random)} ${mid} ${vocab.sentence(random, 3, 6)} ${vocab.words[Math.floor(random() * 8)] ?? 'the'}`;
     return { text, substring: mid };
   });

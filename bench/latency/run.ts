@@ -92,7 +92,17 @@ function vmHwm(pid: number | undefined): number {
 }
 
 async function stdioClient(command: string[], env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: command, env: { ...process.env, ...env } as Record<string, string>, stderr: 'ignore' });
+  // read_graph of a 10k-entity graph is over the SDK's default 10 MB message limit, for either server.
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: command,
+    env: { ...process.env, ...env } as Record<string, string>,
+    stderr: 'pipe',
+    maxBufferSize: 512 * 1024 * 1024,
+  });
+  transport.stderr?.on('data', (d: Buffer) => {
+    if (/error|warning/i.test(String(d))) process.stderr.write(`server: ${String(d)}`);
+  });
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(transport);
   return { client, pid: transport.pid ?? undefined };
