@@ -13,6 +13,8 @@ import type {
   ObservationDeletion,
   Relation,
 } from '../core/types.js';
+import type { CoOccurrencePair } from '../core/rank/limbic.js';
+import type { AccessFacts } from '../core/rank/rank-candidates.js';
 
 /** What a backend can do; the search pipeline degrades by these instead of catching "not implemented". */
 export interface StoreCapabilities {
@@ -88,20 +90,11 @@ export interface StoredEntity extends Entity {
   readonly metadataRatio: number;
 }
 
-export interface AccessSignal {
-  readonly accessCount: number;
-  /** Epoch ms of the last access. */
-  readonly lastAccess: number;
-  readonly accessDays: number;
-}
+/** Access counts of one entity: the re-ranker's own type, so nothing is copied between them. */
+export type AccessSignal = AccessFacts;
 
-export interface CoOccurrence {
-  readonly a: EntityId;
-  readonly b: EntityId;
-  readonly count: number;
-  /** Epoch ms of the last time the pair was seen together. */
-  readonly lastCo: number;
-}
+/** A pair seen together, in canonical order (a < b). */
+export type CoOccurrence = CoOccurrencePair;
 
 /** Usage signals of a candidate set, everything the limbic re-ranker reads. */
 export interface RankSignals {
