@@ -60,9 +60,10 @@ export async function recall(
   let warning: string | undefined;
   let semantic: { id: EntityId; distance: number }[] = [];
   if (embedder !== undefined) {
-    const status = await store.vectorStatus();
-    if (status.pending > 0 && status.pending <= CATCH_UP_LIMIT) await indexer.drain();
-    else if (status.pending > 0) indexer.kick();
+    // A bounded count: vectorStatus() counts every stored vector, which cost 2.6 ms per search at 10k.
+    const pending = await store.countPendingEmbeddings(CATCH_UP_LIMIT + 1);
+    if (pending > 0 && pending <= CATCH_UP_LIMIT) await indexer.drain();
+    else if (pending > 0) indexer.kick();
     const [vector] = await embedder.embed([query]);
     if (vector !== undefined) semantic = await store.searchVectors(vector, depth);
   } else {

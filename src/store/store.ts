@@ -149,6 +149,8 @@ export interface Store {
   /** Binds the vector table to a model; a different model or size drops old vectors and re-queues all. */
   configureVectors(model: string, dims: number): Promise<{ readonly reset: boolean }>;
   vectorStatus(): Promise<VectorStatus>;
+  /** Queued embedding jobs, counted up to `upTo` (cheap: the search path asks on every call). */
+  countPendingEmbeddings(upTo: number): Promise<number>;
   /** Oldest queued embedding jobs first. */
   takeEmbeddingJobs(limit: number): Promise<EmbeddingJob[]>;
   /** Stores vectors; a job whose entity changed again since it was taken stays queued. */

@@ -202,6 +202,8 @@ export function runStoreSuite(name: string, makeStore: StoreFactory): void {
       await store.configureVectors('test-model', 3);
       const jobs = await store.takeEmbeddingJobs(10);
       expect(jobs.map((j) => j.entity.name).sort()).toEqual(['Acme', 'Alice', 'Bob']);
+      expect(await store.countPendingEmbeddings(2)).toBe(2); // bounded by upTo
+      expect(await store.countPendingEmbeddings(10)).toBe(3);
       const alice = jobs.find((j) => j.entity.name === 'Alice');
       expect(alice?.relations).toEqual([{ from: 'Alice', to: 'Acme', relationType: 'works_at' }]);
       const vectors: Record<string, number[]> = { Alice: [1, 0, 0], Acme: [0, 1, 0], Bob: [0, 0, 1] };
@@ -213,6 +215,7 @@ export function runStoreSuite(name: string, makeStore: StoreFactory): void {
       // A change re-queues; deletion removes the vector.
       await store.addObservations([{ entityName: 'Acme', contents: ['Sells rockets'] }], T0);
       expect((await store.vectorStatus()).pending).toBe(1);
+      expect(await store.countPendingEmbeddings(10)).toBe(1);
       await store.deleteEntities(['Alice']);
       expect((await store.vectorStatus()).indexed).toBe(2);
       // A new model drops old vectors and queues everything.

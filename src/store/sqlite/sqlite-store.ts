@@ -423,6 +423,10 @@ export class SqliteStore implements Store {
     return { model: this.metaGet('vector_model'), dims: dims === undefined ? undefined : Number(dims), indexed, pending };
   }
 
+  async countPendingEmbeddings(upTo: number): Promise<number> {
+    return this.stmt<[number], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM embedding_queue LIMIT ?)').get(upTo)?.n ?? 0;
+  }
+
   async takeEmbeddingJobs(limit: number): Promise<EmbeddingJob[]> {
     const queued = this.stmt<[number], { entity_id: number; version: number }>(
         'SELECT entity_id, version FROM embedding_queue ORDER BY entity_id LIMIT ?',
