@@ -26,12 +26,15 @@ export class VectorCache {
   private readonly rowOf = new Map<number, number>();
   private count = 0;
   private seq = 0;
+  /** Asked before every search, so prepared once. */
+  private readonly latest: Database.Statement<[], { seq: number }>;
 
   private constructor(
     private readonly db: Database.Database,
     private readonly exactSearch: ExactSearch,
     readonly dims: number,
   ) {
+    this.latest = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'");
     this.data = new Float32Array(1024 * dims);
     this.ids = new Float64Array(1024);
   }
@@ -97,7 +100,7 @@ export class VectorCache {
   }
 
   private latestSeq(): number {
-    return this.db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'").get()?.seq ?? 0;
+    return this.latest.get()?.seq ?? 0;
   }
 
   private upsert(id: number, bytes: Buffer): void {
