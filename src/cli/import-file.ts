@@ -81,6 +81,7 @@ export async function importFile(service: MemoryService, path: string): Promise<
   }
   await flush();
   bar.stop();
+  if (totals.entitiesAdded + totals.observationsAdded > 0) await service.optimizeIndexes();
   const known = await service.existingNames([...endpoints]);
   const danglingRelations = relationEnds.filter(([from, to]) => !known.has(from) || !known.has(to)).length;
   return { lines: lineNo, ...totals, skipped, danglingRelations };

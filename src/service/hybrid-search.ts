@@ -23,7 +23,7 @@ import { detectQueryType, type RoutingStrategy } from '../core/rank/routing.js';
 import { buildKeywordQuery } from '../core/text/keyword-query.js';
 import type { EntityId, EntityStatus } from '../core/types.js';
 import type { Reranker } from '../embed/reranker.js';
-import type { Store, StoredEntity } from '../store/store.js';
+import type { EntityFacts, Store } from '../store/store.js';
 import type { EmbeddingIndexer } from './embedding-indexer.js';
 import { plainKeywordMatch } from './keyword-leg.js';
 
@@ -121,10 +121,11 @@ export interface HybridDeps {
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
 const ms = (t0: number): number => round(performance.now() - t0);
 
-function matchesFilters(e: StoredEntity, f: HybridFilters): boolean {
+/** `kinds` (the entity's observation kinds) is read only when the filter asks for kinds. */
+function matchesFilters(e: EntityFacts, kinds: readonly string[] | undefined, f: HybridFilters): boolean {
   if (f.entityTypes !== undefined && !f.entityTypes.some((t) => t.toLowerCase() === e.entityType.toLowerCase())) return false;
   if (f.status !== undefined && !f.status.includes(e.status)) return false;
-  if (f.observationKinds !== undefined && !e.kinds.some((k) => f.observationKinds?.includes(k))) return false;
+  if (f.observationKinds !== undefined && !(kinds ?? []).some((k) => f.observationKinds?.includes(k))) return false;
   if (f.createdAfter !== undefined && e.createdAt < f.createdAfter) return false;
   if (f.createdBefore !== undefined && e.createdAt > f.createdBefore) return false;
   if (f.updatedAfter !== undefined && e.updatedAt < f.updatedAfter) return false;
@@ -204,12 +205,15 @@ export async function hybridSearch(deps: HybridDeps, o: HybridSearchOptions, now
     semMs = ms(t0);
   }
 
-  // Filters, on the hydrated candidates of both legs.
+  // Filters, on the facts of both legs' candidates; observations are read for the page only
+  // (for every candidate when a filter asks for observation kinds).
   const allIds = [...new Set([...semHits.map((h) => h.id), ...ftsHits.map((h) => h.id)])];
-  const entities = await store.entitiesById(allIds);
+  const candidateSignals = await store.rankSignals(allIds);
+  const entities = candidateSignals.facts;
+  const withKinds = o.filters.observationKinds === undefined ? undefined : await store.entitiesById(allIds);
   const keep = (id: EntityId): boolean => {
     const e = entities.get(id);
-    return e !== undefined && matchesFilters(e, o.filters);
+    return e !== undefined && matchesFilters(e, withKinds?.get(id)?.kinds, o.filters);
   };
   ftsHits = ftsHits.filter((h) => keep(h.id)).slice(0, HYBRID_DEPTH);
   semHits = semHits.filter((h) => keep(h.id)).slice(0, HYBRID_DEPTH);
@@ -217,7 +221,8 @@ export async function hybridSearch(deps: HybridDeps, o: HybridSearchOptions, now
   // ③ fusion
   const fused = reciprocalRankFusion(semHits, ftsHits, o.rrfK);
   const ids = fused.map((c) => c.id);
-  const signals = { ...(await store.rankSignals(ids)), facts: entities };
+  const kept = new Set(ids);
+  const signals = { ...candidateSignals, coOccurrences: candidateSignals.coOccurrences.filter((p) => kept.has(p.a) && kept.has(p.b)) };
   const bm25 = new Map(ftsHits.map((h) => [h.id, h.bm25]));
   const normalized = normalizeBm25(ftsHits.map((h) => h.bm25));
   const ftsNorm = new Map(ftsHits.map((h, i) => [h.id, normalized[i] ?? 0]));
@@ -297,8 +302,9 @@ export async function hybridSearch(deps: HybridDeps, o: HybridSearchOptions, now
   // Optional cross-encoder stage, over the ranked set, ordering by its score.
   const rerankScores = new Map<EntityId, number>();
   if (o.rerank && deps.reranker !== undefined && ranked.length > 0) {
+    const full = await store.entitiesById(ranked.map((r) => r.id));
     const texts = ranked.map((r) => {
-      const e = entities.get(r.id);
+      const e = full.get(r.id);
       return e === undefined ? '' : `${e.name} (${e.entityType}) | ${e.observations.join(' | ')}`;
     });
     const scores = await deps.reranker.score(o.query, texts);
@@ -308,9 +314,10 @@ export async function hybridSearch(deps: HybridDeps, o: HybridSearchOptions, now
 
   // ⑤ the page
   const page = ranked.slice(o.offset, o.offset + o.limit);
+  const hydrated = await store.entitiesById(page.map((r) => r.id));
   const results: HybridResult[] = [];
   for (const r of page) {
-    const e = entities.get(r.id);
+    const e = hydrated.get(r.id);
     if (e === undefined) continue;
     const c = byId.get(r.id);
     const b = bm25.get(r.id);
@@ -383,6 +390,6 @@ export async function hybridSearch(deps: HybridDeps, o: HybridSearchOptions, now
           },
         }
       : {}),
-    ids: page.filter((r) => entities.has(r.id)).map((r) => r.id),
+    ids: page.filter((r) => hydrated.has(r.id)).map((r) => r.id),
   };
 }

@@ -114,6 +114,11 @@ export class MemoryService {
     return this.deps.store.importBatch(batch, this.deps.clock());
   }
 
+  /** After a bulk load: compacts the keyword indexes so searches read less. */
+  async optimizeIndexes(): Promise<void> {
+    await this.deps.store.optimizeIndexes();
+  }
+
   /** Which of these names are entities (no access is recorded). */
   async existingNames(names: readonly string[]): Promise<Set<string>> {
     const graph = await this.deps.store.openNodes(names);

@@ -91,12 +91,13 @@ export async function recall(
   const candidateIds = hybrid
     ? [...new Set([...semantic.map((s) => s.id), ...keyword.map((k) => k.id)])]
     : semantic.map((s) => s.id);
-  const [signals, entities] = await Promise.all([store.rankSignals(candidateIds), store.entitiesById(candidateIds)]);
-  const rankingSignals: RankingSignals = { ...signals, facts: entities };
+  // ④ ranks on facts and signals alone; ⑤ reads observations for the `limit` results only.
+  const signals: RankingSignals = await store.rankSignals(candidateIds);
   const options = { limit, strategy, now, hybridBase: deps.hybridBase ?? 'scores', keywordBm25: new Map(keyword.map((k) => [k.id, k.bm25])) } as const;
   const ranked = hybrid
-    ? rankHybridCandidates(reciprocalRankFusion(semantic, keyword), rankingSignals, options)
-    : rankCandidates(semantic, rankingSignals, options);
+    ? rankHybridCandidates(reciprocalRankFusion(semantic, keyword), signals, options)
+    : rankCandidates(semantic, signals, options);
+  const entities = await store.entitiesById(ranked.map((r) => r.id));
 
   const results: RecallResult[] = [];
   const ids: EntityId[] = [];

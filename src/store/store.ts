@@ -14,7 +14,7 @@ import type {
   Relation,
 } from '../core/types.js';
 import type { CoOccurrencePair } from '../core/rank/limbic.js';
-import type { AccessFacts } from '../core/rank/rank-candidates.js';
+import type { AccessFacts, CandidateFacts } from '../core/rank/rank-candidates.js';
 
 /** What a backend can do; the search pipeline degrades by these instead of catching "not implemented". */
 export interface StoreCapabilities {
@@ -96,8 +96,18 @@ export type AccessSignal = AccessFacts;
 /** A pair seen together, in canonical order (a < b). */
 export type CoOccurrence = CoOccurrencePair;
 
-/** Usage signals of a candidate set, everything the limbic re-ranker reads. */
+/** What ranking and filtering read of a candidate, without its observations. */
+export interface EntityFacts extends CandidateFacts {
+  readonly id: EntityId;
+  readonly name: string;
+  readonly entityType: string;
+  readonly updatedAt: number;
+}
+
+/** Usage signals and facts of a candidate set, everything the limbic re-ranker reads. */
 export interface RankSignals {
+  /** Candidates that exist; a deleted id is absent. */
+  readonly facts: ReadonlyMap<EntityId, EntityFacts>;
   readonly access: ReadonlyMap<EntityId, AccessSignal>;
   readonly degree: ReadonlyMap<EntityId, number>;
   /** Pairs within the candidate set only. */
@@ -121,6 +131,12 @@ export interface Store {
   setStatus(name: string, status: EntityStatus, now: number): Promise<boolean>;
   /** Merges a batch of a memory.jsonl file: new entities, new observations, new relations. Idempotent. */
   importBatch(batch: ImportBatch, now: number): Promise<ImportCounts>;
+
+  /**
+   * Merges each keyword index into one segment after a bulk load: keyword queries then read one
+   * doclist per term instead of one per segment (a third faster at 100k entities).
+   */
+  optimizeIndexes(): Promise<void>;
 
   readGraph(): Promise<KnowledgeGraph>;
   /** The official substring contract, ranked best first; relations with at least one endpoint in the set. */

@@ -196,6 +196,30 @@ export function runStoreSuite(name: string, makeStore: StoreFactory): void {
       expect(signals.degree.get(alice ?? asEntityId(0))).toBe(2);
     });
 
+    it('gives each candidate\'s facts with its signals, without reading observations, and none for a deleted id', async () => {
+      await seed();
+      await store.addObservations([{ entityName: 'Acme', contents: ['source: crm', 'id: 42', 'imported 2026'], kind: 'metadata' }], T0 + 5);
+      await store.setStatus('Bob', 'archivado', T0 + 6);
+      const [alice, acme, bob] = await store.idsByName(['Alice', 'Acme', 'Bob']);
+      if (alice === undefined || acme === undefined || bob === undefined) throw new Error('seed missing');
+      await store.deleteEntities(['Alice']);
+      const { facts } = await store.rankSignals([alice, acme, bob]);
+      expect(facts.has(alice)).toBe(false);
+      expect(facts.get(acme)).toEqual({ id: acme, name: 'Acme', entityType: 'company', status: 'activo', createdAt: T0, updatedAt: T0 + 5, metadataRatio: 3 / 4 });
+      expect(facts.get(bob)).toMatchObject({ name: 'Bob', status: 'archivado', metadataRatio: 0 });
+    });
+
+    it('answers keyword and substring searches the same after optimizing its indexes, and keeps indexing writes', async () => {
+      await seed();
+      const before = { keywords: await store.searchKeywords('"anvils" OR "spanish"', 10), nodes: await store.searchNodes('an') };
+      await store.optimizeIndexes();
+      expect(await store.searchKeywords('"anvils" OR "spanish"', 10)).toEqual(before.keywords);
+      expect(await store.searchNodes('an')).toEqual(before.nodes);
+      await store.createEntities([{ name: 'Carol', entityType: 'person', observations: ['Sells anvils'] }], T0 + 1);
+      expect((await store.searchKeywords('"anvils"', 10)).length).toBe(store.capabilities.fts ? 2 : 0);
+      expect((await store.searchNodes('anvils')).entities.map((e) => e.name).sort()).toEqual(['Acme', 'Carol']);
+    });
+
     it('stores, finds and forgets vectors when it has the vector capability', async () => {
       if (!store.capabilities.vector) return;
       await seed();

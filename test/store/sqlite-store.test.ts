@@ -131,4 +131,25 @@ describe('keyword term pruning on SQLite', () => {
     await store.close();
     tmp.cleanup();
   });
+
+  it('reuses a term count while fewer than 1% of the entities changed, and is never further off than that', async () => {
+    const tmp = tempDir();
+    const store = openSqliteStore({ path: join(tmp.dir, 'memory.db') });
+    await store.createEntities(Array.from({ length: 300 }, (_, i) => ({ name: `Doc ${i}`, entityType: 'doc', observations: [`note ${i}`] })), 1);
+    const df = async () => (await store.keywordTermStats(['zebrafish'])).terms[0]?.df;
+    expect(await df()).toBe(0);
+    for (let i = 0; i < 8; i++) {
+      await store.addObservations([{ entityName: `Doc ${i}`, contents: ['a zebrafish'] }], 2);
+      const seen = (await df()) ?? -1;
+      // 300 entities: a count read at most 2 changes ago may be reused (2 × 100 < 300).
+      expect(Math.abs(seen - (i + 1))).toBeLessThanOrEqual(2);
+    }
+    // A write from another connection counts too.
+    const other = openSqliteStore({ path: join(tmp.dir, 'memory.db') });
+    await other.addObservations(Array.from({ length: 5 }, (_, i) => ({ entityName: `Doc ${100 + i}`, contents: ['zebrafish again'] })), 3);
+    expect(await df()).toBe(13);
+    await other.close();
+    await store.close();
+    tmp.cleanup();
+  });
 });

@@ -106,6 +106,11 @@ const MIGRATIONS: readonly string[] = [
   INSERT INTO meta (key, value) SELECT 'entity_count', count(*) FROM entities WHERE true
     ON CONFLICT(key) DO UPDATE SET value = excluded.value;
   `,
+  // 3: the re-ranker reads each candidate's share of metadata observations; this index answers it
+  // without reading observation rows (almost always: none).
+  `
+  CREATE INDEX observations_metadata ON observations(entity_id) WHERE kind = 'metadata';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
