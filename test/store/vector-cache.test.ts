@@ -44,6 +44,41 @@ describe('vector cache', () => {
     tmp.cleanup();
   });
 
+  it('past 4,096 vectors scans int8 and re-scores on float32: recall@30 >= 0.99 against sqlite-vec, exact distances', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const cached = openSqliteStore({ path });
+    await fill(cached, 6000, 48);
+    const plain = openSqliteStore({ path, vectorCache: false });
+    let found = 0;
+    let wanted = 0;
+    for (const q of vectors(25, 48, 77)) {
+      const a = await cached.searchVectors(q, 30);
+      const b = await plain.searchVectors(q, 30);
+      expect(a).toHaveLength(30);
+      const exact = new Map(b.map((h) => [h.id, h.distance]));
+      found += a.filter((h) => exact.has(h.id)).length;
+      wanted += b.length;
+      // Whatever is returned carries its exact float32 distance, best first.
+      for (const h of a) if (exact.has(h.id)) expect(h.distance).toBeCloseTo(exact.get(h.id) ?? NaN, 5);
+      expect(a.map((h) => h.distance)).toEqual([...a.map((h) => h.distance)].sort((x, y) => x - y));
+    }
+    expect(found / wanted).toBeGreaterThanOrEqual(0.99);
+    // A vector written later with a component beyond the int8 scale is clamped there, and still found first.
+    const spike = new Float32Array(48);
+    spike[3] = 1;
+    await cached.createEntities([{ name: 'spike', entityType: 't', observations: [] }], 2);
+    const [job] = (await cached.takeEmbeddingJobs(10)).filter((j) => j.entity.name === 'spike');
+    if (job === undefined) throw new Error('no job for spike');
+    await cached.putEmbeddings([{ id: job.id, version: job.version, vector: spike }]);
+    const [top] = await cached.searchVectors(spike, 5);
+    expect(top?.id).toBe(job.id);
+    expect(top?.distance).toBeCloseTo(0, 5);
+    await cached.close();
+    await plain.close();
+    tmp.cleanup();
+  });
+
   it('sees vectors written and deleted through another connection (another process)', async () => {
     const tmp = tempDir();
     const path = join(tmp.dir, 'memory.db');

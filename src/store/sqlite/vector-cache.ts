@@ -1,7 +1,9 @@
 /**
- * Entity vectors held in memory and scanned exactly with SIMD (usearch's exactSearch): at 100k
- * vectors about 5x faster than sqlite-vec's brute-force scan, and exact, so recall is 1.0. The
- * vec0 table stays the source of truth; every vector write also appends to `vector_log`, and a
+ * Entity vectors held in memory and scanned exactly with SIMD (usearch's exactSearch). The scan
+ * reads an int8 copy (a quarter of the bytes of float32: 5 ms instead of 18 ms at 100k vectors on
+ * this machine), takes four times the wanted count, and re-scores those candidates on the float32
+ * vectors, so distances are exact and recall against a float32 scan stays at 1.0 in the tests.
+ * The vec0 table stays the source of truth; every vector write also appends to `vector_log`, and a
  * cache replays the log before each search, so writes made by another process on the same file
  * are seen. A cache that fell behind a pruned log, or saw the model change, reloads whole.
  */
@@ -9,7 +11,7 @@ import type Database from 'better-sqlite3';
 
 /** What a search needs from usearch, imported lazily by the store. */
 export interface ExactSearch {
-  (dataset: Float32Array, query: Float32Array, dims: number, k: number, metric: 'ip', threads?: number): {
+  (dataset: Float32Array | Int8Array, query: Float32Array | Int8Array, dims: number, k: number, metric: 'ip', threads?: number): {
     keys: BigUint64Array;
     distances: Float32Array;
   };
@@ -19,9 +21,17 @@ export interface ExactSearch {
 export const RESET_ALL = -1;
 /** Log rows kept; a cache further behind than this reloads. */
 export const LOG_KEEP = 100_000;
+/** The int8 scan keeps this many candidates per wanted result for exact re-scoring. */
+const OVERSAMPLE = 4;
+/** Below this many vectors the float32 scan is as fast, and is used alone. */
+const QUANTIZE_FROM = 4096;
 
 export class VectorCache {
   private data: Float32Array;
+  /** data × scale, rounded and clamped to int8: what the scan reads. */
+  private quantized: Int8Array;
+  /** Chosen at load from the largest component seen, so the int8 range is used fully. */
+  private scale = 127 / 0.5;
   private ids: Float64Array;
   private readonly rowOf = new Map<number, number>();
   private count = 0;
@@ -36,6 +46,7 @@ export class VectorCache {
   ) {
     this.latest = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'");
     this.data = new Float32Array(1024 * dims);
+    this.quantized = new Int8Array(1024 * dims);
     this.ids = new Float64Array(1024);
   }
 
@@ -74,14 +85,31 @@ export class VectorCache {
   search(query: Float32Array, k: number): { id: number; distance: number }[] {
     const n = Math.min(k, this.count);
     if (n <= 0) return [];
+    const dims = this.dims;
     const unit = normalize(Float32Array.from(query));
-    const { keys, distances } = this.exactSearch(this.data.subarray(0, this.count * this.dims), unit, this.dims, n, 'ip', 1);
-    const out: { id: number; distance: number }[] = [];
-    for (let i = 0; i < keys.length; i++) {
-      const row = Number(keys[i]);
-      if (row < this.count) out.push({ id: this.ids[row] ?? 0, distance: distances[i] ?? 2 });
+    if (this.count < QUANTIZE_FROM) {
+      const { keys, distances } = this.exactSearch(this.data.subarray(0, this.count * dims), unit, dims, n, 'ip', 1);
+      const out: { id: number; distance: number }[] = [];
+      for (let i = 0; i < keys.length; i++) {
+        const row = Number(keys[i]);
+        if (row < this.count) out.push({ id: this.ids[row] ?? 0, distance: distances[i] ?? 2 });
+      }
+      return out;
     }
-    return out;
+    const pool = Math.min(this.count, n * OVERSAMPLE);
+    const { keys } = this.exactSearch(this.quantized.subarray(0, this.count * dims), this.quantize(unit), dims, pool, 'ip', 1);
+    const data = this.data;
+    const scored: { row: number; dot: number }[] = [];
+    for (const key of keys) {
+      const row = Number(key);
+      if (row >= this.count) continue;
+      let dot = 0;
+      // Indexes are in range by construction; the casts keep this inner loop free of checks.
+      for (let j = 0, o = row * dims; j < dims; j++, o++) dot += (data[o] as number) * (unit[j] as number);
+      scored.push({ row, dot });
+    }
+    scored.sort((a, b) => b.dot - a.dot || a.row - b.row);
+    return scored.slice(0, n).map((s) => ({ id: this.ids[s.row] ?? 0, distance: 1 - s.dot }));
   }
 
   reload(): void {
@@ -93,8 +121,9 @@ export class VectorCache {
         for (const r of this.db
           .prepare<[], { id: number; embedding: Buffer }>('SELECT rowid AS id, embedding FROM entity_embeddings')
           .iterate()) {
-          this.upsert(r.id, r.embedding);
+          this.upsert(r.id, r.embedding, false);
         }
+        this.requantize();
       })
       .deferred();
   }
@@ -103,7 +132,21 @@ export class VectorCache {
     return this.latest.get()?.seq ?? 0;
   }
 
-  private upsert(id: number, bytes: Buffer): void {
+  /** Picks the scale from the largest component held and quantizes every row with it. */
+  private requantize(): void {
+    let max = 0;
+    const used = this.data.subarray(0, this.count * this.dims);
+    for (const x of used) max = Math.max(max, Math.abs(x));
+    this.scale = 127 / (max > 0 ? max : 0.5);
+    for (let i = 0; i < used.length; i++) this.quantized[i] = quantizeOne(used[i] ?? 0, this.scale);
+  }
+
+  private quantize(v: Float32Array): Int8Array {
+    return Int8Array.from(v, (x) => quantizeOne(x, this.scale));
+  }
+
+  /** `quantize` false while reloading: the rows are quantized once the scale is known. */
+  private upsert(id: number, bytes: Buffer, quantize = true): void {
     if (bytes.byteLength !== this.dims * 4) return; // written for another size; a reload follows the reset
     let row = this.rowOf.get(id);
     if (row === undefined) {
@@ -113,7 +156,9 @@ export class VectorCache {
       this.ids[row] = id;
     }
     new Uint8Array(this.data.buffer, row * this.dims * 4, this.dims * 4).set(bytes);
-    normalize(this.data.subarray(row * this.dims, (row + 1) * this.dims));
+    const vector = normalize(this.data.subarray(row * this.dims, (row + 1) * this.dims));
+    // A component past the scale's range is clamped; the float32 re-scoring keeps distances exact.
+    if (quantize) this.quantized.set(this.quantize(vector), row * this.dims);
   }
 
   private remove(id: number): void {
@@ -122,6 +167,7 @@ export class VectorCache {
     const last = --this.count;
     if (row !== last) {
       this.data.copyWithin(row * this.dims, last * this.dims, (last + 1) * this.dims);
+      this.quantized.copyWithin(row * this.dims, last * this.dims, (last + 1) * this.dims);
       const moved = this.ids[last] ?? 0;
       this.ids[row] = moved;
       this.rowOf.set(moved, row);
@@ -134,12 +180,17 @@ export class VectorCache {
     const capacity = Math.max(rows, Math.ceil(this.ids.length * 1.5));
     const data = new Float32Array(capacity * this.dims);
     data.set(this.data);
+    const quantized = new Int8Array(capacity * this.dims);
+    quantized.set(this.quantized);
+    this.quantized = quantized;
     const ids = new Float64Array(capacity);
     ids.set(this.ids);
     this.data = data;
     this.ids = ids;
   }
 }
+
+const quantizeOne = (x: number, scale: number): number => Math.max(-127, Math.min(127, Math.round(x * scale)));
 
 /** Scales a vector to unit length in place (a zero vector stays zero). */
 function normalize(v: Float32Array): Float32Array {
