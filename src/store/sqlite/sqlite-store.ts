@@ -316,13 +316,18 @@ export class SqliteStore implements Store {
     return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)) };
   }
 
-  /** Candidates for a substring query: the trigram index (best BM25 first) for 3+ characters, else every entity. */
+  /**
+   * Candidates for a substring query: the trigram index for 3+ characters, else every entity; in
+   * creation order, which breaks ties within a tier as the official server's file order does.
+   * (Ordering them by BM25 cost half the time of a 10k-entity search and changed nothing a tier
+   * did not already decide.)
+   */
   private substringCandidates(query: string): number[] {
     const match = buildSubstringQuery(query);
     if (match !== undefined) {
       try {
         return this.stmt<[string], { id: number }>(
-            'SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY bm25(entity_trigram, 10.0, 4.0, 1.0)',
+            'SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY rowid',
           )
           .all(match)
           .map((r) => r.id);
