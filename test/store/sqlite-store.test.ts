@@ -152,4 +152,29 @@ describe('keyword term pruning on SQLite', () => {
     await store.close();
     tmp.cleanup();
   });
+
+  it('keeps facts between searches, and sees graph changes and usage made through another connection', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const reader = openSqliteStore({ path });
+    const writer = openSqliteStore({ path });
+    await writer.createEntities([{ name: 'A', entityType: 't', observations: ['x'] }, { name: 'B', entityType: 't', observations: ['y'] }], 1);
+    const [a, b] = await reader.idsByName(['A', 'B']);
+    if (a === undefined || b === undefined) throw new Error('missing');
+    const first = await reader.rankSignals([a, b]);
+    expect(first.facts.get(a)).toMatchObject({ status: 'activo', updatedAt: 1 });
+    expect(first.degree.get(a)).toBe(0);
+    await writer.setStatus('A', 'archivado', 2);
+    await writer.createRelations([{ from: 'A', to: 'B', relationType: 'knows' }], 3);
+    await writer.recordAccess([a], 4);
+    const second = await reader.rankSignals([a, b]);
+    expect(second.facts.get(a)).toMatchObject({ status: 'archivado' });
+    expect(second.degree.get(a)).toBe(1);
+    expect(second.access.get(a)).toEqual({ accessCount: 1, lastAccess: 4, accessDays: 1 });
+    await writer.deleteEntities(['B']);
+    expect((await reader.rankSignals([a, b])).facts.has(b)).toBe(false);
+    await reader.close();
+    await writer.close();
+    tmp.cleanup();
+  });
 });

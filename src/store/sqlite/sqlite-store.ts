@@ -69,15 +69,14 @@ interface EntityRow {
 }
 
 interface FactsRow extends EntityRow {
-  access_count: number | null;
-  last_access: number | null;
-  days: number;
   degree: number;
   metadata: number;
 }
 
 /** Entries kept in each of the keyword-term caches before they start over. */
 const TERM_CACHE_SIZE = 50_000;
+/** Entities whose facts are kept between searches before the cache starts over. */
+const FACTS_CACHE_SIZE = 200_000;
 
 const json = (values: readonly unknown[]): string => JSON.stringify(values);
 const newQueueVersion = (): number => randomInt(1, 2 ** 47);
@@ -96,6 +95,9 @@ export class SqliteStore implements Store {
   private readonly stemsOf = new Map<string, readonly string[]>();
   /** Document frequency per stored term, with the keyword change count it was read at. */
   private readonly dfOf = new Map<string, { readonly df: number; readonly changes: number }>();
+  /** See cachedFacts(). */
+  private readonly facts = new Map<EntityId, { readonly facts: EntityFacts; readonly degree: number }>();
+  private factsAt = -1;
   /** Keyword rows rewritten in the open transaction, added to meta `keyword_changes` at commit. */
   private keywordChanges = 0;
   /** Prepared statements by SQL text: preparing costs more than running most of them. */
@@ -276,7 +278,7 @@ export class SqliteStore implements Store {
     // FTS5's 'optimize': 0.7 s at 100k entities, holding the write lock as any import batch does.
     this.write(() => {
       for (const table of ['entity_fts', 'entity_trigram']) this.db.exec(`INSERT INTO ${table} (${table}) VALUES ('optimize')`);
-    });
+    }, false);
   }
 
   async readGraph(): Promise<KnowledgeGraph> {
@@ -458,7 +460,7 @@ export class SqliteStore implements Store {
         'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
       );
       return { reset: current !== undefined };
-    });
+    }, false);
   }
 
   async vectorStatus(): Promise<VectorStatus> {
@@ -509,7 +511,7 @@ export class SqliteStore implements Store {
         log.run(r.id);
       }
       this.stmt('DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?').run(LOG_KEEP);
-    });
+    }, false);
   }
 
   async requeueAllEmbeddings(): Promise<number> {
@@ -518,7 +520,7 @@ export class SqliteStore implements Store {
         'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
       );
       return this.stmt<[], { n: number }>('SELECT count(*) AS n FROM embedding_queue').get()?.n ?? 0;
-    });
+    }, false);
   }
 
   async searchVectors(query: Float32Array, limit: number): Promise<VectorHit[]> {
@@ -563,36 +565,51 @@ export class SqliteStore implements Store {
 
   async rankSignals(ids: readonly EntityId[]): Promise<RankSignals> {
     const list = json(ids);
+    const known = this.cachedFacts();
+    const missing = ids.filter((id) => !known.has(id));
+    if (missing.length > 0) {
+      // Observations are not read: their metadata share comes from a partial index, usually empty.
+      for (const r of this.stmt<[string], FactsRow>(
+          `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
+                  (SELECT count(*) FROM relations WHERE from_name = e.name) +
+                  (SELECT count(*) FROM relations WHERE to_name = e.name) AS degree,
+                  (SELECT count(*) FROM observations m WHERE m.entity_id = e.id AND m.kind = 'metadata') AS metadata
+             FROM entities e WHERE e.id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(json(missing))) {
+        const id = asEntityId(r.id);
+        const observations = r.metadata === 0 ? 0 : (this.stmt<[number], { n: number }>('SELECT count(*) AS n FROM observations WHERE entity_id = ?').get(r.id)?.n ?? 0);
+        if (known.size >= FACTS_CACHE_SIZE) known.clear();
+        known.set(id, {
+          facts: {
+            id,
+            name: r.name,
+            entityType: r.entity_type,
+            status: r.status,
+            createdAt: r.created_at,
+            updatedAt: r.updated_at,
+            metadataRatio: observations === 0 ? 0 : r.metadata / observations,
+          },
+          degree: r.degree,
+        });
+      }
+    }
     const facts = new Map<EntityId, EntityFacts>();
-    const access = new Map<EntityId, AccessSignal>();
     const degree = new Map<EntityId, number>();
-    // One pass over the candidates: a statement per signal cost 4x as much at 300 candidates.
-    // Observations are not read: their metadata share comes from a partial index, usually empty.
-    for (const r of this.stmt<[string], FactsRow>(
-        `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
-                a.access_count, a.last_access,
-                CASE WHEN a.entity_id IS NULL THEN 0
-                     ELSE (SELECT count(*) FROM entity_access_days d WHERE d.entity_id = e.id) END AS days,
-                (SELECT count(*) FROM relations WHERE from_name = e.name) +
-                (SELECT count(*) FROM relations WHERE to_name = e.name) AS degree,
-                (SELECT count(*) FROM observations m WHERE m.entity_id = e.id AND m.kind = 'metadata') AS metadata
-           FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
-          WHERE e.id IN (SELECT value FROM json_each(?))`,
+    for (const id of ids) {
+      const k = known.get(id);
+      if (k === undefined) continue;
+      facts.set(id, k.facts);
+      degree.set(id, k.degree);
+    }
+    const access = new Map<EntityId, AccessSignal>();
+    for (const r of this.stmt<[string], { id: number; access_count: number; last_access: number; days: number }>(
+        `SELECT a.entity_id AS id, a.access_count, a.last_access,
+                (SELECT count(*) FROM entity_access_days d WHERE d.entity_id = a.entity_id) AS days
+           FROM entity_access a WHERE a.entity_id IN (SELECT value FROM json_each(?))`,
       )
       .all(list)) {
-      const id = asEntityId(r.id);
-      const observations = r.metadata === 0 ? 0 : (this.stmt<[number], { n: number }>('SELECT count(*) AS n FROM observations WHERE entity_id = ?').get(r.id)?.n ?? 0);
-      facts.set(id, {
-        id,
-        name: r.name,
-        entityType: r.entity_type,
-        status: r.status,
-        createdAt: r.created_at,
-        updatedAt: r.updated_at,
-        metadataRatio: observations === 0 ? 0 : r.metadata / observations,
-      });
-      if (r.access_count !== null && r.last_access !== null) access.set(id, { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
-      degree.set(id, r.degree);
+      access.set(asEntityId(r.id), { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
     }
     const coOccurrences: CoOccurrence[] = this.stmt<[string, string], { a: number; b: number; co_count: number; last_co: number }>(
         `SELECT entity_a_id AS a, entity_b_id AS b, co_count, last_co FROM co_occurrences
@@ -601,6 +618,20 @@ export class SqliteStore implements Store {
       .all(list, list)
       .map((r) => ({ a: asEntityId(r.a), b: asEntityId(r.b), count: r.co_count, lastCo: r.last_co }));
     return { facts, access, degree, coOccurrences };
+  }
+
+  /**
+   * Facts and degree of entities read by earlier searches. They change only when the graph does:
+   * every graph write, in any process, adds to meta `graph_changes`, and a different count empties
+   * the cache (usage signals are not cached; they change with every search).
+   */
+  private cachedFacts(): Map<EntityId, { readonly facts: EntityFacts; readonly degree: number }> {
+    const changes = Number(this.metaGet('graph_changes') ?? 0);
+    if (changes !== this.factsAt) {
+      this.facts.clear();
+      this.factsAt = changes;
+    }
+    return this.facts;
   }
 
   async recordAccess(ids: readonly EntityId[], now: number): Promise<void> {
@@ -627,7 +658,7 @@ export class SqliteStore implements Store {
       for (let i = 0; i < unique.length; i++) {
         for (let j = i + 1; j < unique.length; j++) pair.run({ a: unique[i], b: unique[j], now });
       }
-    });
+    }, false);
   }
 
   async close(): Promise<void> {
@@ -636,8 +667,12 @@ export class SqliteStore implements Store {
 
   // ---------- internals ----------
 
-  /** Runs fn in one IMMEDIATE transaction; a lock held too long by another process becomes STORE_BUSY. */
-  private write<T>(fn: () => T): T {
+  /**
+   * Runs fn in one IMMEDIATE transaction; a lock held too long by another process becomes
+   * STORE_BUSY. `graph` false for writes that change no entity, observation or relation (usage
+   * signals, vectors), which leave cached facts valid.
+   */
+  private write<T>(fn: () => T, graph = true): T {
     // Not db.transaction(): it prepares BEGIN and COMMIT anew on every call.
     if (this.db.inTransaction) return fn();
     try {
@@ -655,6 +690,7 @@ export class SqliteStore implements Store {
     try {
       this.keywordChanges = 0;
       const result = fn();
+      if (graph) this.stmt("INSERT INTO meta (key, value) VALUES ('graph_changes', 1) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1").run();
       if (this.keywordChanges > 0) {
         this.stmt("INSERT INTO meta (key, value) VALUES ('keyword_changes', ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value").run(
           this.keywordChanges,
