@@ -7,9 +7,13 @@
  *   --real-vectors-up-to 10000     sizes up to this get vectors from the real model; larger ones
  *                                  random unit vectors through the same store code path (labelled)
  *   --queries 50                   timed calls per operation (after 5 warm-up calls)
+ *
+ * Results of each size are kept in bench/results/latency-<date>.json as soon as they are measured,
+ * merged with what earlier runs of the same day measured, so sizes can be run one at a time
+ * (`npm run bench -- --sizes 1000000 --official ''`) and an interrupted run loses one size at most.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -110,6 +114,10 @@ async function stdioClient(command: string[], env: Record<string, string> = {}) 
 
 interface SizeResult {
   size: number;
+  /** Wall time of this size's whole run (generate, import, vectors, timings, cold start), s. */
+  seconds: number;
+  /** Share of the exact top 30 (sqlite-vec's float32 scan) that the in-memory cache returns. */
+  vectorRecallAt30: number;
   vectors: string;
   importPerSec: number;
   embedPerSec: number | undefined;
@@ -123,6 +131,7 @@ interface SizeResult {
 }
 
 async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
+  const began = performance.now();
   const dir = mkdtempSync(join(tmpdir(), `limbic-lat-${size}-`));
   const jsonl = join(dir, 'memory.jsonl');
   const db = join(dir, 'memory.db');
@@ -130,7 +139,9 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   await writeGraph(jsonl, size);
   const real = size <= REAL_UP_TO;
   const vectorsLabel = real ? 'real model' : 'random unit vectors';
-  const modelId = real ? model.id : 'random-unit-vectors (bench)';
+  // Random vectors are stored under the real model's id, so the server started for the cold-start
+  // numbers takes them as its own instead of re-embedding the whole graph.
+  const modelId = model.id;
   const queryModel = memoizeQueries(withId(model, modelId));
   const store = openSqliteStore({ path: db });
   const lazy = new LazyEmbedder(async () => queryModel);
@@ -185,6 +196,15 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
     ),
   );
   ops.add_observations = await time((i) => store.addObservations([{ entityName: entityName(i), contents: [`observation number ${i} added`] }], Date.now()));
+  // The writes queued embeddings; a server started on this file would embed them in the background
+  // and the cold-start numbers would measure that. The new entities go, the changed ones get vectors.
+  await store.deleteEntities(Array.from({ length: batch }, (_, b) => Array.from({ length: 50 }, (_, k) => `New ${b}-${k}`)).flat());
+  if (real) await indexer.drain();
+  else {
+    const next = randomUnit(model.dims, size + 2);
+    const jobs = await store.takeEmbeddingJobs(10_000);
+    await store.putEmbeddings(jobs.map((j) => ({ id: j.id, version: j.version, vector: next() })));
+  }
 
   // Share of plain-text query words pruned as zero-weight (in more than half of the entities).
   let pruned = 0;
@@ -195,6 +215,21 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
     pruned += stats.terms.filter((t) => t.df / stats.total > 0.5).length;
   }
   const bytesPerEntity = ((await store.stats()).databaseBytes ?? 0) / size;
+
+  // The cache's answers against sqlite-vec's exact float32 scan of the same file.
+  log(`${size}: vector recall@30 against sqlite-vec`);
+  const exact = openSqliteStore({ path: db, vectorCache: false });
+  let found = 0;
+  let wanted = 0;
+  for (const q of qs.slice(0, 20)) {
+    const [v] = await queryModel.embed([q.text]);
+    if (v === undefined) continue;
+    const truth = new Set((await exact.searchVectors(v, 30)).map((h) => h.id));
+    found += (await store.searchVectors(v, 30)).filter((h) => truth.has(h.id)).length;
+    wanted += truth.size;
+  }
+  await exact.close();
+  const vectorRecallAt30 = wanted === 0 ? NaN : found / wanted;
   await store.close();
 
   log(`${size}: cold start`);
@@ -210,7 +245,7 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   const peakRss = vmHwm(pid);
   await client.close();
   rmSync(dir, { recursive: true, force: true });
-  return { size, vectors: vectorsLabel, importPerSec, embedPerSec, bytesPerEntity, ops, coldHandshake, coldFirstAnswer, coldFirstSemantic, peakRss, prunedShare: words === 0 ? 0 : pruned / words };
+  return { size, seconds: (performance.now() - began) / 1000, vectorRecallAt30, vectors: vectorsLabel, importPerSec, embedPerSec, bytesPerEntity, ops, coldHandshake, coldFirstAnswer, coldFirstSemantic, peakRss, prunedShare: words === 0 ? 0 : pruned / words };
 }
 
 interface SideBySide {
@@ -273,45 +308,67 @@ async function sideBySide(size: number): Promise<SideBySide> {
   return { size, ops };
 }
 
-const started = performance.now();
-const model = await loadModel();
-const sizes: SizeResult[] = [];
-for (const size of SIZES) sizes.push(await benchSize(size, model));
-const sbs: SideBySide[] = [];
-for (const size of OFFICIAL_SIZES) sbs.push(await sideBySide(size));
+interface Results {
+  machine: string;
+  sizes: Record<string, SizeResult>;
+  sideBySide: Record<string, SideBySide & { seconds: number }>;
+}
 
 const date = new Date().toISOString().slice(0, 10);
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
-const opNames = Object.keys(sizes[0]?.ops ?? {});
-const lines = [
-  `# Latency — ${date}`,
-  '',
-  `Machine: ${machine}. Warm, in-process, p50 / p95 in ms over ${RUNS} calls after ${WARMUP} warm-ups. Search times exclude query encoding (\`encode\` is the real model on the query alone).`,
-  `Graphs: 5 observations of 8-24 words per entity from a Zipf vocabulary of 20,000 words, about one relation per entity. Vectors: the real model (all-MiniLM-L6-v2 int8) up to ${REAL_UP_TO.toLocaleString('en')} entities; **random unit vectors** above, through the same store code path.`,
-  '',
-  `| operation | ${sizes.map((s) => `${s.size.toLocaleString('en')} (${s.vectors})`).join(' | ')} |`,
-  `|---|${sizes.map(() => '---|').join('')}`,
-  ...opNames.map((op) => `| ${op} | ${sizes.map((s) => `${f(s.ops[op]?.p50 ?? NaN)} / ${f(s.ops[op]?.p95 ?? NaN)}`).join(' | ')} |`),
-  `| import (entities/s, no embeddings) | ${sizes.map((s) => s.importPerSec.toFixed(0)).join(' | ')} |`,
-  `| embedding (entities/s) | ${sizes.map((s) => (s.embedPerSec === undefined ? '—' : s.embedPerSec.toFixed(0))).join(' | ')} |`,
-  `| cold start → handshake (ms) | ${sizes.map((s) => s.coldHandshake.toFixed(0)).join(' | ')} |`,
-  `| cold start → first search_nodes answer (ms) | ${sizes.map((s) => s.coldFirstAnswer.toFixed(0)).join(' | ')} |`,
-  `| cold start → first search_semantic answer (ms, model load included) | ${sizes.map((s) => s.coldFirstSemantic.toFixed(0)).join(' | ')} |`,
-  `| server peak RSS after 20 hybrid searches (MB) | ${sizes.map((s) => (s.peakRss / 1e6).toFixed(0)).join(' | ')} |`,
-  `| database bytes per entity | ${sizes.map((s) => s.bytesPerEntity.toFixed(0)).join(' | ')} |`,
-  `| query words pruned as zero-weight | ${sizes.map((s) => `${(s.prunedShare * 100).toFixed(0)}%`).join(' | ')} |`,
-  '',
-  '## Side by side with the official server (both over stdio, same client script, p50 / p95 ms)',
-  '',
-];
-for (const s of sbs) {
-  lines.push(`### ${s.size.toLocaleString('en')} entities`, '', '| operation | Limbic | official | official ÷ Limbic (p50) |', '|---|---|---|---|');
-  for (const [op, v] of Object.entries(s.ops)) lines.push(`| ${op} | ${f(v.limbic.p50)} / ${f(v.limbic.p95)} | ${f(v.official.p50)} / ${f(v.official.p95)} | ${(v.official.p50 / v.limbic.p50).toFixed(1)}× |`);
-  lines.push('');
+const resultsPath = join(ROOT, 'bench', 'results', `latency-${date}.json`);
+const results: Results = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Results) : { machine, sizes: {}, sideBySide: {} };
+const save = (): void => {
+  writeFileSync(resultsPath, `${JSON.stringify({ ...results, machine }, null, 1)}\n`);
+  writeReport();
+};
+
+const model = await loadModel();
+for (const size of SIZES) {
+  results.sizes[size] = await benchSize(size, model);
+  save();
 }
-lines.push(`Total time: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+for (const size of OFFICIAL_SIZES) {
+  const began = performance.now();
+  results.sideBySide[size] = { ...(await sideBySide(size)), seconds: (performance.now() - began) / 1000 };
+  save();
+}
+if (SIZES.length + OFFICIAL_SIZES.length === 0) writeReport();
+
+function writeReport(): void {
+  const sizes = Object.values(results.sizes).sort((a, b) => a.size - b.size);
+  const sbs = Object.values(results.sideBySide).sort((a, b) => a.size - b.size);
+  const opNames = Object.keys(sizes[0]?.ops ?? {});
+  const lines = [
+    `# Latency — ${date}`,
+    '',
+    `Machine: ${machine}. Warm, in-process, p50 / p95 in ms over ${RUNS} calls after ${WARMUP} warm-ups. Search times exclude query encoding (\`encode\` is the real model on the query alone).`,
+    `Graphs: 5 observations of 8-24 words per entity from a Zipf vocabulary of 20,000 words, about one relation per entity. Vectors: the real model (all-MiniLM-L6-v2 int8) up to ${REAL_UP_TO.toLocaleString('en')} entities; **random unit vectors** above, through the same store code path.`,
+    '',
+    `| operation | ${sizes.map((s) => `${s.size.toLocaleString('en')} (${s.vectors})`).join(' | ')} |`,
+    `|---|${sizes.map(() => '---|').join('')}`,
+    ...opNames.map((op) => `| ${op} | ${sizes.map((s) => `${f(s.ops[op]?.p50 ?? NaN)} / ${f(s.ops[op]?.p95 ?? NaN)}`).join(' | ')} |`),
+    `| import (entities/s, no embeddings) | ${sizes.map((s) => s.importPerSec.toFixed(0)).join(' | ')} |`,
+    `| embedding (entities/s) | ${sizes.map((s) => (s.embedPerSec === undefined ? '—' : s.embedPerSec.toFixed(0))).join(' | ')} |`,
+    `| cold start → handshake (ms) | ${sizes.map((s) => s.coldHandshake.toFixed(0)).join(' | ')} |`,
+    `| cold start → first search_nodes answer (ms) | ${sizes.map((s) => s.coldFirstAnswer.toFixed(0)).join(' | ')} |`,
+    `| cold start → first search_semantic answer (ms, model load included) | ${sizes.map((s) => s.coldFirstSemantic.toFixed(0)).join(' | ')} |`,
+    `| server peak RSS after 20 hybrid searches (MB) | ${sizes.map((s) => (s.peakRss / 1e6).toFixed(0)).join(' | ')} |`,
+    `| database bytes per entity | ${sizes.map((s) => s.bytesPerEntity.toFixed(0)).join(' | ')} |`,
+    `| query words pruned as zero-weight | ${sizes.map((s) => `${(s.prunedShare * 100).toFixed(0)}%`).join(' | ')} |`,
+    `| vector recall@30 against sqlite-vec's exact scan | ${sizes.map((s) => s.vectorRecallAt30.toFixed(3)).join(' | ')} |`,
+    `| time to run this size (s) | ${sizes.map((s) => s.seconds.toFixed(0)).join(' | ')} |`,
+    '',
+    '## Side by side with the official server (both over stdio, same client script, p50 / p95 ms)',
+    '',
+  ];
+  for (const s of sbs) {
+    lines.push(`### ${s.size.toLocaleString('en')} entities (${s.seconds.toFixed(0)} s to run)`, '', '| operation | Limbic | official | official ÷ Limbic (p50) |', '|---|---|---|---|');
+    for (const [op, v] of Object.entries(s.ops)) lines.push(`| ${op} | ${f(v.limbic.p50)} / ${f(v.limbic.p95)} | ${f(v.official.p50)} / ${f(v.official.p95)} | ${(v.official.p50 / v.limbic.p50).toFixed(1)}× |`);
+    lines.push('');
+}
+lines.push(`Raw numbers: latency-${date}.json.`);
 const report = lines.join('\n');
-console.log(report);
 const series: Series[] = [
   ...['search_nodes', 'search_semantic', 'hybrid_search', 'vector_leg', 'open_nodes', 'create_entities (50)', 'add_observations'].map((op) => ({
     label: `Limbic ${op}`,
@@ -326,4 +383,6 @@ const series: Series[] = [
 const svg = logLogChart(`Latency p50 against graph size (${date})`, 'entities', 'ms (p50)', series);
 writeFileSync(join(ROOT, 'bench', 'results', `latency-${date}.md`), `${report}\n\n![latency](latency-${date}.svg)\n`);
 writeFileSync(join(ROOT, 'bench', 'results', `latency-${date}.svg`), svg);
-log(`written bench/results/latency-${date}.md and .svg`);
+log(`written bench/results/latency-${date}.md, .svg and .json`);
+}
+console.log(readFileSync(join(ROOT, 'bench', 'results', `latency-${date}.md`), 'utf8'));
