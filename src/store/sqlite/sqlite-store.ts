@@ -4,6 +4,7 @@
  * transaction under WAL, so concurrent writers queue on the lock instead of losing updates.
  */
 import { mkdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { randomInt } from 'node:crypto';
 import Database from 'better-sqlite3';
@@ -41,6 +42,7 @@ import type {
   VectorHit,
   VectorStatus,
 } from '../store.js';
+import { KeywordWorker, KeywordWorkerError, RANGE_SQL, mergeRanges, type RangeHit } from './keyword-split.js';
 import { migrate } from './schema.js';
 import { LOG_KEEP, RESET_ALL, VectorCache, type ExactSearch } from './vector-cache.js';
 
@@ -53,6 +55,11 @@ export interface SqliteStoreOptions {
   readonly vectors?: boolean;
   /** Scan vectors in memory with usearch instead of sqlite-vec's KNN (same results, faster). @default true */
   readonly vectorCache?: boolean;
+  /**
+   * From this many entities the keyword leg is split over two cores (keyword-split.ts); never on a
+   * single core or in memory. @default 20000
+   */
+  readonly keywordSplitFrom?: number;
 }
 
 /** Entity text is joined with this separator in the FTS index (spec/hybrid-search.md). */
@@ -75,6 +82,8 @@ interface FactsRow extends EntityRow {
 
 /** Entries kept in each of the keyword-term caches before they start over. */
 const TERM_CACHE_SIZE = 50_000;
+/** Graphs from this size split the keyword leg over two cores (below, the thread hop costs more). */
+const KEYWORD_SPLIT_FROM = 20_000;
 /** Entities whose facts are kept between searches before the cache starts over. */
 const FACTS_CACHE_SIZE = 200_000;
 
@@ -105,8 +114,17 @@ export class SqliteStore implements Store {
   /** The in-memory vector cache, loaded on first need; undefined when usearch cannot load. */
   private cache: Promise<VectorCache | undefined> | undefined;
 
+  /** The second half of split keyword queries; created on the first search that splits. */
+  private keywordWorker: KeywordWorker | undefined;
+  private keywordSplitFrom: number;
+  /** Keyword searches answered by two halves (for tests and diagnostics). */
+  keywordSplits = 0;
+  private readonly busyTimeoutMs: number;
+
   constructor(options: SqliteStoreOptions) {
     this.path = options.path;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+    this.keywordSplitFrom = options.path === ':memory:' || availableParallelism() < 2 ? Infinity : (options.keywordSplitFrom ?? KEYWORD_SPLIT_FROM);
     this.useVectorCache = options.vectorCache ?? true;
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     try {
@@ -118,7 +136,7 @@ export class SqliteStore implements Store {
         { cause },
       );
     }
-    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+    this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
@@ -376,15 +394,56 @@ export class SqliteStore implements Store {
 
   async searchKeywords(match: string, limit: number): Promise<KeywordHit[]> {
     try {
-      return this.stmt<[string, number], { id: number; score: number }>(
-          'SELECT rowid AS id, bm25(entity_fts) AS score FROM entity_fts WHERE entity_fts MATCH ? ORDER BY score, rowid LIMIT ?',
-        )
-        .all(match, limit)
-        .map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
+      const hits = await this.keywordHits(match, limit);
+      return hits.map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
     } catch (cause) {
-      if ((cause as { code?: unknown }).code !== 'SQLITE_ERROR') throw cause;
+      const code = (cause as { code?: unknown }).code;
+      if (code !== 'SQLITE_ERROR') throw cause;
       throw new MemoryError(ERROR_CODES.INVALID_QUERY, `The keyword expression could not be parsed (${(cause as Error).message}).`, { cause });
     }
+  }
+
+  /** Best-first BM25 matches: one query, or from keywordSplitFrom entities two halves on two cores. */
+  private async keywordHits(match: string, limit: number): Promise<RangeHit[]> {
+    const entities = Number(this.metaGet('entity_count') ?? 0);
+    const worker = entities >= this.keywordSplitFrom ? this.splitWorker() : undefined;
+    if (worker === undefined) {
+      return this.stmt<[string, number], RangeHit>(
+          'SELECT rowid AS id, bm25(entity_fts) AS score FROM entity_fts WHERE entity_fts MATCH ? ORDER BY score, rowid LIMIT ?',
+        )
+        .all(match, limit);
+    }
+    const last = this.stmt<[], { m: number | null }>('SELECT max(id) AS m FROM entities').get()?.m ?? 0;
+    const middle = Math.floor(last / 2);
+    const range = this.stmt<[string, number, number, number], RangeHit>(RANGE_SQL);
+    const far = worker.search(match, middle + 1, last, limit);
+    let near: RangeHit[];
+    try {
+      near = range.all(match, 0, middle, limit);
+    } catch (error) {
+      far.catch(() => undefined); // the same expression fails there too; this error is the answer
+      throw error;
+    }
+    let rest: RangeHit[];
+    try {
+      rest = await far;
+    } catch (error) {
+      if (error instanceof KeywordWorkerError) throw error;
+      rest = range.all(match, middle + 1, last, limit); // the worker is gone: this connection answers
+    }
+    this.keywordSplits++;
+    return mergeRanges(near, rest, limit);
+  }
+
+  private splitWorker(): KeywordWorker | undefined {
+    if (this.keywordWorker?.broken === true) return undefined;
+    try {
+      this.keywordWorker ??= new KeywordWorker(this.path, this.busyTimeoutMs);
+    } catch {
+      this.keywordSplitFrom = Infinity; // no worker threads here: one core answers
+      return undefined;
+    }
+    return this.keywordWorker;
   }
 
   async keywordTermStats(words: readonly string[]): Promise<{ total: number; terms: { word: string; df: number }[] }> {
@@ -662,6 +721,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.keywordWorker?.close();
     if (this.db.open) this.db.close();
   }
 

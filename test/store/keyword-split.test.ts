@@ -1,0 +1,79 @@
+/** The keyword leg split over two cores answers exactly what one query answers. */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../src/core/errors.js';
+import { mergeRanges } from '../../src/store/sqlite/keyword-split.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const WORDS = ['river', 'stone', 'lamp', 'orchard', 'violet', 'harbor', 'copper', 'meadow', 'the', 'of', 'and'];
+
+/** Deterministic text: common words in most entities, rarer ones in a few. */
+function text(i: number): string {
+  const pick = (k: number) => WORDS[(i * 7 + k * 13 + ((i * k) % 5)) % WORDS.length] ?? 'the';
+  return Array.from({ length: 6 + (i % 9) }, (_, k) => pick(k)).join(' ');
+}
+
+describe('keyword leg split over two cores', () => {
+  it('returns the same entities with the same BM25 scores as one query, and sees new writes', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const split = openSqliteStore({ path, keywordSplitFrom: 1 });
+    const single = openSqliteStore({ path, keywordSplitFrom: Infinity });
+    await split.createEntities(
+      Array.from({ length: 600 }, (_, i) => ({ name: `Note ${i}`, entityType: 'note', observations: [text(i), text(i + 1000)] })),
+      1,
+    );
+    for (const [match, limit] of [
+      ['"river" OR "lamp"', 150],
+      ['"violet"', 10],
+      ['"copper" OR "meadow" OR "the"', 37],
+      ['"stone" AND "harbor"', 150],
+      ['"nothing-matches-this"', 10],
+    ] as const) {
+      const a = await split.searchKeywords(match, limit);
+      const b = await single.searchKeywords(match, limit);
+      expect(a).toEqual(b);
+      expect(a.length).toBeLessThanOrEqual(limit);
+    }
+    expect((await split.searchKeywords('"violet"', 600)).length).toBeGreaterThan(10); // more matches than the page above
+    expect(split.keywordSplits).toBe(6); // every search above went through the worker
+    expect(single.keywordSplits).toBe(0);
+    // A write through the splitting store is seen by its worker's connection at once.
+    await split.createEntities([{ name: 'Late', entityType: 'note', observations: ['a zeppelin over the orchard'] }], 2);
+    const [late] = await split.idsByName(['Late']);
+    expect((await split.searchKeywords('"zeppelin"', 10)).map((h) => h.id)).toEqual([late]);
+    await split.close();
+    await single.close();
+    tmp.cleanup();
+  });
+
+  it('reports an expression FTS5 cannot parse as INVALID_QUERY, and keeps answering after it', async () => {
+    const tmp = tempDir();
+    const store = openSqliteStore({ path: join(tmp.dir, 'memory.db'), keywordSplitFrom: 1 });
+    await store.createEntities([{ name: 'A', entityType: 't', observations: ['river stone'] }], 1);
+    await expect(store.searchKeywords('"river" AND', 10)).rejects.toMatchObject({ code: ERROR_CODES.INVALID_QUERY });
+    expect(await store.searchKeywords('"river"', 10)).toHaveLength(1);
+    await store.close();
+    tmp.cleanup();
+  });
+
+  it('merges best-first halves into the best limit, ties by rowid', () => {
+    const merged = mergeRanges(
+      [
+        { id: 1, score: -5 },
+        { id: 4, score: -2 },
+      ],
+      [
+        { id: 9, score: -5 },
+        { id: 7, score: -3 },
+      ],
+      3,
+    );
+    expect(merged).toEqual([
+      { id: 1, score: -5 },
+      { id: 9, score: -5 },
+      { id: 7, score: -3 },
+    ]);
+  });
+});
