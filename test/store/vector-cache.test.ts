@@ -1,7 +1,11 @@
 /** The in-memory vector cache: same answers as sqlite-vec, and in step with writes from another connection. */
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import usearch from 'usearch';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { VectorCache, type ExactSearch } from '../../src/store/sqlite/vector-cache.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 /** Deterministic pseudo-random unit vectors (meaning does not matter here). */
@@ -120,6 +124,38 @@ describe('vector cache', () => {
     expect(hits[0]?.distance).toBeCloseTo(0, 5);
     await reader.close();
     await writer.close();
+    tmp.cleanup();
+  });
+
+  it('reads sqlite-vec\'s chunks directly, in one go or in the background, exactly as through the table', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const store = openSqliteStore({ path, vectorCache: false });
+    await fill(store, 3000, 16);
+    // Holes (deleted entities) and moved slots (vectors written again).
+    await store.deleteEntities(Array.from({ length: 100 }, (_, i) => `e${i * 7}`));
+    await store.addObservations(Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })), 2);
+    const jobs = await store.takeEmbeddingJobs(100);
+    const fresh = vectors(jobs.length, 16, 5);
+    await store.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: fresh[i] ?? new Float32Array(16) })));
+    await store.close();
+
+    const db = new Database(path);
+    sqliteVec.load(db);
+    const exact = usearch.exactSearch as unknown as ExactSearch;
+    const rows = VectorCache.load(db, exact, 16, false);
+    const chunks = VectorCache.load(db, exact, 16);
+    const background = await VectorCache.loadInBackground(db, exact, 16);
+    expect([rows.loadedFrom, chunks.loadedFrom, background.loadedFrom]).toEqual(['rows', 'chunks', 'chunks']);
+    expect(rows.size).toBe(2900);
+    expect(chunks.size).toBe(2900);
+    expect(background.size).toBe(2900);
+    for (const q of [...vectors(10, 16, 11), ...fresh.slice(0, 5)]) {
+      const want = rows.search(q, 50);
+      expect(chunks.search(q, 50)).toEqual(want);
+      expect(background.search(q, 50)).toEqual(want);
+    }
+    db.close();
     tmp.cleanup();
   });
 });

@@ -611,7 +611,7 @@ export class SqliteStore implements Store {
     this.cache = (async () => {
       try {
         const usearch = await import('usearch');
-        return VectorCache.load(this.db, usearch.exactSearch as unknown as ExactSearch, dims);
+        return await VectorCache.loadInBackground(this.db, usearch.exactSearch as unknown as ExactSearch, dims);
       } catch {
         // No usearch for this platform: sqlite-vec's own KNN answers, slower but the same.
         return undefined;

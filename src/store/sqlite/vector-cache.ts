@@ -55,10 +55,43 @@ export class VectorCache {
     this.ids = new Float64Array(1024);
   }
 
-  /** Reads every vector of the table in one consistent snapshot. */
-  static load(db: Database.Database, exactSearch: ExactSearch, dims: number): VectorCache {
+  /**
+   * How the last reload read the vectors: 'chunks' straight from sqlite-vec's storage (1M vectors
+   * in seconds), or 'rows' through the vec0 table (about 15x slower), when the storage is not the
+   * layout this code knows.
+   */
+  loadedFrom: 'chunks' | 'rows' = 'rows';
+
+  /** Reads every vector of the table in one consistent snapshot; `chunks` false forces the row path. */
+  static load(db: Database.Database, exactSearch: ExactSearch, dims: number, chunks = true): VectorCache {
     const cache = new VectorCache(db, exactSearch, dims);
-    cache.reload();
+    cache.reload(chunks);
+    return cache;
+  }
+
+  /**
+   * The same, a few chunks at a time with the event loop free in between, so a server loading a
+   * million vectors keeps answering its other tools. No single snapshot: the log position is taken
+   * first, and the first search replays whatever changed while loading.
+   */
+  static async loadInBackground(db: Database.Database, exactSearch: ExactSearch, dims: number): Promise<VectorCache> {
+    const cache = new VectorCache(db, exactSearch, dims);
+    const seq = (cache.seq = cache.latestSeq());
+    const total = cache.storedCount();
+    if (total === undefined) return VectorCache.load(db, exactSearch, dims, false);
+    cache.grow(total);
+    let after = 0;
+    for (;;) {
+      const last = cache.readChunks(after, CHUNKS_PER_STEP);
+      if (last === false) return VectorCache.load(db, exactSearch, dims, false);
+      if (last === undefined) break;
+      after = last;
+      await nextTurn();
+    }
+    // A count that does not add up while nobody wrote means a layout this code misreads.
+    if (cache.count !== total && cache.latestSeq() === seq) return VectorCache.load(db, exactSearch, dims, false);
+    await cache.requantize(true);
+    cache.loadedFrom = 'chunks';
     return cache;
   }
 
@@ -117,33 +150,108 @@ export class VectorCache {
     return scored.slice(0, n).map((s) => ({ id: this.ids[s.row] ?? 0, distance: 1 - s.dot }));
   }
 
-  reload(): void {
+  reload(chunks = true): void {
     this.db
       .transaction(() => {
-        this.rowOf.clear();
-        this.count = 0;
+        const clear = (): void => {
+          this.rowOf.clear();
+          this.count = 0;
+        };
+        clear();
         this.seq = this.latestSeq();
-        for (const r of this.db
-          .prepare<[], { id: number; embedding: Buffer }>('SELECT rowid AS id, embedding FROM entity_embeddings')
-          .iterate()) {
-          this.upsert(r.id, r.embedding, false);
+        const total = chunks ? this.storedCount() : undefined;
+        if (total !== undefined) this.grow(total);
+        let complete = total !== undefined;
+        for (let after = 0; complete; ) {
+          const last = this.readChunks(after, CHUNKS_PER_STEP);
+          if (last === false) complete = false;
+          else if (last === undefined) break;
+          else after = last;
         }
-        this.requantize();
+        if (complete && this.count === total) {
+          this.loadedFrom = 'chunks';
+        } else {
+          clear();
+          for (const r of this.db
+            .prepare<[], { id: number; embedding: Buffer }>('SELECT rowid AS id, embedding FROM entity_embeddings')
+            .iterate()) {
+            this.upsert(r.id, r.embedding, false);
+          }
+          this.loadedFrom = 'rows';
+        }
+        void this.requantize(false);
       })
       .deferred();
+  }
+
+  /** Vectors in sqlite-vec 0.1's storage, or undefined when the storage is not that layout. */
+  private storedCount(): number | undefined {
+    try {
+      return this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entity_embeddings_rowids').get()?.n;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Reads sqlite-vec 0.1's storage directly: chunks of vectors with a validity bitmap and the rowid
+   * of each slot. Iterating the vec0 table costs a virtual-table row per vector (45 s for 1M at a
+   * cold start); the chunks are a few large blobs. Reads up to `limit` chunks after chunk `after`
+   * and returns the last one read, undefined when there were none, false on any surprise (the
+   * caller then reads through the table).
+   */
+  private readChunks(after: number, limit: number): number | undefined | false {
+    const bytesPerVector = this.dims * 4;
+    try {
+      const rows = this.db
+        .prepare<[number, number], { id: number; size: number; validity: Buffer; rowids: Buffer; vectors: Buffer }>(
+          `SELECT c.chunk_id AS id, c.size, c.validity, c.rowids, v.vectors
+             FROM entity_embeddings_chunks c JOIN entity_embeddings_vector_chunks00 v ON v.rowid = c.chunk_id
+            WHERE c.chunk_id > ? ORDER BY c.chunk_id LIMIT ?`,
+        )
+        .all(after, limit);
+      for (const c of rows) {
+        if (c.vectors.byteLength < c.size * bytesPerVector || c.rowids.byteLength < c.size * 8 || c.validity.byteLength * 8 < c.size) return false;
+        for (let slot = 0; slot < c.size; slot++) {
+          if (((c.validity[slot >> 3] ?? 0) & (1 << (slot & 7))) === 0) continue;
+          const id = Number(c.rowids.readBigInt64LE(slot * 8));
+          this.upsert(id, c.vectors.subarray(slot * bytesPerVector, (slot + 1) * bytesPerVector), false);
+        }
+      }
+      return rows.at(-1)?.id;
+    } catch {
+      return false;
+    }
   }
 
   private latestSeq(): number {
     return this.latest.get()?.seq ?? 0;
   }
 
-  /** Picks the scale from the largest component held and quantizes every row with it. */
-  private requantize(): void {
-    let max = 0;
+  /** Picks the scale from the largest component held and quantizes every row with it; `yielding` frees the event loop between slices. */
+  private async requantize(yielding: boolean): Promise<void> {
     const used = this.data.subarray(0, this.count * this.dims);
-    for (const x of used) max = Math.max(max, Math.abs(x));
-    this.scale = 127 / (max > 0 ? max : 0.5);
-    for (let i = 0; i < used.length; i++) this.quantized[i] = quantizeOne(used[i] ?? 0, this.scale);
+    let max = 0;
+    for (let start = 0; start < used.length; start += SLICE) {
+      const end = Math.min(used.length, start + SLICE);
+      for (let i = start; i < end; i++) {
+        const x = used[i] as number;
+        if (x > max) max = x;
+        else if (-x > max) max = -x;
+      }
+      if (yielding) await nextTurn();
+    }
+    const scale = (this.scale = 127 / (max > 0 ? max : 0.5));
+    const quantized = this.quantized;
+    for (let start = 0; start < used.length; start += SLICE) {
+      const end = Math.min(used.length, start + SLICE);
+      // |x × scale| <= 127 here, so rounding half away from zero needs no clamp.
+      for (let i = start; i < end; i++) {
+        const y = (used[i] as number) * scale;
+        quantized[i] = (y >= 0 ? y + 0.5 : y - 0.5) | 0;
+      }
+      if (yielding) await nextTurn();
+    }
   }
 
   private quantize(v: Float32Array): Int8Array {
@@ -195,12 +303,19 @@ export class VectorCache {
   }
 }
 
+/** Chunks of 1,024 vectors read per step of a background load. */
+const CHUNKS_PER_STEP = 16;
+/** Components handled between two turns of the event loop while quantizing in the background. */
+const SLICE = 1 << 22;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 const quantizeOne = (x: number, scale: number): number => Math.max(-127, Math.min(127, Math.round(x * scale)));
 
 /** Scales a vector to unit length in place (a zero vector stays zero). */
 function normalize(v: Float32Array): Float32Array {
   let sum = 0;
-  for (const x of v) sum += x * x;
+  for (let i = 0; i < v.length; i++) sum += (v[i] as number) ** 2;
   const norm = Math.sqrt(sum);
   if (norm > 0 && Math.abs(norm - 1) > 1e-6) for (let i = 0; i < v.length; i++) v[i] = (v[i] ?? 0) / norm;
   return v;
