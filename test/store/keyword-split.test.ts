@@ -1,4 +1,5 @@
 /** The keyword leg split over two cores answers exactly what one query answers. */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/errors.js';
@@ -45,6 +46,8 @@ describe('keyword leg split over two cores', () => {
     expect((await split.searchKeywords('"zeppelin"', 10)).map((h) => h.id)).toEqual([late]);
     await split.close();
     await single.close();
+    // The worker closed its connection too: the last one to close checkpointed and removed the WAL.
+    expect(existsSync(`${path}-wal`)).toBe(false);
     tmp.cleanup();
   });
 

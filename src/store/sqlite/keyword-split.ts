@@ -37,6 +37,11 @@ const db = new Database(workerData.path, { readonly: true, fileMustExist: true }
 db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
 const search = db.prepare(workerData.sql);
 parentPort.on('message', (m) => {
+  if (m.close) {
+    db.close(); // a clean close lets the last connection checkpoint and remove the WAL
+    parentPort.close();
+    return;
+  }
   try {
     parentPort.postMessage({ id: m.id, rows: search.all(m.match, m.from, m.to, m.limit) });
   } catch (error) {
@@ -92,9 +97,16 @@ export class KeywordWorker {
     }) as Promise<RangeHit[]>;
   }
 
+  /** Closes the worker's connection, then the thread (terminated if it does not end within a second). */
   async close(): Promise<void> {
+    if (this.broken) return;
     this.broken = true;
-    await this.worker.terminate();
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.ref();
+    this.worker.postMessage({ close: true });
+    const timer = setTimeout(() => void this.worker.terminate(), 1000);
+    await exited;
+    clearTimeout(timer);
   }
 }
 
