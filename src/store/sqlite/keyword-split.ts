@@ -27,7 +27,7 @@ export class KeywordWorkerError extends Error {
   }
 }
 
-const RANGE_SQL =
+export const RANGE_SQL =
   'SELECT rowid AS id, bm25(entity_fts) AS score FROM entity_fts WHERE entity_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY score, rowid LIMIT ?';
 
 const WORKER_SOURCE = `
@@ -109,8 +109,6 @@ export class KeywordWorker {
     clearTimeout(timer);
   }
 }
-
-export { RANGE_SQL };
 
 /** Merges the halves' best-first lists into the best `limit`, ties by rowid as the unsplit query orders them. */
 export function mergeRanges(a: readonly RangeHit[], b: readonly RangeHit[], limit: number): RangeHit[] {

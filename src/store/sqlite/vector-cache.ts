@@ -80,17 +80,10 @@ export class VectorCache {
     const total = cache.storedCount();
     if (total === undefined) return VectorCache.load(db, exactSearch, dims, false);
     cache.grow(total);
-    let after = 0;
-    for (;;) {
-      const last = cache.readChunks(after, CHUNKS_PER_STEP);
-      if (last === false) return VectorCache.load(db, exactSearch, dims, false);
-      if (last === undefined) break;
-      after = last;
-      await nextTurn();
-    }
+    if (!(await runYielding(cache.readAllChunks()))) return VectorCache.load(db, exactSearch, dims, false);
     // A count that does not add up while nobody wrote means a layout this code misreads.
     if (cache.count !== total && cache.latestSeq() === seq) return VectorCache.load(db, exactSearch, dims, false);
-    await cache.requantize(true);
+    await runYielding(cache.requantize());
     cache.loadedFrom = 'chunks';
     return cache;
   }
@@ -161,13 +154,7 @@ export class VectorCache {
         this.seq = this.latestSeq();
         const total = chunks ? this.storedCount() : undefined;
         if (total !== undefined) this.grow(total);
-        let complete = total !== undefined;
-        for (let after = 0; complete; ) {
-          const last = this.readChunks(after, CHUNKS_PER_STEP);
-          if (last === false) complete = false;
-          else if (last === undefined) break;
-          else after = last;
-        }
+        const complete = total !== undefined && run(this.readAllChunks());
         if (complete && this.count === total) {
           this.loadedFrom = 'chunks';
         } else {
@@ -179,7 +166,7 @@ export class VectorCache {
           }
           this.loadedFrom = 'rows';
         }
-        void this.requantize(false);
+        run(this.requantize());
       })
       .deferred();
   }
@@ -190,6 +177,17 @@ export class VectorCache {
       return this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entity_embeddings_rowids').get()?.n;
     } catch {
       return undefined;
+    }
+  }
+
+  /** All chunks, a step at a time (a yield after each); false when one was not as expected. */
+  private *readAllChunks(): Generator<void, boolean> {
+    for (let after = 0; ; ) {
+      const last = this.readChunks(after, CHUNKS_PER_STEP);
+      if (last === false) return false;
+      if (last === undefined) return true;
+      after = last;
+      yield;
     }
   }
 
@@ -228,8 +226,8 @@ export class VectorCache {
     return this.latest.get()?.seq ?? 0;
   }
 
-  /** Picks the scale from the largest component held and quantizes every row with it; `yielding` frees the event loop between slices. */
-  private async requantize(yielding: boolean): Promise<void> {
+  /** Picks the scale from the largest component held and quantizes every row with it, yielding between slices. */
+  private *requantize(): Generator<void, void> {
     const used = this.data.subarray(0, this.count * this.dims);
     let max = 0;
     for (let start = 0; start < used.length; start += SLICE) {
@@ -239,7 +237,7 @@ export class VectorCache {
         if (x > max) max = x;
         else if (-x > max) max = -x;
       }
-      if (yielding) await nextTurn();
+      yield;
     }
     const scale = (this.scale = 127 / (max > 0 ? max : 0.5));
     const quantized = this.quantized;
@@ -250,7 +248,7 @@ export class VectorCache {
         const y = (used[i] as number) * scale;
         quantized[i] = (y >= 0 ? y + 0.5 : y - 0.5) | 0;
       }
-      if (yielding) await nextTurn();
+      yield;
     }
   }
 
@@ -309,6 +307,23 @@ const CHUNKS_PER_STEP = 16;
 const SLICE = 1 << 22;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Runs a stepwise job to the end at once. */
+function run<T>(job: Generator<void, T>): T {
+  for (;;) {
+    const step = job.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/** Runs a stepwise job with the event loop free between steps. */
+async function runYielding<T>(job: Generator<void, T>): Promise<T> {
+  for (;;) {
+    const step = job.next();
+    if (step.done === true) return step.value;
+    await nextTurn();
+  }
+}
 
 const quantizeOne = (x: number, scale: number): number => Math.max(-127, Math.min(127, Math.round(x * scale)));
 
