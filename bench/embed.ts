@@ -32,20 +32,20 @@ const text = (i: number): string => `${SENTENCES[i % SENTENCES.length]} (note ${
 async function throughput(batch: number, total: number): Promise<number> {
   const e = await loadModel();
   const texts = Array.from({ length: total }, (_, i) => text(i));
-  await e.embed(texts.slice(0, batch)); // warm
+  await e.embed(texts.slice(0, batch), 'passage'); // warm
   const t0 = performance.now();
-  for (let i = 0; i < texts.length; i += batch) await e.embed(texts.slice(i, i + batch));
+  for (let i = 0; i < texts.length; i += batch) await e.embed(texts.slice(i, i + batch), 'passage');
   return total / ((performance.now() - t0) / 1000);
 }
 
 async function queryLatency(runs: number): Promise<{ median: number; p95: number }> {
   const e = await loadModel();
   const query = 'how do I configure the database connection pool size properly';
-  for (let i = 0; i < 5; i++) await e.embed([query]);
+  for (let i = 0; i < 5; i++) await e.embed([query], 'query');
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    await e.embed([query]);
+    await e.embed([query], 'query');
     times.push(performance.now() - t0);
   }
   return { median: median(times), p95: p95(times) };

@@ -167,19 +167,19 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   await store.warmVectors();
 
   const qs = queries(WARMUP + RUNS);
-  for (const q of qs) await queryModel.embed([q.text]); // encoded once; search times below exclude encoding
+  for (const q of qs) await queryModel.embed([q.text], 'query'); // encoded once; search times below exclude encoding
   const r = rng(size + 1);
   const names = () => Array.from({ length: 5 }, () => entityName(Math.floor(r() * size)));
   const deps = { store, indexer };
   const now = Date.now();
   const ops: Record<string, Stat> = {};
   log(`${size}: timing reads`);
-  ops.encode = await time((i) => model.embed([`${qs[i % qs.length]?.text ?? ''} ${i}`]));
+  ops.encode = await time((i) => model.embed([`${qs[i % qs.length]?.text ?? ''} ${i}`], 'query'));
   ops.search_nodes = await time((i) => store.searchNodes(qs[i]?.substring ?? 'kalo'));
   ops.search_semantic = await time((i) => recall(deps, qs[i]?.text ?? '', 10, now));
   ops.hybrid_search = await time((i) => hybridSearch({ ...deps, reranker: undefined }, toHybridOptions({ query: qs[i]?.text ?? '', limit: 10 }), now));
   ops.vector_leg = await time(async (i) => {
-    const [v] = await queryModel.embed([qs[i]?.text ?? '']);
+    const [v] = await queryModel.embed([qs[i]?.text ?? ''], 'query');
     return store.searchVectors(v ?? new Float32Array(model.dims), 30);
   });
   ops.open_nodes = await time(() => store.openNodes(names()));
@@ -218,7 +218,7 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   let found = 0;
   let wanted = 0;
   for (const q of qs.slice(0, 20)) {
-    const [v] = await queryModel.embed([q.text]);
+    const [v] = await queryModel.embed([q.text], 'query');
     if (v === undefined) continue;
     const truth = new Set((await exact.searchVectors(v, 30)).map((h) => h.id));
     found += (await store.searchVectors(v, 30)).filter((h) => truth.has(h.id)).length;

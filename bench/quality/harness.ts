@@ -46,13 +46,13 @@ export function memoizeQueries(embedder: Embedder): Embedder {
   return {
     id: embedder.id,
     dims: embedder.dims,
-    countTokens: (t) => embedder.countTokens(t),
-    async embed(texts) {
+    embedEntities: (items) => embedder.embedEntities(items),
+    async embed(texts, kind) {
       const [only] = texts;
-      if (texts.length !== 1 || only === undefined) return embedder.embed(texts);
+      if (texts.length !== 1 || only === undefined || kind !== 'query') return embedder.embed(texts, kind);
       let v = memo.get(only);
       if (v === undefined) {
-        [v] = await embedder.embed(texts);
+        [v] = await embedder.embed(texts, kind);
         if (v !== undefined) memo.set(only, v);
       }
       return v === undefined ? [] : [v];
@@ -95,7 +95,7 @@ export class Corpus {
       return match === undefined ? [] : this.store.searchKeywords(match, depth);
     };
     const semantic = async () => {
-      const [v] = await this.embedder.embed([query]);
+      const [v] = await this.embedder.embed([query], 'query');
       return v === undefined ? [] : this.store.searchVectors(v, depth);
     };
     switch (mode) {

@@ -4,7 +4,7 @@
  * service, and runs a command. The only module that reads process.env or names concrete backends.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
@@ -65,13 +65,18 @@ function onnxOptions(config: Config) {
   };
 }
 
-function buildService(config: Config): MemoryService {
+/**
+ * The model runs in a worker thread with one core fewer than the machine has (at least one), so
+ * the thread answering MCP always has a core of its own; `threads` overrides that (the CLI's bulk
+ * re-embedding takes every core).
+ */
+function buildService(config: Config, threads: number = Math.max(1, availableParallelism() - 1)): MemoryService {
   const store = openSqliteStore({ path: config.dbPath });
   const embedder = new LazyEmbedder(async () => {
     if (config.noModel) throw new Error('The embedding model is switched off (--no-model / LIMBIC_NO_MODEL).');
-    // Imported here so start-up and keyword-only use never load the ONNX runtime.
-    const { loadOnnxEmbedder } = await import('../embed/onnx/onnx-embedder.js');
-    const engine = await loadOnnxEmbedder(onnxOptions(config));
+    // Imported here so start-up and keyword-only use never load the worker or the ONNX runtime.
+    const { ThreadedEmbedder } = await import('../embed/onnx/threaded-embedder.js');
+    const engine = await ThreadedEmbedder.start({ model: { ...onnxOptions(config), threads } });
     if (engine.description.note !== undefined) stderrLogger.info(engine.description.note);
     return engine;
   });
@@ -239,7 +244,8 @@ program
   .command('reembed')
   .description('re-embed every entity with the current model, with a progress bar')
   .action(async () => {
-    const service = buildService(config());
+    // Nothing else runs in this process: the model takes every core.
+    const service = buildService(config(), availableParallelism());
     let bar: ReturnType<typeof progressBar> | undefined;
     const started = Date.now();
     const done = await service.reembed((n, total) => {

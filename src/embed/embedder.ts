@@ -1,13 +1,53 @@
 /** The embedding engine's interface. Concrete engines live in sub-folders and load lazily. */
+import { buildEntityText, type TokenCounter } from '../core/text/entity-text.js';
+import type { Entity, Relation } from '../core/types.js';
+
+/**
+ * What a text is for. Models trained with instructions (multilingual-e5: "query: " and "passage: ")
+ * encode a search differently from the text it should find; models without them ignore this.
+ */
+export type TextKind = 'query' | 'passage';
+
+/** An entity as it is embedded: its text is built from these (spec/semantic-search.md). */
+export interface EntityInput {
+  readonly entity: Entity;
+  readonly relations: readonly Relation[];
+}
 
 export interface Embedder {
   /** Model id the vectors are made with; a change re-embeds everything. */
   readonly id: string;
   readonly dims: number;
   /** Unit-length vectors, one per text, in order. */
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
-  /** Tokens the model's own tokenizer makes of a text (special tokens included). */
-  countTokens(text: string): number;
+  embed(texts: readonly string[], kind: TextKind): Promise<Float32Array[]>;
+  /**
+   * One passage vector per entity, its text built within the model's token budget by the model's
+   * own tokenizer. Engines that run in another thread build the text there too.
+   */
+  embedEntities(items: readonly EntityInput[]): Promise<Float32Array[]>;
+  /** Frees the engine (a worker thread, a session); the embedder is unusable afterwards. */
+  close?(): Promise<void>;
+}
+
+/**
+ * embedEntities for an engine running on the caller's thread: builds each entity's text, counting
+ * every distinct piece of text once (the budget fitting asks for the same observation repeatedly).
+ */
+export function embedEntitiesAsPassages(
+  engine: Pick<Embedder, 'embed'>,
+  countTokens: TokenCounter,
+  items: readonly EntityInput[],
+): Promise<Float32Array[]> {
+  const counts = new Map<string, number>();
+  const counted: TokenCounter = (text) => {
+    let n = counts.get(text);
+    if (n === undefined) counts.set(text, (n = countTokens(text)));
+    return n;
+  };
+  return engine.embed(
+    items.map((item) => buildEntityText(item.entity, item.relations, counted)),
+    'passage',
+  );
 }
 
 /** Where a model's files came from, for `limbic model` and get_statistics. */
@@ -42,6 +82,13 @@ export class LazyEmbedder {
 
   state(): EmbedderState {
     return this.current;
+  }
+
+  /** Frees a loaded engine (a load under way is waited for); the next get() loads again. */
+  async close(): Promise<void> {
+    const engine = this.current.state === 'ready' ? this.current.embedder : await this.loading;
+    this.current = { state: 'idle' };
+    await engine?.close?.();
   }
 
   /** Starts loading without waiting for it. */

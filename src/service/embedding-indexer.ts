@@ -4,12 +4,24 @@
  * background, and any process sharing the database can drain what another one queued.
  */
 import type { Logger } from '../core/logger.js';
-import { buildEntityText } from '../core/text/entity-text.js';
 import type { Embedder, LazyEmbedder } from '../embed/embedder.js';
 import type { Store } from '../store/store.js';
 
 export interface DrainProgress {
   (done: number): void;
+}
+
+/** Queues at most this large are embedded before a search by meaning, so a fresh write is found. */
+export const CATCH_UP_LIMIT = 64;
+/** How long a search waits for that; past it, it answers with what is indexed and says so. */
+export const CATCH_UP_WAIT_MS = 1_000;
+
+/** What a search by meaning may be missing: entities written but not embedded yet. */
+export interface Freshness {
+  /** Entities still queued when the search ran (counted up to CATCH_UP_LIMIT + 1). */
+  readonly pending: number;
+  /** A sentence for the response when anything is pending. */
+  readonly note?: string;
 }
 
 export class EmbeddingIndexer {
@@ -50,6 +62,33 @@ export class EmbeddingIndexer {
     return embedder;
   }
 
+  /**
+   * Before a search by meaning: a small queue (a client that just wrote) is embedded first, for at
+   * most `waitMs`; a large one (a bulk load) is left to the background drain. Never throws.
+   */
+  async catchUp(waitMs: number = CATCH_UP_WAIT_MS): Promise<Freshness> {
+    const limit = CATCH_UP_LIMIT + 1;
+    let pending = await this.store.countPendingEmbeddings(limit);
+    if (pending === 0) return { pending };
+    const drained = this.drain().then(
+      () => true,
+      () => false,
+    );
+    if (pending <= CATCH_UP_LIMIT) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, waitMs, false)));
+      await Promise.race([drained, timedOut]);
+      clearTimeout(timer);
+      pending = await this.store.countPendingEmbeddings(limit);
+      if (pending === 0) return { pending };
+    }
+    const count = pending > CATCH_UP_LIMIT ? `More than ${CATCH_UP_LIMIT}` : String(pending);
+    return {
+      pending,
+      note: `${count} recently written entities are still being embedded in the background; until they are, only the keyword leg can find them.`,
+    };
+  }
+
   /** Embeds everything queued; resolves to how many vectors were written. One drain at a time. */
   drain(progress?: DrainProgress): Promise<number> {
     this.running ??= this.run(progress).finally(() => {
@@ -65,8 +104,8 @@ export class EmbeddingIndexer {
     for (;;) {
       const jobs = await this.store.takeEmbeddingJobs(this.batchSize);
       if (jobs.length === 0) return done;
-      const texts = jobs.map((j) => buildEntityText(j.entity, j.relations, (t) => embedder.countTokens(t)));
-      const vectors = await embedder.embed(texts);
+      // Text building, tokenizing and the model all run in the engine (a worker thread for ONNX).
+      const vectors = await embedder.embedEntities(jobs);
       await this.store.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vectors[i] ?? new Float32Array(embedder.dims) })));
       done += jobs.length;
       progress?.(done);

@@ -199,7 +199,9 @@ export async function hybridSearch(deps: HybridDeps, o: HybridSearchOptions, now
   let encodeMs = 0;
   if (embedder !== undefined) {
     const t0 = performance.now();
-    const [vector] = await embedder.embed([o.query]);
+    const fresh = await deps.indexer.catchUp();
+    if (fresh.note !== undefined) warnings.push(fresh.note);
+    const [vector] = await embedder.embed([o.query], 'query');
     encodeMs = ms(t0);
     if (vector !== undefined) semHits = await store.searchVectors(vector, depth);
     semMs = ms(t0);

@@ -70,6 +70,8 @@ export class MemoryService {
   /** Loads the model in the background and embeds whatever is queued; never blocks the caller. */
   warm(): void {
     if (!this.deps.store.capabilities.vector) return;
+    // The stored vectors load while the model does (each on its own), not one after the other.
+    this.deps.store.warmVectors().catch((error: unknown) => this.deps.logger.warn('loading the stored vectors failed; searches read them from the database', error));
     this.indexer.kick();
   }
 
@@ -233,6 +235,7 @@ export class MemoryService {
   async close(): Promise<void> {
     await Promise.all([...this.pending]);
     await this.indexer.idle();
+    await this.deps.embedder.close();
     await this.deps.store.close();
   }
 }

@@ -43,9 +43,6 @@ export interface RecallResponse {
   readonly ids: readonly EntityId[];
 }
 
-/** Queues at most this large are embedded before searching, so a fresh write is found by meaning. */
-const CATCH_UP_LIMIT = 64;
-
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 export async function recall(
@@ -60,11 +57,8 @@ export async function recall(
   let warning: string | undefined;
   let semantic: { id: EntityId; distance: number }[] = [];
   if (embedder !== undefined) {
-    // A bounded count: vectorStatus() counts every stored vector, which cost 2.6 ms per search at 10k.
-    const pending = await store.countPendingEmbeddings(CATCH_UP_LIMIT + 1);
-    if (pending > 0 && pending <= CATCH_UP_LIMIT) await indexer.drain();
-    else if (pending > 0) indexer.kick();
-    const [vector] = await embedder.embed([query]);
+    warning = (await indexer.catchUp()).note;
+    const [vector] = await embedder.embed([query], 'query');
     if (vector !== undefined) semantic = await store.searchVectors(vector, depth);
   } else {
     warning = 'Semantic search is unavailable (no embedding model); these are keyword matches only. Run "limbic model install" to enable it.';

@@ -18,7 +18,7 @@ describe('ONNX embedder (real model)', () => {
 
   it('places car nearer automobile than banana', async () => {
     const e = await realEmbedder();
-    const [car, automobile, banana] = await e.embed(['car', 'automobile', 'banana']);
+    const [car, automobile, banana] = await e.embed(['car', 'automobile', 'banana'], 'passage');
     if (!car || !automobile || !banana) throw new Error('missing vectors');
     expect(dot(car, automobile)).toBeGreaterThan(dot(car, banana) + 0.2);
   });
@@ -26,7 +26,7 @@ describe('ONNX embedder (real model)', () => {
   it('makes unit vectors of the model size, the same for the same text', async () => {
     const e = await realEmbedder();
     expect(e.dims).toBe(384);
-    const [a, b] = await e.embed(['the same text', 'the same text']);
+    const [a, b] = await e.embed(['the same text', 'the same text'], 'passage');
     expect(a?.length).toBe(384);
     expect(Math.sqrt(dot(a ?? new Float32Array(), a ?? new Float32Array()))).toBeCloseTo(1, 5);
     expect(Array.from(a ?? [])).toEqual(Array.from(b ?? []));
@@ -35,9 +35,9 @@ describe('ONNX embedder (real model)', () => {
   it('agrees between batched and single encodings within 1e-5', async () => {
     const e = await realEmbedder();
     const texts = ['short', 'a much longer sentence about the history of the automobile industry in Germany', 'banana bread'];
-    const batch = await e.embed(texts);
+    const batch = await e.embed(texts, 'passage');
     for (let i = 0; i < texts.length; i++) {
-      const [single] = await e.embed([texts[i] ?? '']);
+      const [single] = await e.embed([texts[i] ?? ''], 'passage');
       const diff = Math.max(...Array.from(single ?? []).map((x, j) => Math.abs(x - (batch[i]?.[j] ?? 0))));
       expect(diff).toBeLessThan(1e-5);
     }
@@ -48,7 +48,7 @@ describe('ONNX embedder (real model)', () => {
     expect(e.countTokens('hello world')).toBe(4); // [CLS] hello world [SEP]
     const long = 'memory '.repeat(2000);
     expect(e.countTokens(long)).toBeGreaterThan(512);
-    const [v] = await e.embed([long]);
+    const [v] = await e.embed([long], 'passage');
     expect(v?.length).toBe(384);
   });
 

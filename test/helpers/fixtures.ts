@@ -6,8 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { noopLogger } from '../../src/core/logger.js';
-import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
-import { loadOnnxEmbedder } from '../../src/embed/onnx/onnx-embedder.js';
+import { embedEntitiesAsPassages, LazyEmbedder, type Embedder, type EntityInput } from '../../src/embed/embedder.js';
+import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
 import type { Reranker } from '../../src/embed/reranker.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { MemoryService } from '../../src/service/memory-service.js';
@@ -38,6 +38,9 @@ export class FakeEmbedder implements Embedder {
   readonly id = 'fake-hash-embedder';
   calls = 0;
   constructor(readonly dims = 16) {}
+  async embedEntities(items: readonly EntityInput[]): Promise<Float32Array[]> {
+    return embedEntitiesAsPassages(this, (t) => this.countTokens(t), items);
+  }
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     this.calls++;
     return texts.map((t) => {
@@ -57,9 +60,9 @@ export class FakeEmbedder implements Embedder {
   }
 }
 
-let realEngine: Promise<Embedder> | undefined;
+let realEngine: Promise<OnnxEngine> | undefined;
 /** The real ONNX model installed by `limbic model install` (loaded once per test file). */
-export function realEmbedder(): Promise<Embedder> {
+export function realEmbedder(): Promise<OnnxEngine> {
   realEngine ??= loadOnnxEmbedder({ modelDir: undefined, cacheDir: modelCacheDir(), modelId: 'all-MiniLM-L6-v2', allowRemote: false });
   return realEngine;
 }

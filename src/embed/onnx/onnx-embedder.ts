@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
-import type { Embedder, ModelDescription } from '../embedder.js';
-import { installedModels, readManifest } from './model-files.js';
+import { embedEntitiesAsPassages, type Embedder, type ModelDescription, type TextKind } from '../embedder.js';
+import { installedModels, readManifest, type ModelManifest } from './model-files.js';
 
 export interface OnnxModelOptions {
   /** A folder holding one model (config.json, tokenizer.json, onnx/*.onnx). */
@@ -21,10 +21,23 @@ export interface OnnxModelOptions {
   readonly allowRemote: boolean;
   /** Texts per forward pass. @default 16 */
   readonly batchSize?: number;
+  /**
+   * Threads for one forward pass (onnxruntime's intra-op pool). A server gives the model one core
+   * less than the machine has, so the thread answering MCP always has one. @default all cores
+   */
+  readonly threads?: number;
 }
 
 interface ResolvedModel extends ModelDescription {
   readonly dtype: 'fp32' | 'q8';
+  /** Prepended to search text and to stored text, when the model was trained with them (e5). */
+  readonly prefixes: Readonly<Record<TextKind, string>>;
+}
+
+const NO_PREFIXES: Readonly<Record<TextKind, string>> = { query: '', passage: '' };
+
+function prefixesOf(manifest: (ModelManifest & { queryPrefix?: string; passagePrefix?: string }) | undefined): Record<TextKind, string> {
+  return { query: manifest?.queryPrefix ?? '', passage: manifest?.passagePrefix ?? '' };
 }
 
 function dtypeOf(dir: string): 'fp32' | 'q8' {
@@ -49,11 +62,13 @@ export function resolveModel(options: OnnxModelOptions): ResolvedModel {
       source: 'model-dir',
       location: options.modelDir,
       dtype: dtypeOf(options.modelDir),
+      prefixes: prefixesOf(manifest),
     };
   }
   const wanted = join(options.cacheDir, basename(options.modelId));
   if (existsSync(join(wanted, 'tokenizer.json'))) {
-    return { id: basename(options.modelId), dims: readManifest(wanted)?.dims, source: 'cache', location: wanted, dtype: dtypeOf(wanted) };
+    const manifest = readManifest(wanted);
+    return { id: basename(options.modelId), dims: manifest?.dims, source: 'cache', location: wanted, dtype: dtypeOf(wanted), prefixes: prefixesOf(manifest) };
   }
   const installed = installedModels(options.cacheDir)[0];
   if (installed !== undefined) {
@@ -63,11 +78,13 @@ export function resolveModel(options: OnnxModelOptions): ResolvedModel {
       source: 'cache',
       location: installed.dir,
       dtype: installed.manifest.dtype,
+      prefixes: prefixesOf(installed.manifest),
       note: `${options.modelId} is not installed; using the installed ${installed.manifest.id} (${installed.manifest.source})`,
     };
   }
   if (options.allowRemote) {
-    return { id: options.modelId, dims: undefined, source: 'hub', location: options.modelId, dtype: 'q8' };
+    // Hub models used here (MiniLM family) take no instruction prefixes.
+    return { id: options.modelId, dims: undefined, source: 'hub', location: options.modelId, dtype: 'q8', prefixes: NO_PREFIXES };
   }
   throw new MemoryError(
     ERROR_CODES.MODEL_UNAVAILABLE,
@@ -80,7 +97,14 @@ interface Extractor {
   tokenizer: { encode(text: string): number[] };
 }
 
-export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<Embedder & { readonly description: ModelDescription }> {
+/** The engine on the caller's thread; src/embed/onnx/threaded-embedder.ts runs it in a worker. */
+export interface OnnxEngine extends Embedder {
+  readonly description: ModelDescription;
+  /** Tokens the model's own tokenizer makes of a text (special tokens included, no prefix). */
+  countTokens(text: string): number;
+}
+
+export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxEngine> {
   const model = resolveModel(options);
   const transformers = await import('@huggingface/transformers');
   const { env, pipeline } = transformers;
@@ -91,7 +115,9 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<Embed
   const modelName = model.source === 'hub' ? model.location : basename(model.location);
   let extractor: Extractor;
   try {
-    extractor = (await pipeline('feature-extraction', modelName, { dtype: model.dtype })) as unknown as Extractor;
+    const threads = options.threads;
+    const session_options = threads === undefined ? {} : { intraOpNumThreads: threads, interOpNumThreads: 1 };
+    extractor = (await pipeline('feature-extraction', modelName, { dtype: model.dtype, session_options })) as unknown as Extractor;
   } catch (cause) {
     throw new MemoryError(
       ERROR_CODES.MODEL_UNAVAILABLE,
@@ -100,7 +126,9 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<Embed
     );
   }
   const batchSize = options.batchSize ?? 16;
-  const embed = async (texts: readonly string[]): Promise<Float32Array[]> => {
+  const embed = async (raw: readonly string[], kind: TextKind): Promise<Float32Array[]> => {
+    const prefix = model.prefixes[kind];
+    const texts = prefix === '' ? raw : raw.map((t) => prefix + t);
     // Batches of similar length: a batch is padded to its longest text, and attention costs grow
     // with it, so mixing a 10-token and a 300-token text makes the short one cost like the long one.
     const order = texts.map((_, i) => i).sort((a, b) => (texts[a]?.length ?? 0) - (texts[b]?.length ?? 0));
@@ -118,13 +146,15 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<Embed
     }
     return vectors;
   };
-  const [probe] = await embed(['limbic']);
+  const [probe] = await embed(['limbic'], 'query');
   const dims = probe?.length ?? 0;
+  const countTokens = (text: string): number => extractor.tokenizer.encode(text).length;
   return {
     id: model.id,
     dims,
     embed,
-    countTokens: (text: string) => extractor.tokenizer.encode(text).length,
+    embedEntities: (items) => embedEntitiesAsPassages({ embed }, countTokens, items),
+    countTokens,
     description: { id: model.id, dims, source: model.source, location: model.location, note: model.note },
   };
 }

@@ -1,0 +1,14 @@
+/** Messages between threaded-embedder.ts (the host) and embed-thread.ts (the worker). */
+import type { EntityInput, ModelDescription, TextKind } from '../embedder.js';
+
+export type HostMessage =
+  | { readonly type: 'embed'; readonly id: number; readonly texts: readonly string[]; readonly kind: TextKind }
+  | { readonly type: 'entities'; readonly id: number; readonly items: readonly EntityInput[] }
+  | { readonly type: 'close' };
+
+export type ThreadMessage =
+  | { readonly type: 'ready'; readonly id: string; readonly dims: number; readonly description: ModelDescription }
+  | { readonly type: 'failed'; readonly message: string }
+  /** `count` vectors of the model's size, one after another. */
+  | { readonly type: 'vectors'; readonly id: number; readonly count: number; readonly data: Float32Array }
+  | { readonly type: 'error'; readonly id: number; readonly message: string };

@@ -1,0 +1,175 @@
+/**
+ * The ONNX engine in a worker thread (embed-thread.ts), so that embedding never runs on the thread
+ * that answers MCP: tools that do not need meaning never wait for it. The model loads in the
+ * worker; a worker that dies fails what it was doing and is started again on the next request.
+ */
+import { Worker } from 'node:worker_threads';
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import type { Embedder, EntityInput, ModelDescription, TextKind } from '../embedder.js';
+import type { OnnxModelOptions } from './onnx-embedder.js';
+import type { HostMessage, ThreadMessage } from './thread-protocol.js';
+
+export interface ThreadedEmbedderOptions {
+  readonly model: OnnxModelOptions;
+  /**
+   * Passages per unit of work in the worker: a search's query waits for at most one unit. On one
+   * thread a forward pass of 8 texts costs what 8 passes of one do, so small units cost nothing.
+   * @default 2
+   */
+  readonly unitSize?: number;
+}
+
+interface Pending {
+  resolve(vectors: Float32Array[]): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The worker's entry beside this module: embed-thread.js from dist/. Run from the sources (tests,
+ * tsx) it is embed-thread.ts, which a worker can only load after registering tsx's loader itself
+ * (a loader given with --import is not carried into worker threads on Node 20).
+ */
+function workerEntry(): { script: string | URL; eval: boolean } {
+  if (!import.meta.url.endsWith('.ts')) return { script: new URL('./embed-thread.js', import.meta.url), eval: false };
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./embed-thread.ts', import.meta.url).href;
+  const script = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
+  return { script, eval: true };
+}
+
+export class ThreadedEmbedder implements Embedder {
+  private worker: Worker | undefined;
+  private starting: Promise<Worker> | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+
+  private constructor(
+    private readonly options: ThreadedEmbedderOptions,
+    readonly id: string,
+    readonly dims: number,
+    readonly description: ModelDescription,
+  ) {}
+
+  /** Starts the worker and resolves once its model is loaded (or rejects with why it cannot). */
+  static async start(options: ThreadedEmbedderOptions): Promise<ThreadedEmbedder> {
+    const { worker, ready } = await spawn(options);
+    const embedder = new ThreadedEmbedder(options, ready.id, ready.dims, ready.description);
+    embedder.adopt(worker);
+    return embedder;
+  }
+
+  embed(texts: readonly string[], kind: TextKind): Promise<Float32Array[]> {
+    return this.request((id) => ({ type: 'embed', id, texts: [...texts], kind }));
+  }
+
+  embedEntities(items: readonly EntityInput[]): Promise<Float32Array[]> {
+    return this.request((id) => ({ type: 'entities', id, items: [...items] }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const worker = this.worker ?? (await this.starting?.catch(() => undefined));
+    this.worker = undefined;
+    if (worker === undefined) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage({ type: 'close' } satisfies HostMessage);
+    // A worker in the middle of a forward pass finishes it first; do not wait for ever.
+    const timer = setTimeout(() => void worker.terminate(), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private async request(make: (id: number) => HostMessage): Promise<Float32Array[]> {
+    if (this.closed) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The embedding model was closed.');
+    const worker = await this.running();
+    const id = this.nextId++;
+    return new Promise<Float32Array[]>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage(make(id));
+    });
+  }
+
+  /** The live worker, started again after one died. */
+  private running(): Promise<Worker> {
+    if (this.worker !== undefined) return Promise.resolve(this.worker);
+    this.starting ??= (async () => {
+      const { worker } = await spawn(this.options);
+      this.adopt(worker);
+      return worker;
+    })().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private adopt(worker: Worker): void {
+    this.worker = worker;
+    worker.on('message', (message: ThreadMessage) => {
+      if (message.type !== 'vectors' && message.type !== 'error') return;
+      const waiting = this.pending.get(message.id);
+      if (waiting === undefined) return;
+      this.pending.delete(message.id);
+      if (message.type === 'error') {
+        waiting.reject(new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `Embedding failed: ${message.message}`));
+        return;
+      }
+      const vectors: Float32Array[] = [];
+      for (let i = 0; i < message.count; i++) vectors.push(message.data.subarray(i * this.dims, (i + 1) * this.dims));
+      waiting.resolve(vectors);
+    });
+    // Everything in flight is lost with the thread; say so to each caller, start anew next time.
+    const lost = (why: string): void => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const [id, waiting] of this.pending) {
+        this.pending.delete(id);
+        waiting.reject(new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `The embedding worker stopped (${why}); the next request starts it again.`));
+      }
+    };
+    worker.on('error', (error) => lost(error.message));
+    worker.on('exit', (code) => lost(`exit code ${code}`));
+  }
+}
+
+interface Ready {
+  readonly id: string;
+  readonly dims: number;
+  readonly description: ModelDescription;
+}
+
+/** A worker whose model has loaded; rejects with the worker's own reason when it cannot load. */
+function spawn(options: ThreadedEmbedderOptions): Promise<{ worker: Worker; ready: Ready }> {
+  const entry = workerEntry();
+  const worker = new Worker(entry.script, { workerData: { model: options.model, unitSize: options.unitSize ?? 2 }, eval: entry.eval });
+  return new Promise((resolve, reject) => {
+    const fail = (error: Error): void => {
+      void worker.terminate();
+      reject(error);
+    };
+    const onMessage = (message: ThreadMessage): void => {
+      if (message.type === 'ready') {
+        cleanup();
+        resolve({ worker, ready: message });
+      } else if (message.type === 'failed') {
+        cleanup();
+        fail(new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, message.message));
+      }
+    };
+    const onError = (error: Error): void => {
+      cleanup();
+      fail(new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `The embedding worker could not start: ${error.message}`, { cause: error }));
+    };
+    const onExit = (code: number): void => {
+      cleanup();
+      reject(new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `The embedding worker exited (code ${code}) before its model loaded.`));
+    };
+    const cleanup = (): void => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  });
+}
