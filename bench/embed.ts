@@ -1,54 +1,65 @@
 /**
- * `npm run bench:embed`: the embedding engine on this machine. Throughput at batch 1 and 32,
- * query-encode latency (median, p95) for a 10-word query, cold start of the built server to its
- * first semantic result over stdio, and peak memory. Writes bench/results/embed-<date>.md.
+ * `npm run bench:embed [-- --model ID]`: the embedding engine on this machine, as Limbic runs it.
+ * - load time and memory of the model;
+ * - query encode latency (10 words), in the server's worker thread and on the caller's thread;
+ * - entities/s for short (~20 tokens) and long (~200 tokens) entity texts, in the server's
+ *   configuration (a worker thread with one core fewer than the machine) and in `limbic reembed`'s
+ *   (every core);
+ * - server spawn to its first search_semantic answer over MCP stdio.
+ * Writes bench/results/embed-<date>-<model>.md.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { availableParallelism, cpus, homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { loadModel } from './quality/harness.js';
+import type { Embedder, EntityInput } from '../src/embed/embedder.js';
+import { ThreadedEmbedder } from '../src/embed/onnx/threaded-embedder.js';
+import { BENCH_MODEL, loadModel } from './quality/harness.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const CORES = availableParallelism();
+const SERVER_THREADS = Math.max(1, CORES - 1);
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-const p95 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))] ?? NaN;
+const quantile = (xs: readonly number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? NaN;
 
-const SENTENCES = [
-  'The quarterly budget review meeting moved to Thursday afternoon.',
-  'Alice prefers tea over coffee and speaks fluent Spanish.',
-  'The deployment pipeline runs integration tests before every release.',
-  'Sourdough bread needs a long cold fermentation for the best flavour.',
-  'The team decided to use SQLite with FTS5 for the knowledge graph.',
-  'Remember to renew the domain name before it expires next month.',
-  'Our hiking trip to the mountains was postponed because of the storm.',
-  'The customer asked for an export of all invoices from last year.',
-];
-const text = (i: number): string => `${SENTENCES[i % SENTENCES.length]} (note ${i})`;
+const WORDS = (
+  'the quarterly budget review meeting moved to thursday afternoon alice prefers tea over coffee and speaks fluent spanish ' +
+  'deployment pipeline runs integration tests before every release sourdough bread needs a long cold fermentation ' +
+  'team decided to use sqlite for the knowledge graph renew the domain name before it expires next month hiking trip ' +
+  'mountains postponed because of the storm customer asked for an export of all invoices from last year'
+).split(' ');
+let seed = 11;
+const next = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
+const words = (n: number): string => Array.from({ length: n }, () => WORDS[Math.floor(next() * WORDS.length)]).join(' ');
 
-async function throughput(batch: number, total: number): Promise<number> {
-  const e = await loadModel();
-  const texts = Array.from({ length: total }, (_, i) => text(i));
-  await e.embed(texts.slice(0, batch), 'passage'); // warm
+/** ~20 tokens: one short observation. ~200 tokens: six observations of 25 words. */
+const SHAPES = { short: { observations: 1, words: 12 }, long: { observations: 6, words: 25 } } as const;
+const entities = (shape: keyof typeof SHAPES, n: number): EntityInput[] =>
+  Array.from({ length: n }, (_, i) => ({
+    entity: { name: `Note ${shape} ${i}`, entityType: 'note', observations: Array.from({ length: SHAPES[shape].observations }, () => words(SHAPES[shape].words)) },
+    relations: [],
+  }));
+
+async function rate(e: Embedder, items: readonly EntityInput[], chunk: number): Promise<number> {
+  await e.embedEntities(items.slice(0, 4)); // warm
   const t0 = performance.now();
-  for (let i = 0; i < texts.length; i += batch) await e.embed(texts.slice(i, i + batch), 'passage');
-  return total / ((performance.now() - t0) / 1000);
+  for (let i = 0; i < items.length; i += chunk) await e.embedEntities(items.slice(i, i + chunk));
+  return items.length / ((performance.now() - t0) / 1000);
 }
 
-async function queryLatency(runs: number): Promise<{ median: number; p95: number }> {
-  const e = await loadModel();
+async function encodeLatency(e: Embedder, runs: number): Promise<{ p50: number; p95: number }> {
   const query = 'how do I configure the database connection pool size properly';
   for (let i = 0; i < 5; i++) await e.embed([query], 'query');
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    await e.embed([query], 'query');
+    await e.embed([`${query} ${i}`], 'query');
     times.push(performance.now() - t0);
   }
-  return { median: median(times), p95: p95(times) };
+  return { p50: quantile(times, 0.5), p95: quantile(times, 0.95) };
 }
 
 /** Spawn the built server on a prepared database and time it to the first search_semantic answer. */
@@ -58,46 +69,81 @@ async function coldStart(runs: number): Promise<{ handshake: number; firstResult
   const file = join(dir, 'memory.jsonl');
   writeFileSync(
     file,
-    Array.from({ length: 200 }, (_, i) => JSON.stringify({ type: 'entity', name: `Note ${i}`, entityType: 'note', observations: [text(i)] })).join('\n'),
+    Array.from({ length: 200 }, (_, i) => JSON.stringify({ type: 'entity', name: `Note ${i}`, entityType: 'note', observations: [words(12)] })).join('\n'),
   );
-  execFileSync(process.execPath, [CLI, '--db', db, 'import', file], { stdio: 'ignore' });
-  execFileSync(process.execPath, [CLI, '--db', db, 'reembed'], { stdio: 'ignore' });
+  const env = { ...process.env, LIMBIC_MODEL: BENCH_MODEL } as Record<string, string>;
+  execFileSync(process.execPath, [CLI, '--db', db, 'import', file], { stdio: 'ignore', env });
+  execFileSync(process.execPath, [CLI, '--db', db, 'reembed'], { stdio: 'ignore', env });
   const handshakes: number[] = [];
   const firsts: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
     const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, '--db', db], stderr: 'ignore' }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, '--db', db], env, stderr: 'ignore' }));
     handshakes.push(performance.now() - t0);
     await client.callTool({ name: 'search_semantic', arguments: { query: 'bread baking', limit: 5 } });
     firsts.push(performance.now() - t0);
     await client.close();
   }
   rmSync(dir, { recursive: true, force: true });
-  return { handshake: median(handshakes), firstResult: median(firsts) };
+  return { handshake: quantile(handshakes, 0.5), firstResult: quantile(firsts, 0.5) };
 }
 
 const rssBefore = process.memoryUsage().rss;
-const batch1 = await throughput(1, 200);
-const batch32 = await throughput(32, 640);
-const latency = await queryLatency(100);
-const peakRss = process.resourceUsage().maxRSS * 1024;
-const cold = await coldStart(5);
+const loads: number[] = [];
+for (let i = 0; i < 3; i++) {
+  const t0 = performance.now();
+  await loadModel(CORES);
+  loads.push(performance.now() - t0);
+}
+const local = await loadModel(CORES);
+const rssLoaded = process.memoryUsage().rss;
+const t0 = performance.now();
+const threaded = await ThreadedEmbedder.start({
+  model: { modelDir: local.description.location, cacheDir: join(homedir(), '.cache', 'limbic', 'models'), modelId: local.id, allowRemote: false, threads: SERVER_THREADS },
+});
+const workerLoad = performance.now() - t0;
+
+const short = entities('short', 160);
+const long = entities('long', 48);
+const tokens = (items: readonly EntityInput[]): number =>
+  Math.round(items.reduce((s, x) => s + local.countTokens(`${x.entity.name} (note) | ${x.entity.observations.join(' | ')}`), 0) / items.length);
+
+const rows: [string, string][] = [
+  ['model load, caller thread (median of 3)', `${quantile(loads, 0.5).toFixed(0)} ms`],
+  ['model load in the server\'s worker thread', `${workerLoad.toFixed(0)} ms`],
+  ['RSS growth with the model loaded (caller thread)', `${((rssLoaded - rssBefore) / 1e6).toFixed(0)} MB`],
+];
+const serverEncode = await encodeLatency(threaded, 100);
+const localEncode = await encodeLatency(local, 100);
+rows.push(
+  [`query encode p50 / p95, server worker (${SERVER_THREADS} thread${SERVER_THREADS === 1 ? '' : 's'})`, `${serverEncode.p50.toFixed(1)} / ${serverEncode.p95.toFixed(1)} ms`],
+  [`query encode p50 / p95, caller thread (${CORES} threads)`, `${localEncode.p50.toFixed(1)} / ${localEncode.p95.toFixed(1)} ms`],
+);
+for (const [label, items] of [
+  ['short', short],
+  ['long', long],
+] as const) {
+  rows.push(
+    [`entities/s, ${label} (~${tokens(items)} tokens), server worker (${SERVER_THREADS} thread${SERVER_THREADS === 1 ? '' : 's'}, batches of 32)`, (await rate(threaded, items, 32)).toFixed(1)],
+    [`entities/s, ${label} (~${tokens(items)} tokens), limbic reembed (${CORES} threads, batches of 32)`, (await rate(local, items, 32)).toFixed(1)],
+  );
+}
+await threaded.close();
+const cold = await coldStart(3);
+rows.push(
+  ['server spawn → MCP handshake (median of 3)', `${cold.handshake.toFixed(0)} ms`],
+  ['server spawn → first search_semantic answer (model load included)', `${cold.firstResult.toFixed(0)} ms`],
+);
 
 const report = [
-  `# Embedding engine — ${new Date().toISOString().slice(0, 10)}`,
+  `# Embedding engine — ${new Date().toISOString().slice(0, 10)} — ${BENCH_MODEL}`,
   '',
-  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. Model: all-MiniLM-L6-v2, int8 ONNX, 384 dims.`,
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. Model: ${local.id} (${local.description.location}).`,
   '',
   '| measure | value |',
   '|---|---|',
-  `| throughput, batch 1 (short sentences) | ${batch1.toFixed(0)} texts/s |`,
-  `| throughput, batch 32 | ${batch32.toFixed(0)} texts/s |`,
-  `| query encode, 10 words, median of 100 | ${latency.median.toFixed(1)} ms |`,
-  `| query encode, p95 | ${latency.p95.toFixed(1)} ms |`,
-  `| server spawn → MCP handshake (median of 5) | ${cold.handshake.toFixed(0)} ms |`,
-  `| server spawn → first search_semantic result (model load included) | ${cold.firstResult.toFixed(0)} ms |`,
-  `| peak RSS of this benchmark process (model loaded) | ${(peakRss / 1e6).toFixed(0)} MB (${(rssBefore / 1e6).toFixed(0)} MB before loading) |`,
+  ...rows.map(([k, v]) => `| ${k} | ${v} |`),
 ].join('\n');
 console.log(report);
-writeFileSync(join(ROOT, 'bench', 'results', `embed-${new Date().toISOString().slice(0, 10)}.md`), `${report}\n`);
+writeFileSync(join(ROOT, 'bench', 'results', `embed-${new Date().toISOString().slice(0, 10)}-${BENCH_MODEL}.md`), `${report}\n`);

@@ -8,7 +8,8 @@ import { reciprocalRankFusion } from '../../src/core/rank/fuse-rrf.js';
 import { plainKeywordMatch } from '../../src/service/keyword-leg.js';
 import type { EntityId, NewEntity, Relation } from '../../src/core/types.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
-import { loadOnnxEmbedder } from '../../src/embed/onnx/onnx-embedder.js';
+import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
+import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
 import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
 import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
 import { hybridSearch } from '../../src/service/hybrid-search.js';
@@ -26,10 +27,18 @@ export function requireData(relative: string): string {
   return path;
 }
 
-export async function loadModel(): Promise<Embedder> {
+/** The model the benchmarks run: `--model ID` on their command line, else Limbic's default. */
+export const BENCH_MODEL = ((): string => {
+  const i = process.argv.indexOf('--model');
+  return (i >= 0 ? process.argv[i + 1] : undefined) ?? DEFAULT_MODEL_ID;
+})();
+
+export async function loadModel(threads?: number): Promise<OnnxEngine> {
   const env = process.env;
   const cacheDir = env.LIMBIC_MODEL_CACHE || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'limbic', 'models');
-  return loadOnnxEmbedder({ modelDir: env.LIMBIC_MODEL_DIR || undefined, cacheDir, modelId: 'all-MiniLM-L6-v2', allowRemote: false });
+  const engine = await loadOnnxEmbedder({ modelDir: env.LIMBIC_MODEL_DIR || undefined, cacheDir, modelId: BENCH_MODEL, allowRemote: false, threads });
+  if (engine.id !== BENCH_MODEL) throw new Error(`Model ${BENCH_MODEL} is not installed (found ${engine.id}). Run "limbic model install" for it first.`);
+  return engine;
 }
 
 export const MODES = ['fts', 'semantic', 'hybrid-rrf', 'hybrid-limbic-spec', 'hybrid-limbic-fused', 'hybrid-limbic', 'hybrid-weighted'] as const;

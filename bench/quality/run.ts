@@ -1,11 +1,13 @@
 /**
  * `npm run bench:quality`: retrieval quality on LoCoMo and XQuAD with the real model, every mode,
  * printed as markdown and written to bench/results/quality-<date>.md.
- * Options: --locomo-samples N (default all 10), --only locomo|xquad.
+ * Options: --locomo-samples N (default all 10), --only locomo|xquad, --model ID (an installed model;
+ * default Limbic's default). The report is named for the model.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { BENCH_MODEL } from './harness.js';
 import { runLocomo } from './locomo.js';
 import { runXquad } from './xquad.js';
 
@@ -21,7 +23,7 @@ const started = performance.now();
 const parts = [
   `# Retrieval quality — ${new Date().toISOString().slice(0, 10)}`,
   '',
-  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. Model: all-MiniLM-L6-v2 (int8 ONNX, English).`,
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. Model: ${BENCH_MODEL}.`,
   'Modes: fts = BM25 keyword leg alone; semantic = KNN alone; hybrid-rrf = both legs fused by RRF (k=60);',
   'hybrid-limbic-* = the search_semantic pipeline (RRF, limbic re-rank, routing) with three base relevances: -spec = the spec\'s',
   '(cosine for KNN hits), -fused = the RRF rank, and hybrid-limbic (as shipped) = engrava\'s keyword and vector weights on the leg scores;',
@@ -36,6 +38,6 @@ if (only !== 'locomo') parts.push('## XQuAD', '', await runXquad(), '');
 parts.push(`Total time: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
 const report = parts.join('\n');
 console.log(report);
-const out = join(import.meta.dirname, '..', 'results', `quality-${new Date().toISOString().slice(0, 10)}.md`);
+const out = join(import.meta.dirname, '..', 'results', `quality-${new Date().toISOString().slice(0, 10)}-${BENCH_MODEL}.md`);
 writeFileSync(out, `${report}\n`);
 console.error(`written to ${out}`);

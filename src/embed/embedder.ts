@@ -61,13 +61,20 @@ export interface ModelDescription {
 
 export type EmbedderState =
   | { readonly state: 'idle' }
-  | { readonly state: 'loading' }
+  /** `installing`: the model is being fetched, which takes long; searches do not wait for it. */
+  | { readonly state: 'loading'; readonly detail?: string; readonly installing?: boolean }
   | { readonly state: 'ready'; readonly embedder: Embedder }
   | { readonly state: 'unavailable'; readonly reason: string };
 
+/** What a loader says while it works (shown by get_statistics and in the log). */
+export interface LoadProgress {
+  (detail: string, installing?: boolean): void;
+}
+
 /**
  * Loads an engine once per process, on first need or when warmed in the background. Callers never
- * wait for a model unless they need meaning; a failed load is retried on demand after a pause.
+ * wait for a model unless they need meaning, and never for an install; a failed load is retried on
+ * demand after a pause.
  */
 export class LazyEmbedder {
   private current: EmbedderState = { state: 'idle' };
@@ -75,7 +82,7 @@ export class LazyEmbedder {
   private failedAt = 0;
 
   constructor(
-    private readonly load: () => Promise<Embedder>,
+    private readonly load: (progress: LoadProgress) => Promise<Embedder>,
     private readonly retryAfterMs = 30_000,
     private readonly clock: () => number = Date.now,
   ) {}
@@ -86,7 +93,10 @@ export class LazyEmbedder {
 
   /** Frees a loaded engine (a load under way is waited for); the next get() loads again. */
   async close(): Promise<void> {
-    const engine = this.current.state === 'ready' ? this.current.embedder : await this.loading;
+    // An install under way is not waited for: it is abandoned with the process (its staging
+    // folder never becomes a model), and the next start installs again.
+    const installing = this.current.state === 'loading' && this.current.installing === true;
+    const engine = this.current.state === 'ready' ? this.current.embedder : installing ? undefined : await this.loading;
     this.current = { state: 'idle' };
     await engine?.close?.();
   }
@@ -96,13 +106,22 @@ export class LazyEmbedder {
     void this.get();
   }
 
-  /** The engine, or undefined when no model can be loaded (state() says why). */
+  /** The engine, or undefined when no model can be loaded or one is being installed (state() says). */
   async get(): Promise<Embedder | undefined> {
     if (this.current.state === 'ready') return this.current.embedder;
+    if (this.current.state === 'loading' && this.current.installing === true) return undefined;
     if (this.loading !== undefined) return this.loading;
     if (this.current.state === 'unavailable' && this.clock() - this.failedAt < this.retryAfterMs) return undefined;
     this.current = { state: 'loading' };
-    this.loading = this.load().then(
+    // The caller that started the load stops waiting too once it turns out to be an install.
+    let installStarted: (value: undefined) => void = () => undefined;
+    const installing = new Promise<undefined>((resolve) => (installStarted = resolve));
+    const progress: LoadProgress = (detail, isInstall) => {
+      if (this.current.state !== 'loading') return;
+      this.current = { state: 'loading', detail, ...(isInstall === true ? { installing: true } : {}) };
+      if (isInstall === true) installStarted(undefined);
+    };
+    this.loading = this.load(progress).then(
       (embedder) => {
         this.current = { state: 'ready', embedder };
         return embedder;
@@ -113,10 +132,10 @@ export class LazyEmbedder {
         return undefined;
       },
     );
-    try {
-      return await this.loading;
-    } finally {
-      this.loading = undefined;
-    }
+    const loaded = this.loading;
+    void loaded.finally(() => {
+      if (this.loading === loaded) this.loading = undefined;
+    });
+    return Promise.race([loaded, installing]);
   }
 }

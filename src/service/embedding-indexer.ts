@@ -89,6 +89,16 @@ export class EmbeddingIndexer {
     };
   }
 
+  /** Why there is no engine right now, as a sentence for a search's warning. */
+  unavailableNote(): string {
+    const state = this.embedder.state();
+    if (state.state === 'loading' && state.installing === true) {
+      return `The embedding model is being installed in the background (${state.detail ?? 'starting'}); until it is, these are keyword matches only.`;
+    }
+    const why = state.state === 'unavailable' ? ` (${state.reason})` : '';
+    return `Semantic search is unavailable${why}; these are keyword matches only. Run "limbic model install" to enable it.`;
+  }
+
   /** Embeds everything queued; resolves to how many vectors were written. One drain at a time. */
   drain(progress?: DrainProgress): Promise<number> {
     this.running ??= this.run(progress).finally(() => {

@@ -52,6 +52,8 @@ export interface Statistics {
     readonly indexed: number;
     readonly pending: number;
     readonly reason?: string;
+    /** While the model loads or is installed: what it is doing. */
+    readonly progress?: string;
   };
 }
 
@@ -188,6 +190,7 @@ export class MemoryService {
         indexed: vectors.indexed,
         pending: vectors.pending,
         ...(state.state === 'unavailable' ? { reason: state.reason } : {}),
+        ...(state.state === 'loading' && state.detail !== undefined ? { progress: state.detail } : {}),
       },
     };
   }

@@ -61,7 +61,7 @@ export async function recall(
     const [vector] = await embedder.embed([query], 'query');
     if (vector !== undefined) semantic = await store.searchVectors(vector, depth);
   } else {
-    warning = 'Semantic search is unavailable (no embedding model); these are keyword matches only. Run "limbic model install" to enable it.';
+    warning = indexer.unavailableNote();
   }
   const match = store.capabilities.fts ? await plainKeywordMatch(store, query) : undefined;
   // Quoted OR terms always parse; should one not, the keyword leg is empty and meaning still answers.
