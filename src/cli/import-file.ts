@@ -4,10 +4,11 @@
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { ERROR_CODES, isMemoryError } from '../core/errors.js';
 import { parseMemoryLine } from '../core/jsonl.js';
 import type { NewEntity, Relation } from '../core/types.js';
 import type { MemoryService } from '../service/memory-service.js';
-import { progressBar } from './progress.js';
+import { progressBar, type Progress } from './progress.js';
 
 export interface ImportReport {
   readonly lines: number;
@@ -20,6 +21,8 @@ export interface ImportReport {
   readonly ignored: number;
   /** Relations whose endpoints are not entities after the import (kept, as the official server does). */
   readonly danglingRelations: number;
+  /** False when another process kept the keyword indexes from being compacted (the data is saved). */
+  readonly compacted: boolean;
 }
 
 const BATCH_LINES = 2_000;
@@ -81,8 +84,32 @@ export async function importFile(service: MemoryService, path: string): Promise<
   }
   await flush();
   bar.stop();
-  if (totals.entitiesAdded + totals.observationsAdded > 0) await service.optimizeIndexes();
+  const compacted = await compact(service);
   const known = await service.existingNames([...endpoints]);
   const danglingRelations = relationEnds.filter(([from, to]) => !known.has(from) || !known.has(to)).length;
-  return { lines: lineNo, ...totals, skipped, danglingRelations };
+  return { lines: lineNo, ...totals, skipped, danglingRelations, compacted };
+}
+
+/**
+ * Compacts the keyword indexes, with a progress bar. Run even when nothing was added: it costs
+ * nothing on compact indexes and finishes a compaction that a killed import left half done.
+ * Another process holding the lock past the wait limit only leaves them uncompacted.
+ */
+async function compact(service: MemoryService): Promise<boolean> {
+  let bar: Progress | undefined;
+  try {
+    await service.optimizeIndexes(({ done, total }) => {
+      bar ??= progressBar('compact', total, 'pages');
+      bar.update(done, total);
+    });
+    return true;
+  } catch (error) {
+    if (!isMemoryError(error) || error.code !== ERROR_CODES.STORE_BUSY) throw error;
+    process.stderr.write(
+      'limbic: the imported data is saved, but another Limbic process held the database past the wait limit, so the keyword indexes were not compacted. Searches work as they are; run the import again later to compact them.\n',
+    );
+    return false;
+  } finally {
+    bar?.stop();
+  }
 }

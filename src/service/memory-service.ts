@@ -16,7 +16,7 @@ import type {
 } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Reranker } from '../embed/reranker.js';
-import type { ImportBatch, ImportCounts, Store } from '../store/store.js';
+import type { CompactionListener, ImportBatch, ImportCounts, Store } from '../store/store.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
 import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './hybrid-search.js';
 import { recall, type RecallResponse } from './recall.js';
@@ -118,9 +118,9 @@ export class MemoryService {
     return this.deps.store.importBatch(batch, this.deps.clock());
   }
 
-  /** After a bulk load: compacts the keyword indexes so searches read less. */
-  async optimizeIndexes(): Promise<void> {
-    await this.deps.store.optimizeIndexes();
+  /** After a bulk load: compacts the keyword indexes so searches read less, reporting progress. */
+  async optimizeIndexes(progress?: CompactionListener): Promise<void> {
+    await this.deps.store.optimizeIndexes(progress);
   }
 
   /** Which of these names are entities (no access is recorded). */

@@ -60,6 +60,17 @@ export interface EmbeddingResult {
   readonly vector: Float32Array;
 }
 
+/** How far an index compaction has got, reported after each step. */
+export interface CompactionProgress {
+  /** Work done and in all, in index pages (a backend's own unit; only their ratio matters). */
+  readonly done: number;
+  readonly total: number;
+  /** How long the step just finished held the write lock, in ms (0 in the first and last reports). */
+  readonly lockMs: number;
+}
+
+export type CompactionListener = (progress: CompactionProgress) => void;
+
 export interface VectorStatus {
   readonly model: string | undefined;
   readonly dims: number | undefined;
@@ -134,9 +145,10 @@ export interface Store {
 
   /**
    * Merges each keyword index into one segment after a bulk load: keyword queries then read one
-   * doclist per term instead of one per segment (a third faster at 100k entities).
+   * doclist per term instead of one per segment (a third faster at 100k entities). Works in short
+   * steps, so other writers, in this process or another, keep going meanwhile.
    */
-  optimizeIndexes(): Promise<void>;
+  optimizeIndexes(progress?: CompactionListener): Promise<void>;
 
   readGraph(): Promise<KnowledgeGraph>;
   /** The official substring contract, ranked best first; relations with at least one endpoint in the set. */
