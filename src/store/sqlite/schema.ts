@@ -111,6 +111,11 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX observations_metadata ON observations(entity_id) WHERE kind = 'metadata';
   `,
+  // 4: an identity for this database, written into the vector cache file next to it
+  // (vector-cache-file.ts), so a file that ends up next to another database is not trusted.
+  `
+  INSERT INTO meta (key, value) VALUES ('database_id', lower(hex(randomblob(16)))) ON CONFLICT(key) DO NOTHING;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -10,6 +10,7 @@ import { randomInt } from 'node:crypto';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { ERROR_CODES, MemoryError, entityNotFound } from '../../core/errors.js';
+import { noopLogger, type Logger } from '../../core/logger.js';
 import { buildSubstringQuery } from '../../core/text/fts-query.js';
 import {
   asEntityId,
@@ -47,6 +48,8 @@ import { compactFts5 } from './fts5-compaction.js';
 import { KeywordWorker, KeywordWorkerError, RANGE_SQL, mergeRanges, type RangeHit } from './keyword-split.js';
 import { migrate } from './schema.js';
 import { LOG_KEEP, RESET_ALL, VectorCache, type ExactSearch } from './vector-cache.js';
+import { vectorFilePath } from './vector-cache-file.js';
+import { VectorCacheKeeper } from './vector-cache-keeper.js';
 
 export interface SqliteStoreOptions {
   /** Path of the database file; its folder is created when missing. `:memory:` works for tests. */
@@ -57,6 +60,13 @@ export interface SqliteStoreOptions {
   readonly vectors?: boolean;
   /** Scan vectors in memory with usearch instead of sqlite-vec's KNN (same results, faster). @default true */
   readonly vectorCache?: boolean;
+  /**
+   * Save the vector cache next to the database (`<path>.vectors`, vector-cache-file.ts), so a
+   * restart reads it in one pass and replays the log since. Never for `:memory:`. @default true
+   */
+  readonly vectorCacheFile?: boolean;
+  /** Where the store reports what it repairs by itself (a damaged vector cache file). @default no-op */
+  readonly logger?: Logger;
   /**
    * From this many entities the keyword leg is split over two cores (keyword-split.ts); never on a
    * single core or in memory. @default 5000
@@ -115,6 +125,8 @@ export class SqliteStore implements Store {
   private readonly statements = new Map<string, Database.Statement>();
   /** The in-memory vector cache, loaded on first need; undefined when usearch cannot load. */
   private cache: Promise<VectorCache | undefined> | undefined;
+  /** Reads and saves the cache's file; undefined for `:memory:` or when switched off. */
+  private readonly vectorKeeper: VectorCacheKeeper | undefined;
 
   /** The second half of split keyword queries; created on the first search that splits. */
   private keywordWorker: KeywordWorker | undefined;
@@ -128,6 +140,7 @@ export class SqliteStore implements Store {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
     this.keywordSplitFrom = options.path === ':memory:' || availableParallelism() < 2 ? Infinity : (options.keywordSplitFrom ?? KEYWORD_SPLIT_FROM);
     this.useVectorCache = options.vectorCache ?? true;
+    const saveVectors = this.useVectorCache && (options.vectorCacheFile ?? true) && options.path !== ':memory:';
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     try {
       this.db = new Database(options.path);
@@ -154,6 +167,7 @@ export class SqliteStore implements Store {
       }
     }
     this.capabilities = Object.freeze({ fts: true, vector });
+    this.vectorKeeper = saveVectors && vector ? new VectorCacheKeeper(this.db, vectorFilePath(options.path), options.logger ?? noopLogger) : undefined;
     this.write(() => migrate(this.db));
     this.backfillFts();
   }
@@ -593,6 +607,7 @@ export class SqliteStore implements Store {
     if (cache !== undefined && cache.dims === query.length) {
       if (!cache.sync()) cache.reload();
       if (cache.dims === Number(this.metaGet('vector_dims'))) {
+        this.vectorKeeper?.noteSynced(cache); // a save, when owed, starts later, off this path
         return cache.search(query, limit).map((h) => ({ id: asEntityId(h.id), distance: h.distance }));
       }
       this.cache = undefined; // the model changed size: the next search loads a cache of the new size
@@ -608,17 +623,27 @@ export class SqliteStore implements Store {
     if (this.capabilities.vector && this.tableExists('entity_embeddings')) await this.vectorCache();
   }
 
-  /** Loads the in-memory cache once (usearch imported lazily); undefined when it is off or cannot load. */
+  /** Where the in-memory vector cache came from ('file', 'chunks', 'rows'); undefined before it loaded or when there is none. */
+  async vectorCacheSource(): Promise<VectorCache['loadedFrom'] | undefined> {
+    return (await this.cache)?.loadedFrom;
+  }
+
+  /**
+   * Loads the in-memory cache once (usearch imported lazily): from its file when that fits this
+   * database, else from sqlite-vec's storage. Undefined when it is off or cannot load.
+   */
   private vectorCache(): Promise<VectorCache | undefined> {
     if (this.cache !== undefined) return this.cache;
     const dims = Number(this.metaGet('vector_dims'));
     if (!this.useVectorCache || !Number.isInteger(dims) || dims <= 0) return Promise.resolve(undefined);
     this.cache = (async () => {
       try {
-        const usearch = await import('usearch');
-        return await VectorCache.loadInBackground(this.db, usearch.exactSearch as unknown as ExactSearch, dims);
+        const exactSearch = (await import('usearch')).exactSearch as unknown as ExactSearch;
+        if (this.vectorKeeper !== undefined) return await this.vectorKeeper.load(exactSearch, dims);
+        return await VectorCache.loadInBackground(this.db, exactSearch, dims);
       } catch {
-        // No usearch for this platform: sqlite-vec's own KNN answers, slower but the same.
+        // No usearch for this platform (or the store closed while loading): sqlite-vec's own KNN
+        // answers, slower but the same.
         return undefined;
       }
     })();
@@ -726,6 +751,9 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    // Saves the vector cache's file when it is owed one (see vector-cache-keeper.ts), while the
+    // database is still open to bring the cache up to date first.
+    await this.vectorKeeper?.close();
     await this.keywordWorker?.close();
     if (this.db.open) this.db.close();
   }

@@ -7,8 +7,11 @@
  * The vec0 table stays the source of truth; every vector write also appends to `vector_log`, and a
  * cache replays the log before each search, so writes made by another process on the same file
  * are seen. A cache that fell behind a pruned log, or saw the model change, reloads whole.
+ * A restart reads the cache saved in the file next to the database (vector-cache-file.ts, saved by
+ * vector-cache-keeper.ts) and replays the log from the position saved with it.
  */
 import type Database from 'better-sqlite3';
+import type { VectorFileBody, VectorFileHeader } from './vector-cache-file.js';
 
 /** What a search needs from usearch, imported lazily by the store. */
 export interface ExactSearch {
@@ -30,6 +33,14 @@ const OVERSAMPLE = 2;
 const OVERSAMPLE_MIN = 100;
 /** Below this many vectors the float32 scan is as fast, and is used alone. */
 const QUANTIZE_FROM = 4096;
+/** Rows of a cache read from its file compared with the table before it is trusted. */
+const SPOT_CHECKS = 8;
+
+/** Why saved vectors cannot be used: `stale` when they are sound but behind, otherwise damaged or foreign. */
+export interface Unusable {
+  readonly reason: string;
+  readonly stale: boolean;
+}
 
 export class VectorCache {
   private data: Float32Array;
@@ -41,6 +52,8 @@ export class VectorCache {
   private readonly rowOf = new Map<number, number>();
   private count = 0;
   private seq = 0;
+  /** Grows on every change of the arrays: a save under way compares it to know its snapshot held. */
+  private changes = 0;
   /** Asked before every search, so prepared once. */
   private readonly latest: Database.Statement<[], { seq: number }>;
 
@@ -48,19 +61,78 @@ export class VectorCache {
     private readonly db: Database.Database,
     private readonly exactSearch: ExactSearch,
     readonly dims: number,
+    arrays: VectorFileBody = VectorCache.allocate(0, dims),
   ) {
     this.latest = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'");
-    this.data = new Float32Array(1024 * dims);
-    this.quantized = new Int8Array(1024 * dims);
-    this.ids = new Float64Array(1024);
+    this.data = arrays.vectors;
+    this.quantized = arrays.quantized;
+    this.ids = arrays.ids;
   }
 
   /**
-   * How the last reload read the vectors: 'chunks' straight from sqlite-vec's storage (1M vectors
-   * in seconds), or 'rows' through the vec0 table (about 15x slower), when the storage is not the
-   * layout this code knows.
+   * How the last reload read the vectors: 'file' from the saved cache (then the log since),
+   * 'chunks' straight from sqlite-vec's storage (1M vectors in seconds), or 'rows' through the vec0
+   * table (about 15x slower), when the storage is not the layout this code knows.
    */
-  loadedFrom: 'chunks' | 'rows' = 'rows';
+  loadedFrom: 'file' | 'chunks' | 'rows' = 'rows';
+
+  /** Arrays for `count` rows and room for a few more, so the first writes after a load do not copy them all. */
+  static allocate(count: number, dims: number): VectorFileBody {
+    const capacity = count + 1024 + (count >> 6);
+    return { ids: new Float64Array(capacity), vectors: new Float32Array(capacity * dims), quantized: new Int8Array(capacity * dims) };
+  }
+
+  /**
+   * Whether vectors saved at log position `seq` can be brought up to date by replaying the log:
+   * every later entry is still there, none is a reset, and the entry at `seq` is the one the saver
+   * saw (a file from a copy of this database that went its own way differs there). Undefined when
+   * they can.
+   */
+  static replayableFrom(db: Database.Database, seq: number, seqEntity: number): Unusable | undefined {
+    const latest = db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'").get()?.seq ?? 0;
+    if (seq > latest) return { reason: `it reflects vector log position ${seq}, past this database's ${latest} (was the database restored from an older copy?)`, stale: false };
+    if (seq > 0) {
+      const logged = db.prepare<[number], { entity_id: number }>('SELECT entity_id FROM vector_log WHERE seq = ?').get(seq)?.entity_id;
+      if (logged === undefined) return { reason: `the vector log no longer reaches back to its position ${seq}`, stale: true };
+      if (logged !== seqEntity) return { reason: `the vector log differs from it at position ${seq} (a file of a copy of this database?)`, stale: false };
+    } else if ((db.prepare<[], { s: number | null }>('SELECT min(seq) AS s FROM vector_log').get()?.s ?? 1) > 1) {
+      return { reason: 'the vector log no longer reaches back to its start', stale: true };
+    }
+    if (db.prepare('SELECT 1 FROM vector_log WHERE seq > ? AND entity_id = ? LIMIT 1').get(seq, RESET_ALL) !== undefined) {
+      return { reason: 'the vectors were reset (a new model) after it was saved', stale: true };
+    }
+    return undefined;
+  }
+
+  /**
+   * A cache from arrays read from its file, brought up to date by replaying the log since the
+   * file's position (in steps, with the event loop free between them), and checked against the
+   * table before it is trusted: the counts must agree and sampled rows must equal the stored
+   * vectors. Why not, when they do not.
+   */
+  static async fromFile(db: Database.Database, exactSearch: ExactSearch, dims: number, header: VectorFileHeader, body: VectorFileBody): Promise<VectorCache | Unusable> {
+    const cache = new VectorCache(db, exactSearch, dims, body);
+    cache.count = header.count;
+    cache.seq = header.seq;
+    cache.scale = header.scale;
+    const repeated = await runYielding(cache.indexRows());
+    if (repeated !== undefined) return { reason: `its ids are not unique integers (entity ${repeated}; damaged)`, stale: false };
+    // Most of the log outside a transaction, so other tools run meanwhile; the rest inside, with the checks.
+    if (!(await runYielding(cache.replayLog()))) return { reason: 'the vector log moved past it while it was read', stale: true };
+    return db
+      .transaction((): VectorCache | Unusable => {
+        if (!cache.sync()) return { reason: 'the vector log moved past it while it was read', stale: true };
+        const stored = cache.storedCount();
+        if (stored !== undefined && stored !== cache.count) {
+          return { reason: `it holds ${cache.count} vectors once the log is replayed where the database holds ${stored}`, stale: false };
+        }
+        const differing = cache.differingRow(SPOT_CHECKS);
+        if (differing !== undefined) return { reason: `its vector of entity ${differing} differs from the database's`, stale: false };
+        cache.loadedFrom = 'file';
+        return cache;
+      })
+      .deferred();
+  }
 
   /** Reads every vector of the table in one consistent snapshot; `chunks` false forces the row path. */
   static load(db: Database.Database, exactSearch: ExactSearch, dims: number, chunks = true): VectorCache {
@@ -92,15 +164,54 @@ export class VectorCache {
     return this.count;
   }
 
+  /** The vector_log position this cache reflects. */
+  get position(): number {
+    return this.seq;
+  }
+
+  /** Grows whenever the arrays change. */
+  get changeCount(): number {
+    return this.changes;
+  }
+
+  /**
+   * What the cache file saves, as views of the live arrays (valid while changeCount stays the
+   * same); undefined when the log entry at the cache's position is gone, so a file could not be
+   * checked against the log and would never be used.
+   */
+  snapshot(): { readonly header: Omit<VectorFileHeader, 'databaseId' | 'model'>; readonly body: VectorFileBody; readonly changes: number } | undefined {
+    let seqEntity = 0;
+    if (this.seq > 0) {
+      const logged = this.db.prepare<[number], { entity_id: number }>('SELECT entity_id FROM vector_log WHERE seq = ?').get(this.seq)?.entity_id;
+      if (logged === undefined) return undefined;
+      seqEntity = logged;
+    }
+    const n = this.count;
+    return {
+      header: { dims: this.dims, count: n, seq: this.seq, seqEntity, scale: this.scale },
+      body: { ids: this.ids.subarray(0, n), vectors: this.data.subarray(0, n * this.dims), quantized: this.quantized.subarray(0, n * this.dims) },
+      changes: this.changes,
+    };
+  }
+
   /** Applies what other writers (this process included) logged since the last look; false when it must reload. */
   sync(): boolean {
+    return this.applyLog(Number.MAX_SAFE_INTEGER) !== false;
+  }
+
+  /**
+   * Applies up to `limit` log entries after the cache's position: true when that reached the end
+   * of the log, 'more' when entries remain, false when the log no longer reaches back to the
+   * position or holds a reset (the cache must reload).
+   */
+  private applyLog(limit: number): boolean | 'more' {
     const latest = this.latestSeq();
     if (latest === this.seq) return true;
     const oldest = this.db.prepare<[], { s: number | null }>('SELECT min(seq) AS s FROM vector_log').get()?.s ?? latest + 1;
     if (oldest > this.seq + 1) return false;
     const changes = this.db
-      .prepare<[number], { seq: number; entity_id: number }>('SELECT seq, entity_id FROM vector_log WHERE seq > ? ORDER BY seq')
-      .all(this.seq);
+      .prepare<[number, number], { seq: number; entity_id: number }>('SELECT seq, entity_id FROM vector_log WHERE seq > ? ORDER BY seq LIMIT ?')
+      .all(this.seq, limit);
     if (changes.some((c) => c.entity_id === RESET_ALL)) return false;
     const read = this.db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM entity_embeddings WHERE rowid = ?');
     for (const id of new Set(changes.map((c) => c.entity_id))) {
@@ -109,7 +220,31 @@ export class VectorCache {
       else this.upsert(id, row.embedding);
     }
     this.seq = changes.at(-1)?.seq ?? latest;
-    return true;
+    return changes.length < limit ? true : 'more';
+  }
+
+  /** The log since the cache's position, REPLAY_STEP entries a step; false when it must reload. */
+  private *replayLog(): Generator<void, boolean> {
+    for (;;) {
+      const done = this.applyLog(REPLAY_STEP);
+      if (done !== 'more') return done;
+      yield;
+    }
+  }
+
+  /** Fills rowOf from the ids read from the file, a slice a step; the first repeated or impossible id, if any. */
+  private *indexRows(): Generator<void, number | undefined> {
+    const { ids, rowOf } = this;
+    for (let start = 0; start < this.count; start += INDEX_SLICE) {
+      const end = Math.min(this.count, start + INDEX_SLICE);
+      for (let row = start; row < end; row++) {
+        const id = ids[row] as number;
+        if (rowOf.has(id) || !Number.isSafeInteger(id)) return id;
+        rowOf.set(id, row);
+      }
+      yield;
+    }
+    return undefined;
   }
 
   /** Exact top-k by cosine distance: rows and query are unit length here, so it is 1 - dot. */
@@ -144,6 +279,7 @@ export class VectorCache {
   }
 
   reload(chunks = true): void {
+    this.changes++;
     this.db
       .transaction(() => {
         const clear = (): void => {
@@ -169,6 +305,28 @@ export class VectorCache {
         run(this.requantize());
       })
       .deferred();
+  }
+
+  /**
+   * The id of a row (of `samples`, spread over the cache) whose vector is not the table's, after
+   * the same normalisation, or whose int8 copy is off by more than rounding; undefined when all match.
+   */
+  private differingRow(samples: number): number | undefined {
+    const read = this.db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM entity_embeddings WHERE rowid = ?');
+    const dims = this.dims;
+    const step = Math.max(1, Math.floor(this.count / samples));
+    for (let row = Math.floor(Math.random() * step); row < this.count; row += step) {
+      const id = this.ids[row] as number;
+      const bytes = read.get(BigInt(id))?.embedding;
+      if (bytes?.byteLength !== dims * 4) return id;
+      const stored = normalize(new Float32Array(Uint8Array.from(bytes).buffer));
+      for (let j = 0, o = row * dims; j < dims; j++, o++) {
+        const x = this.data[o] as number;
+        if (Math.abs(x - (stored[j] as number)) > 1e-6) return id;
+        if (Math.abs((this.quantized[o] as number) - quantizeOne(x, this.scale)) > 1) return id;
+      }
+    }
+    return undefined;
   }
 
   /** Vectors in sqlite-vec 0.1's storage, or undefined when the storage is not that layout. */
@@ -240,6 +398,7 @@ export class VectorCache {
       yield;
     }
     const scale = (this.scale = 127 / (max > 0 ? max : 0.5));
+    this.changes++;
     const quantized = this.quantized;
     for (let start = 0; start < used.length; start += SLICE) {
       const end = Math.min(used.length, start + SLICE);
@@ -259,6 +418,7 @@ export class VectorCache {
   /** `quantize` false while reloading: the rows are quantized once the scale is known. */
   private upsert(id: number, bytes: Buffer, quantize = true): void {
     if (bytes.byteLength !== this.dims * 4) return; // written for another size; a reload follows the reset
+    this.changes++;
     let row = this.rowOf.get(id);
     if (row === undefined) {
       row = this.count++;
@@ -275,6 +435,7 @@ export class VectorCache {
   private remove(id: number): void {
     const row = this.rowOf.get(id);
     if (row === undefined) return;
+    this.changes++;
     const last = --this.count;
     if (row !== last) {
       this.data.copyWithin(row * this.dims, last * this.dims, (last + 1) * this.dims);
@@ -288,6 +449,7 @@ export class VectorCache {
 
   private grow(rows: number): void {
     if (rows <= this.ids.length) return;
+    this.changes++;
     const capacity = Math.max(rows, Math.ceil(this.ids.length * 1.5));
     const data = new Float32Array(capacity * this.dims);
     data.set(this.data);
@@ -303,6 +465,10 @@ export class VectorCache {
 
 /** Chunks of 1,024 vectors read per step of a background load. */
 const CHUNKS_PER_STEP = 16;
+/** Log entries replayed per step after a load from the file (each a point read of sqlite-vec, ~0.1 ms). */
+const REPLAY_STEP = 512;
+/** Ids indexed per step after a load from the file. */
+const INDEX_SLICE = 1 << 16;
 /** Components handled between two turns of the event loop while quantizing in the background. */
 const SLICE = 1 << 22;
 
