@@ -1,11 +1,11 @@
 /** hybrid_search's input (snake_case, as clients send it) → the service's options. Shared by MCP and CLI. */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { RRF_K } from '../core/rank/constants.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { HybridSearchOptions } from '../service/hybrid-search.js';
 import { hybridSearchInput } from './schemas.js';
 
-export const HybridSearchInputSchema = z.object(hybridSearchInput);
+export const HybridSearchInputSchema = hybridSearchInput;
 export type HybridSearchInput = z.infer<typeof HybridSearchInputSchema>;
 
 const date = (s: string | undefined): number | undefined => (s === undefined ? undefined : Date.parse(s));

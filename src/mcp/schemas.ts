@@ -5,10 +5,50 @@
 import { z } from 'zod';
 import { LIMITS } from '../core/limits.js';
 
+/**
+ * Text must be well-formed Unicode: a lone UTF-16 surrogate (valid in a JS string and in JSON's
+ * \u escapes) reaches SQLite as bytes that are not UTF-8, is stored as such, and reads back as
+ * three U+FFFD, so the name a client sent no longer matches the one it reads.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+const wellFormed = (what: string) => (value: string, ctx: z.RefinementCtx) => {
+  const at = LONE_SURROGATE.exec(value)?.index;
+  if (at === undefined) return;
+  const unit = value.charCodeAt(at).toString(16).toUpperCase();
+  ctx.addIssue({
+    code: 'custom',
+    message: `${what} is not well-formed Unicode: a lone UTF-16 surrogate (\\u${unit}) at index ${at}; send valid UTF-8 text, with surrogates only in pairs`,
+  });
+};
+
 const chars = (max: number, what: string) =>
-  z.string().max(max, { message: `${what} is longer than the limit of ${max} characters; shorten or split it` });
+  z
+    .string()
+    .max(max, { message: `${what} is longer than the limit of ${max} characters; shorten or split it` })
+    .superRefine(wellFormed(what));
 const items = <T extends z.ZodTypeAny>(schema: T, max: number, what: string) =>
   z.array(schema).max(max, { message: `too many ${what} in one call: the limit is ${max}; split the call` });
+
+/**
+ * Limbic's own tools refuse fields they do not know, naming them and the fields they take: a
+ * misspelt option (`filter` for `filters`) would otherwise be dropped without a word and change the
+ * answer. The nine official tools keep the official server's tolerance: extra fields are ignored.
+ */
+const strict = <T extends z.ZodRawShape>(shape: T) =>
+  z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}: ${
+            Object.keys(shape).length === 0 ? 'expected no arguments' : `expected only ${Object.keys(shape).join(', ')}`
+          }`
+        : undefined,
+  });
+
+/** A whole number in [min, max], with one message that states the range. */
+const wholeNumber = (field: string, min: number, max: number) => {
+  const message = `${field} must be a whole number from ${min} to ${max}`;
+  return z.number().int({ message }).min(min, { message }).max(max, { message });
+};
 
 const name = chars(LIMITS.maxNameChars, 'the name');
 const observation = chars(LIMITS.maxObservationChars, 'an observation');
@@ -89,67 +129,77 @@ export const openNodesInput = {
   names: items(name, LIMITS.maxItemsPerCall, 'names').describe('An array of entity names to retrieve'),
 };
 
-export const searchSemanticInput = {
+export const searchSemanticInput = strict({
   query: chars(LIMITS.maxQueryChars, 'the query')
-    .min(1, { message: 'the query is empty; say what to look for' })
+    .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
     .describe('What to recall, in words: exact terms, names or a paraphrase'),
-  limit: z
-    .number()
-    .int({ message: 'limit must be a whole number' })
-    .min(1, { message: 'limit must be at least 1' })
-    .max(LIMITS.maxSearchLimit, { message: `limit must be at most ${LIMITS.maxSearchLimit}` })
-    .optional()
-    .describe('How many results (1-100, default 10)'),
-};
+  limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
+});
 
-export const setStatusInput = {
+export const setStatusInput = strict({
   name: name.describe('The entity whose status to set'),
   status: statusSchema.describe('activo/active, pausado/paused, completado/completed, archivado/archived'),
-};
+});
 
+/** get_statistics takes no arguments, and says so when it is given some. */
+export const statisticsInput = strict({});
+
+/**
+ * An ISO 8601 calendar date (2026, 2026-03 or 2026-03-28), optionally with a time and an offset.
+ * Date.parse alone is not enough: it takes "0" (the year 2000), "March 7" and "2026-02-30" (rolled
+ * over to March 2) without a word.
+ */
+const ISO_DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?)?)?$/;
+function isIsoDate(s: string): boolean {
+  const m = ISO_DATE.exec(s);
+  if (m === null || Number.isNaN(Date.parse(s))) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2] ?? 1), Number(m[3] ?? 1)];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth;
+}
 const isoDate = (field: string) =>
   z
     .string()
-    .refine((s) => !Number.isNaN(Date.parse(s)), { message: `${field} must be an ISO 8601 date or date-time, e.g. 2026-03-28 or 2026-03-28T10:00:00Z` })
+    .refine(isIsoDate, { message: `${field} must be an ISO 8601 date or date-time, e.g. 2026-03-28 or 2026-03-28T10:00:00Z` })
     .optional();
 const weight = (signal: string) =>
   z.number().min(0, { message: `the ${signal} weight must be 0 or more` }).max(1000, { message: `the ${signal} weight is at most 1000` }).optional();
 
-export const hybridSearchInput = {
+export const hybridSearchInput = strict({
   query: chars(LIMITS.maxQueryChars, 'the query')
-    .min(1, { message: 'the query is empty; say what to look for' })
+    .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
     .describe(
       'What to find. Bare words are OR-matched by the keyword leg; "quoted phrases", uppercase AND/OR/NOT, trailing * prefixes and name:/type:/obs: column filters are passed through.',
     ),
-  limit: z.number().int().min(1).max(LIMITS.maxSearchLimit).optional().describe('Results per page (1-100, default 10)'),
-  offset: z.number().int().min(0).max(10_000).optional().describe('Results to skip, for paging (default 0); pages of one query never repeat or skip a result'),
+  limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('Results per page (1-100, default 10)'),
+  offset: wholeNumber('offset', 0, 10_000)
+    .optional()
+    .describe('Results to skip, for paging (default 0); pages of one query never repeat or skip a result'),
   search_modes: z
     .array(z.enum(['fts', 'semantic']))
     .min(1, { message: 'search_modes needs at least one of "fts", "semantic"' })
     .optional()
     .describe('Legs to run: ["fts"], ["semantic"] or both (default: both, whichever are available)'),
   fusion_method: z.enum(['rrf', 'weighted']).optional().describe('"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals'),
-  rrf_k: z.number().int().min(1).max(1000).optional().describe('RRF smoothing constant (1-1000, default 60)'),
-  weights: z
-    .object({ fts: weight('fts'), vector: weight('vector'), recency: weight('recency'), priority: weight('priority'), graph: weight('graph') })
+  rrf_k: wholeNumber('rrf_k', 1, 1000).optional().describe('RRF smoothing constant (1-1000, default 60)'),
+  weights: strict({ fts: weight('fts'), vector: weight('vector'), recency: weight('recency'), priority: weight('priority'), graph: weight('graph') })
     .optional()
     .describe(
       'Weighted-fusion weights (defaults fts 0.30, vector 0.55, recency 0.10, priority 0.05, graph 0; unavailable signals are redistributed). graph > 0 turns on the 1-hop neighbour boost in either fusion method.',
     ),
   limbic: z.boolean().optional().describe('Re-rank with the limbic signals (importance, recency of use, co-occurrence, status); default true'),
   rerank: z.boolean().optional().describe('Re-rank with a cross-encoder when one is installed (see get_statistics.reranking); default false'),
-  filters: z
-    .object({
-      entity_types: z.array(chars(LIMITS.maxNameChars, 'an entity type')).optional(),
-      status: z.array(statusSchema).optional(),
-      observation_kinds: z.array(chars(100, 'a kind')).optional(),
-      created_after: isoDate('created_after'),
-      created_before: isoDate('created_before'),
-      updated_after: isoDate('updated_after'),
-      updated_before: isoDate('updated_before'),
-      names: z.array(name).max(LIMITS.maxItemsPerCall).optional(),
-    })
+  filters: strict({
+    entity_types: items(chars(LIMITS.maxNameChars, 'an entity type'), LIMITS.maxItemsPerCall, 'entity types').optional(),
+    status: items(statusSchema, LIMITS.maxItemsPerCall, 'statuses').optional(),
+    observation_kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds').optional(),
+    created_after: isoDate('created_after'),
+    created_before: isoDate('created_before'),
+    updated_after: isoDate('updated_after'),
+    updated_before: isoDate('updated_before'),
+    names: items(name, LIMITS.maxItemsPerCall, 'names').optional(),
+  })
     .optional()
     .describe('Only entities matching every filter given: entity_types, status, observation_kinds (any of), created/updated date range, names'),
   explain_query: z.boolean().optional().describe('Add stats: per-leg times, embedding time, rows per leg, fusion overlap'),
-};
+});

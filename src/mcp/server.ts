@@ -235,7 +235,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Get Statistics',
       description: 'Counts of entities, observations and relations, database size, and the state of keyword and semantic indexes',
-      inputSchema: {},
+      inputSchema: s.statisticsInput,
       annotations: READ,
     },
     guard(async () => structured({ ...(await service.statistics()) })),
