@@ -29,6 +29,8 @@ export interface MemoryServiceDeps {
   readonly logger: Logger;
   /** A cross-encoder for hybrid_search's optional rerank stage; absent means reranking is off. */
   readonly reranker?: Reranker | undefined;
+  /** How long a search waits for just-written entities to be embedded. @default CATCH_UP_WAIT_MS */
+  readonly catchUpWaitMs?: number;
 }
 
 export interface Statistics {
@@ -62,7 +64,7 @@ export class MemoryService {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly deps: MemoryServiceDeps) {
-    this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger);
+    this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger, undefined, deps.catchUpWaitMs);
   }
 
   get store(): Store {

@@ -20,7 +20,8 @@ describe('ONNX embedder (real model)', () => {
     const e = await realEmbedder();
     const [car, automobile, banana] = await e.embed(['car', 'automobile', 'banana'], 'passage');
     if (!car || !automobile || !banana) throw new Error('missing vectors');
-    expect(dot(car, automobile)).toBeGreaterThan(dot(car, banana) + 0.2);
+    // e5's similarities sit close together (0.8-0.95), MiniLM's spread wider: an ordering with a margin.
+    expect(dot(car, automobile)).toBeGreaterThan(dot(car, banana) + 0.05);
   });
 
   it('makes unit vectors of the model size, the same for the same text', async () => {
@@ -45,7 +46,9 @@ describe('ONNX embedder (real model)', () => {
 
   it('counts tokens with the model tokenizer and truncates long input instead of failing', async () => {
     const e = await realEmbedder();
-    expect(e.countTokens('hello world')).toBe(4); // [CLS] hello world [SEP]
+    // Special tokens included: at least one per word plus the two that frame a text.
+    expect(e.countTokens('hello world')).toBeGreaterThanOrEqual(4);
+    expect(e.countTokens('hello world hello world')).toBeGreaterThan(e.countTokens('hello world'));
     const long = 'memory '.repeat(2000);
     expect(e.countTokens(long)).toBeGreaterThan(512);
     const [v] = await e.embed([long], 'passage');

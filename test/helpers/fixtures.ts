@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
 import { noopLogger } from '../../src/core/logger.js';
 import { embedEntitiesAsPassages, LazyEmbedder, type Embedder, type EntityInput } from '../../src/embed/embedder.js';
 import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
@@ -61,9 +62,9 @@ export class FakeEmbedder implements Embedder {
 }
 
 let realEngine: Promise<OnnxEngine> | undefined;
-/** The real ONNX model installed by `limbic model install` (loaded once per test file). */
+/** The default model, installed by `limbic model install` (npm test's pretest; loaded once per test file). */
 export function realEmbedder(): Promise<OnnxEngine> {
-  realEngine ??= loadOnnxEmbedder({ modelDir: undefined, cacheDir: modelCacheDir(), modelId: 'all-MiniLM-L6-v2', allowRemote: false });
+  realEngine ??= loadOnnxEmbedder({ modelDir: undefined, cacheDir: modelCacheDir(), modelId: DEFAULT_MODEL_ID, allowRemote: false });
   return realEngine;
 }
 
@@ -100,7 +101,8 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     if (choice === 'real') return realEmbedder();
     return choice;
   });
-  const service = new MemoryService({ store, embedder, clock: options.clock ?? Date.now, logger: noopLogger, reranker: options.reranker });
+  // Searches wait for fresh entities as long as a loaded test machine may need: results, not timing.
+  const service = new MemoryService({ store, embedder, clock: options.clock ?? Date.now, logger: noopLogger, reranker: options.reranker, catchUpWaitMs: 60_000 });
   const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'limbic-test', version: '1.0.0' });

@@ -87,8 +87,13 @@ describe('search_semantic (real model)', () => {
     const rankBefore = before.results.findIndex((x) => x.name === 'Mystery');
     await h.ok('add_observations', { observations: [{ entityName: 'Mystery', contents: ['A volcano erupted and lava flowed into the sea'] }] });
     const after = await search('volcano eruption lava', 3);
-    expect(after.results[0]?.name).toBe('Mystery');
-    expect(rankBefore === 0 ? (before.results[0]?.distance ?? 0) > (after.results[0]?.distance ?? 1) : true).toBe(true);
+    // Re-embedded: now the nearest by meaning, and found by both legs. (It need not be first: the
+    // entities earlier tests returned carry usage boosts, and with e5's narrow cosine range -
+    // unrelated texts near 0.74 - a salience boost outweighs the gap; see the issue 11 note.)
+    const mystery = after.results.find((x) => x.name === 'Mystery');
+    expect(mystery?.rrf_score).toBeDefined();
+    expect(mystery?.distance).toBe(Math.min(...after.results.map((x) => x.distance ?? 1)));
+    expect(rankBefore === -1 || (before.results[rankBefore]?.distance ?? 0) > (mystery?.distance ?? 1)).toBe(true);
     await h.ok('delete_entities', { entityNames: ['Mystery'] });
     const gone = await search('volcano eruption lava', 10);
     expect(gone.results.map((x) => x.name)).not.toContain('Mystery');
