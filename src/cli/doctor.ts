@@ -1,0 +1,89 @@
+/**
+ * `limbic doctor`: every part Limbic needs, one line each (ok / warn / fail), and for each problem
+ * the command that fixes it. The backends check their own parts (src/store/sqlite/sqlite-health.ts,
+ * src/embed/onnx/model-health.ts); this runs them with the checks that need only Node (its version,
+ * free disk) and prints the report. Broken means at least one fail.
+ */
+import { existsSync, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { HealthCheck } from '../core/health.js';
+import { healthCheck } from '../core/health.js';
+
+/** Node 20 is the oldest line better-sqlite3 12 and our engines field support. */
+const MIN_NODE_MAJOR = 20;
+/** Below this the database can no longer grow through an import or a compaction. */
+const DISK_FAIL_BYTES = 100 * 2 ** 20;
+const DISK_WARN_BYTES = 2 ** 30;
+
+export interface DoctorProbes {
+  /** process.versions.node */
+  readonly nodeVersion: string;
+  readonly dbPath: string;
+  /** The SQLite driver, FTS5, sqlite-vec, usearch. */
+  readonly runtime: () => Promise<HealthCheck[]>;
+  /** The model check and the id of the model that would embed. */
+  readonly model: () => { check: HealthCheck; modelId: string | undefined };
+  /** The database file, compared with that model. */
+  readonly database: (modelId: string | undefined) => Promise<HealthCheck[]>;
+}
+
+export interface DoctorReport {
+  /** False when any check failed. */
+  readonly ok: boolean;
+  readonly checks: readonly HealthCheck[];
+}
+
+export function checkNode(version: string): HealthCheck {
+  const major = Number(version.split('.')[0]);
+  return major >= MIN_NODE_MAJOR
+    ? healthCheck('node', 'ok', `Node ${version}`)
+    : healthCheck('node', 'fail', `Node ${version}; Limbic needs ${MIN_NODE_MAJOR} or newer`, `install Node ${MIN_NODE_MAJOR} or newer (https://nodejs.org, or nvm install ${MIN_NODE_MAJOR}), then npm ci`);
+}
+
+const gb = (bytes: number): string => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GB` : `${(bytes / 2 ** 20).toFixed(0)} MB`);
+
+/** Free space on the disk that holds (or will hold) the database. */
+export function checkDisk(dbPath: string): HealthCheck {
+  let dir = dirname(dbPath);
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  let free: number;
+  try {
+    const stats = statfsSync(dir);
+    free = stats.bavail * stats.bsize;
+  } catch (error) {
+    return healthCheck('disk', 'warn', `cannot read the free space of ${dir}: ${(error as Error).message}`, 'check the disk with df -h');
+  }
+  const detail = `${gb(free)} free on the disk holding ${dir}`;
+  const fix = `free some space there, or keep the database on another disk with --db (LIMBIC_DB)`;
+  if (free < DISK_FAIL_BYTES) return healthCheck('disk', 'fail', `${detail}: too little for the database to grow`, fix);
+  if (free < DISK_WARN_BYTES) return healthCheck('disk', 'warn', `${detail}: an import or re-embedding may run out`, fix);
+  return healthCheck('disk', 'ok', detail);
+}
+
+export async function runDoctor(probes: DoctorProbes): Promise<DoctorReport> {
+  const checks: HealthCheck[] = [checkNode(probes.nodeVersion)];
+  checks.push(...(await probes.runtime()));
+  const model = probes.model();
+  checks.push(model.check);
+  checks.push(...(await probes.database(model.modelId)));
+  checks.push(checkDisk(probes.dbPath));
+  return { ok: checks.every((c) => c.status !== 'fail'), checks };
+}
+
+/** The report for a terminal: status, part, detail, and the fix under each problem. */
+export function formatReport(report: DoctorReport): string {
+  const width = Math.max(...report.checks.map((c) => c.name.length));
+  const lines = report.checks.flatMap((c) => {
+    const line = `${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}`;
+    return c.fix === undefined ? [line] : [line, `${' '.repeat(width + 8)}fix: ${c.fix}`];
+  });
+  const failed = report.checks.filter((c) => c.status === 'fail').length;
+  const warned = report.checks.filter((c) => c.status === 'warn').length;
+  const summary =
+    failed > 0
+      ? `${failed} problem${failed === 1 ? '' : 's'} to fix${warned > 0 ? `, ${warned} warning${warned === 1 ? '' : 's'}` : ''}.`
+      : warned > 0
+        ? `Everything works; ${warned} warning${warned === 1 ? '' : 's'}.`
+        : 'Everything works.';
+  return `${lines.join('\n')}\n\n${summary}\n`;
+}
