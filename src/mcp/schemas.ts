@@ -30,6 +30,37 @@ const items = <T extends z.ZodTypeAny>(schema: T, max: number, what: string) =>
   z.array(schema).max(max, { message: `too many ${what} in one call: the limit is ${max}; split the call` });
 
 /**
+ * Every string of a call, summed in UTF-8 bytes. A stack, not recursion: a call refused for a
+ * wrong-typed field may still hold deeply nested junk there.
+ */
+function textBytes(value: unknown): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') total += Buffer.byteLength(v, 'utf8');
+    else if (typeof v === 'object' && v !== null) for (const child of Object.values(v)) stack.push(child);
+  }
+  return total;
+}
+
+/**
+ * Bounds the text of a whole call (LIMITS.maxCallTextBytes): the per-field limits alone let one
+ * create_entities carry gigabytes, over what the stdio transport reads and what clients accept back.
+ */
+const withinCallText = <T extends z.ZodObject>(schema: T): T =>
+  schema.superRefine((value, ctx) => {
+    const bytes = textBytes(value);
+    if (bytes <= LIMITS.maxCallTextBytes) return;
+    ctx.addIssue({
+      code: 'custom',
+      message: `the text of this call is ${bytes} bytes (UTF-8, every string summed): the limit is ${LIMITS.maxCallTextBytes} bytes (${LIMITS.maxCallTextBytes / 2 ** 20} MiB) per call, so that the answer fits what MCP clients accept; split it into smaller calls with fewer entities or observations each`,
+    });
+  });
+/** An official tool's input: extra fields are ignored, as the official server does. */
+const official = <T extends z.ZodRawShape>(shape: T) => withinCallText(z.object(shape));
+
+/**
  * Limbic's own tools refuse fields they do not know, naming them and the fields they take: a
  * misspelt option (`filter` for `filters`) would otherwise be dropped without a word and change the
  * answer. The nine official tools keep the official server's tolerance: extra fields are ignored.
@@ -89,9 +120,9 @@ export const RelationOutputSchema = z.object({ from: z.string(), to: z.string(),
 export const GraphOutput = { entities: z.array(EntityOutputSchema), relations: z.array(RelationOutputSchema) };
 export const SuccessOutput = { success: z.boolean(), message: z.string() };
 
-export const createEntitiesInput = { entities: items(NewEntitySchema, LIMITS.maxItemsPerCall, 'entities') };
-export const createRelationsInput = { relations: items(RelationSchema, LIMITS.maxItemsPerCall, 'relations') };
-export const addObservationsInput = {
+export const createEntitiesInput = official({ entities: items(NewEntitySchema, LIMITS.maxItemsPerCall, 'entities') });
+export const createRelationsInput = official({ relations: items(RelationSchema, LIMITS.maxItemsPerCall, 'relations') });
+export const addObservationsInput = official({
   observations: items(
     z.object({
       entityName: name.describe('The name of the entity to add the observations to'),
@@ -103,11 +134,11 @@ export const addObservationsInput = {
     LIMITS.maxItemsPerCall,
     'observation groups',
   ),
-};
-export const deleteEntitiesInput = {
+});
+export const deleteEntitiesInput = official({
   entityNames: items(name, LIMITS.maxItemsPerCall, 'names').describe('An array of entity names to delete'),
-};
-export const deleteObservationsInput = {
+});
+export const deleteObservationsInput = official({
   deletions: items(
     z.object({
       entityName: name.describe('The name of the entity containing the observations'),
@@ -116,30 +147,30 @@ export const deleteObservationsInput = {
     LIMITS.maxItemsPerCall,
     'deletions',
   ),
-};
-export const deleteRelationsInput = {
+});
+export const deleteRelationsInput = official({
   relations: items(RelationSchema, LIMITS.maxItemsPerCall, 'relations').describe('An array of relations to delete'),
-};
-export const searchNodesInput = {
+});
+export const searchNodesInput = official({
   query: chars(LIMITS.maxQueryChars, 'the query').describe(
     'The search query to match against entity names, types, and observation content',
   ),
-};
-export const openNodesInput = {
+});
+export const openNodesInput = official({
   names: items(name, LIMITS.maxItemsPerCall, 'names').describe('An array of entity names to retrieve'),
-};
+});
 
-export const searchSemanticInput = strict({
+export const searchSemanticInput = withinCallText(strict({
   query: chars(LIMITS.maxQueryChars, 'the query')
     .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
     .describe('What to recall, in words: exact terms, names or a paraphrase'),
   limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
-});
+}));
 
-export const setStatusInput = strict({
+export const setStatusInput = withinCallText(strict({
   name: name.describe('The entity whose status to set'),
   status: statusSchema.describe('activo/active, pausado/paused, completado/completed, archivado/archived'),
-});
+}));
 
 /** get_statistics takes no arguments, and says so when it is given some. */
 export const statisticsInput = strict({});
@@ -165,7 +196,7 @@ const isoDate = (field: string) =>
 const weight = (signal: string) =>
   z.number().min(0, { message: `the ${signal} weight must be 0 or more` }).max(1000, { message: `the ${signal} weight is at most 1000` }).optional();
 
-export const hybridSearchInput = strict({
+export const hybridSearchInput = withinCallText(strict({
   query: chars(LIMITS.maxQueryChars, 'the query')
     .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
     .describe(
@@ -202,4 +233,4 @@ export const hybridSearchInput = strict({
     .optional()
     .describe('Only entities matching every filter given: entity_types, status, observation_kinds (any of), created/updated date range, names'),
   explain_query: z.boolean().optional().describe('Add stats: per-leg times, embedding time, rows per leg, fusion overlap'),
-});
+}));

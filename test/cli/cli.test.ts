@@ -83,6 +83,27 @@ describe('limbic CLI', () => {
     ]);
   });
 
+  it('issue 10: skips lines with a lone UTF-16 surrogate escape, with their numbers, and exports no U+FFFD', async () => {
+    const file = join(tmp.dir, 'surrogates.jsonl');
+    writeFileSync(
+      file,
+      [
+        '{"type":"entity","name":"Good","entityType":"t","observations":["ok","pair \\ud83e\\udde0 kept"]}',
+        '{"type":"entity","name":"Lone\\ud800","entityType":"t","observations":[]}',
+        '{"type":"entity","name":"Other","entityType":"t","observations":["half \\udc00 a pair"]}',
+        '{"type":"relation","from":"Good","to":"Good\\udfff","relationType":"self"}',
+      ].join('\n'),
+    );
+    const { stdout, stderr } = await limbic(['--db', db, 'import', file]);
+    expect(JSON.parse(stdout)).toMatchObject({ lines: 4, entitiesAdded: 1, relationsAdded: 0, skipped: 3 });
+    expect(stderr).toMatch(/line 2 skipped: "name" is not well-formed Unicode/);
+    expect(stderr).toMatch(/line 3 skipped: "observations"\[0\] is not well-formed Unicode/);
+    expect(stderr).toMatch(/line 4 skipped: "to" is not well-formed Unicode/);
+    const exported = (await limbic(['--db', db, 'export'])).stdout;
+    expect(exported).not.toContain('\uFFFD');
+    expect(JSON.parse(exported)).toEqual({ type: 'entity', name: 'Good', entityType: 't', observations: ['ok', 'pair 🧠 kept'] });
+  });
+
   it('puts the database in the data directory by default, creating the folder', async () => {
     const dataHome = join(tmp.dir, 'xdg-data');
     await limbic(['stats'], { XDG_DATA_HOME: dataHome, LIMBIC_DB: '' });

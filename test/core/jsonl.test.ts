@@ -135,6 +135,49 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
     });
   });
 
+  describe('issue 10: text that is not well-formed Unicode is refused, as at the MCP boundary', () => {
+    // JSON's \u escapes can spell a lone UTF-16 surrogate; SQLite would store it as bytes that are
+    // not UTF-8 and export would write it back as three U+FFFD.
+    it.each([
+      ['the name', '{"type":"entity","name":"a\\ud800","entityType":"t","observations":[]}', /"name" .*\\uD800\) at index 1/],
+      ['the entityType', '{"type":"entity","name":"a","entityType":"\\udfff","observations":[]}', /"entityType" .*\\uDFFF\) at index 0/],
+      ['an observation', '{"type":"entity","name":"a","entityType":"t","observations":["ok","x\\udc00y"]}', /"observations"\[1\] .*\\uDC00\) at index 1/],
+      ['the type read as the entityType', '{"type":"person\\ud800","name":"a","observations":[]}', /"type" .*\\uD800/],
+      ['a variant name key', '{"type":"entity","entityName":"\\ud83e","observations":[]}', /"entityName" .*\\uD83E/],
+      ['from', '{"type":"relation","from":"\\ud800\\ud800","to":"b","relationType":"r"}', /"from" .*\\uD800\) at index 0/],
+      ['to', '{"type":"relation","from":"a","to":"b\\udbff","relationType":"r"}', /"to" .*\\uDBFF/],
+      ['relationType', '{"type":"relation","from":"a","to":"b","relationType":"\\udc00r"}', /"relationType" .*\\uDC00/],
+    ])('a lone surrogate in %s makes the line an error naming the field and the fix', (_label, line, reason) => {
+      const parsed = parseMemoryLine(line);
+      expect(parsed.kind).toBe('error');
+      expect(parsed.kind === 'error' && parsed.reason).toMatch(reason);
+      expect(parsed.kind === 'error' && parsed.reason).toMatch(/not well-formed Unicode.*surrogates only in pairs/);
+    });
+
+    it('keeps a surrogate pair written as two escapes: it is one character', () => {
+      expect(parseMemoryLine('{"type":"entity","name":"\\ud83e\\udde0","entityType":"t","observations":["x\\ud83d\\ude00"]}')).toEqual({
+        kind: 'entity',
+        entity: { name: '🧠', entityType: 't', observations: ['x😀'] },
+      });
+    });
+
+    it('property: a line is an error exactly when a field it keeps holds a lone surrogate', () => {
+      // fast-check's 'binary' unit never yields a surrogate half alone; mix some in (a pair may still form).
+      const withHalves = fc.oneof(fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
+      let sawIllFormed = 0;
+      fc.assert(
+        fc.property(fc.string({ unit: withHalves, maxLength: 12 }), fc.array(fc.string({ unit: withHalves, maxLength: 12 }), { maxLength: 4 }), (name, observations) => {
+          const parsed = parseMemoryLine(entityLine({ name, entityType: 't', observations }));
+          const illFormed = [name, ...observations].some((t) => /\p{Cs}/u.test(t));
+          if (illFormed) sawIllFormed++;
+          expect(parsed.kind).toBe(illFormed ? 'error' : 'entity');
+        }),
+        { numRuns: 500 },
+      );
+      expect(sawIllFormed).toBeGreaterThan(50);
+    });
+  });
+
   it.each(['', '   ', '\t', '\r'])('blank line %j → blank', (line) => {
     expect(parseMemoryLine(line)).toEqual({ kind: 'blank' });
   });

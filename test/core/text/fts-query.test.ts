@@ -1,7 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
-import { buildOrQuery, buildSubstringQuery, quoteFts, tokenizeWords } from '../../../src/core/text/fts-query.js';
+import type { Entity } from '../../../src/core/types.js';
+import { buildOrQuery, buildSubstringQuery, MAX_SUBSTRING_TRIGRAMS, quoteFts, tokenizeWords } from '../../../src/core/text/fts-query.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 
 /** Every term a double-quoted literal (inner quotes doubled), terms joined by " OR ". */
 const SAFE_OR_QUERY = /^"(?:[^"]|"")*"( OR "(?:[^"]|"")*")*$/;
@@ -134,9 +136,9 @@ describe('buildSubstringQuery', () => {
     expect(buildSubstringQuery('"""')).toBe('""""""""');
   });
 
-  it('property: output is one quoted literal that unquotes back to the input', () => {
+  it('property: up to 18 characters, one quoted literal that unquotes back to the input', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 100 }), (text) => {
+      fc.property(fc.string({ unit: 'binary', maxLength: MAX_SUBSTRING_TRIGRAMS + 2 }), (text) => {
         const out = buildSubstringQuery(text);
         if ([...text].length < 3 || text.includes('\u0000')) {
           expect(out).toBeUndefined();
@@ -147,7 +149,51 @@ describe('buildSubstringQuery', () => {
       }),
     );
   });
+
+  it('issue 10: property: a longer query is an AND of at most 16 distinct trigrams of it, its first and last among them', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary', minLength: MAX_SUBSTRING_TRIGRAMS + 3, maxLength: 400 }),
+          // Repetitive text, where distinct trigrams are few.
+          fc.tuple(fc.string({ minLength: 1, maxLength: 4 }), fc.integer({ min: 20, max: 200 })).map(([unit, n]) => unit.repeat(n)),
+        ),
+        (text) => {
+          const chars = [...text];
+          fc.pre(chars.length > MAX_SUBSTRING_TRIGRAMS + 2 && !text.includes('\u0000'));
+          const terms = andTerms(buildSubstringQuery(text));
+          expect(terms.length).toBeGreaterThan(0);
+          expect(terms.length).toBeLessThanOrEqual(MAX_SUBSTRING_TRIGRAMS);
+          expect(new Set(terms).size).toBe(terms.length);
+          for (const t of terms) {
+            expect([...t]).toHaveLength(3);
+            expect(text).toContain(t);
+          }
+          expect(terms).toContain(chars.slice(0, 3).join(''));
+          expect(terms).toContain(chars.slice(-3).join(''));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('issue 10: 10,000 "x" is one trigram, a query with many distinct trigrams is cut to 16', () => {
+    expect(buildSubstringQuery('x'.repeat(10_000))).toBe('"xxx"');
+    const sentence = 'The quick brown fox jumps over the lazy dog near "Ñandú" café, 2026-03-28. '.repeat(100);
+    const terms = andTerms(buildSubstringQuery(sentence));
+    expect(terms).toHaveLength(MAX_SUBSTRING_TRIGRAMS);
+    expect(terms).toContain('The');
+    expect(terms).toContain('8. ');
+  });
 });
+
+/** The trigrams of an expression that must be `"t1" AND "t2" AND …`; fails the test otherwise. */
+function andTerms(expression: string | undefined): string[] {
+  expect(expression).toBeDefined();
+  const literals = [...(expression ?? '').matchAll(/"(?:[^"]|"")*"/g)].map((m) => m[0]);
+  expect(literals.join(' AND ')).toBe(expression);
+  return literals.map((l) => l.slice(1, -1).replaceAll('""', '"'));
+}
 
 describe('FTS5 accepts every expression built from hostile input', () => {
   // A real SQLite FTS5 index, shaped like the store's (unicode61 words, trigram substrings).
@@ -209,5 +255,75 @@ describe('FTS5 accepts every expression built from hostile input', () => {
     expect(buildSubstringQuery('abc\u0000def')).toBeUndefined();
     expect(match.all(buildSubstringQuery('"hi" to'))).toEqual([{ name: 'dom-cachorroink' }]);
     expect(match.all(buildSubstringQuery('cachorro'))).toEqual([{ name: 'dom-cachorroink' }]);
+  });
+});
+
+/** The official server's search_nodes predicate: a case-insensitive substring of name, type or an observation. */
+const officialMatch = (e: Entity, query: string): boolean => {
+  const q = query.toLowerCase();
+  return [e.name, e.entityType, ...e.observations].some((text) => text.toLowerCase().includes(q));
+};
+
+describe('issue 10: search_nodes through the trigram expression, against the official predicate', () => {
+  // A small alphabet with case pairs, accents, an emoji, a quote and spaces, so random queries hit.
+  const letter = fc.constantFrom('a', 'b', 'A', 'B', 'x', 'X', 'é', 'É', '😀', '"', ' ', '-');
+  const text = (max: number) => fc.array(letter, { maxLength: max, size: 'max' }).map((a) => a.join(''));
+  const entity = fc.record({ entityType: text(6), observations: fc.array(text(80), { maxLength: 3 }) });
+
+  it('property: the store finds exactly the entities the official predicate finds, for short and long queries', async () => {
+    // Long queries (past one phrase) that found something: the AND expression was really exercised.
+    let longFound = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(entity, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.oneof(text(40), fc.tuple(fc.nat(), fc.nat({ max: 60 }), fc.boolean())), { minLength: 1, maxLength: 6 }),
+        async (drafts, querySpecs) => {
+          const entities: Entity[] = drafts.map((d, i) => ({ name: `e${i}`, ...d }));
+          const store = openSqliteStore({ path: ':memory:', vectors: false });
+          try {
+            await store.createEntities(entities, 1);
+            // Half the queries are cut from a stored observation (so they match), in a changed case.
+            const stored = entities.flatMap((e) => e.observations).map((o) => [...o]);
+            const queries = querySpecs.map((spec) => {
+              if (typeof spec === 'string') return spec;
+              const [pick, length, upper] = spec;
+              const chars = stored[pick % Math.max(1, stored.length)] ?? [];
+              const start = pick % Math.max(1, chars.length - length);
+              const cut = chars.slice(start, start + length).join('');
+              return upper ? cut.toUpperCase() : cut;
+            });
+            for (const query of queries) {
+              const found = (await store.searchNodes(query)).entities.map((e) => e.name).sort();
+              const expected = entities.filter((e) => officialMatch(e, query)).map((e) => e.name).sort();
+              expect(found, JSON.stringify(query)).toEqual(expected);
+              if ([...query].length > MAX_SUBSTRING_TRIGRAMS + 2 && found.length > 0) longFound++;
+            }
+          } finally {
+            await store.close();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+    expect(longFound).toBeGreaterThan(50);
+  });
+
+  it('finds 10,000 "x" in an observation of 20,000 "x", case-insensitively, and not in 9,999', async () => {
+    const store = openSqliteStore({ path: ':memory:', vectors: false });
+    try {
+      await store.createEntities(
+        [
+          { name: 'long-run', entityType: 'note', observations: ['x'.repeat(20_000)] },
+          { name: 'short-run', entityType: 'note', observations: [`${'x'.repeat(9_999)}y${'x'.repeat(9_999)}`] },
+          { name: 'upper-run', entityType: 'note', observations: ['X'.repeat(10_000)] },
+          { name: 'other', entityType: 'note', observations: ['lorem ipsum'] },
+        ],
+        1,
+      );
+      const found = await store.searchNodes('x'.repeat(10_000));
+      expect(found.entities.map((e) => e.name)).toEqual(['long-run', 'upper-run']);
+    } finally {
+      await store.close();
+    }
   });
 });
