@@ -6,8 +6,8 @@
  * stdio against the built server, with a second server started with --no-model on an identical
  * store as the peer, in the same run:
  * - bulk load time, with the model (the indexer starts embedding as the first call lands) and without;
- * - each non-semantic tool's latency while the indexer drains, then on the same server once the
- *   queue is empty (idle), and on the peer at the same moments;
+ * - each non-semantic tool's latency while the indexer drains, on the peer at the same moments,
+ *   and on the peer alone once the model server has stopped (idle);
  * - search_semantic while draining (it waits a bounded time for fresh entities);
  * - the drain rate.
  * Writes bench/results/stall-<date>.md and .json.
@@ -152,22 +152,27 @@ try {
     semantic.push(performance.now() - t0);
   }
   const busyEnd = { at: performance.now(), pending: await pending(withModel) };
-  console.log(`busy phase: ${busy.rounds} rounds, pending ${drainStart.pending} -> ${busyEnd.pending}`);
-  while ((await pending(withModel)) > 0) await new Promise((r) => setTimeout(r, 1000));
-  const drainSeconds = (performance.now() - drainStart.at) / 1000;
-  const idle = await sample(withModel, peer, SAMPLES);
+  const busySeconds = (busyEnd.at - drainStart.at) / 1000;
+  // Entities the sampling itself added (create_entities) are in the queue too: count what left it.
+  const embedded = drainStart.pending + made - busyEnd.pending;
+  console.log(`busy phase: ${busy.rounds} rounds in ${busySeconds.toFixed(1)} s, pending ${drainStart.pending} -> ${busyEnd.pending}`);
+  // Idle: the model server stops (a closing server leaves its queue for the next start), and the
+  // peer - the same store, no model - answers on a quiet machine. The model server cannot be
+  // sampled idle without waiting out its whole drain (minutes at these sizes).
+  await withModel.client.close();
+  const idle = await sample(peer, peer, SAMPLES);
 
   const rows = Object.keys(TOOLS).map((tool) => {
     const b = busy.timings[tool];
     const i = idle.timings[tool];
+    const idleAll = [...(i?.a ?? []), ...(i?.b ?? [])];
     const r = {
       tool,
       busy_p50: quantile(b?.a ?? [], 0.5),
       busy_p99: quantile(b?.a ?? [], 0.99),
-      idle_p50: quantile(i?.a ?? [], 0.5),
-      idle_p99: quantile(i?.a ?? [], 0.99),
+      idle_p50: quantile(idleAll, 0.5),
+      idle_p99: quantile(idleAll, 0.99),
       peer_busy_p50: quantile(b?.b ?? [], 0.5),
-      peer_idle_p50: quantile(i?.b ?? [], 0.5),
     };
     return { ...r, ratio: r.busy_p50 / r.idle_p50 };
   });
@@ -180,15 +185,15 @@ try {
     perCall: PER_CALL,
     load: { withModelMs: loadModel, withoutMs: loadPeer, ratio: loadModel / loadPeer },
     busyRounds: busy.rounds,
-    drain: { pendingAtStart: drainStart.pending, seconds: drainSeconds, entitiesPerSecond: drainStart.pending / drainSeconds },
+    drain: { pendingAtStart: drainStart.pending, embedded, seconds: busySeconds, entitiesPerSecond: embedded / busySeconds },
     searchSemanticWhileDraining: semantic.length === 0 ? null : { p50: quantile(semantic, 0.5), max: Math.max(...semantic), n: semantic.length },
     tools: rows,
   };
   const f = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
   const table = [
-    '| tool | while embedding p50 / p99 ms | idle p50 / p99 ms | ratio p50 | peer (--no-model) p50 then / idle |',
+    '| tool | while embedding p50 / p99 ms | idle p50 / p99 ms | ratio p50 | peer (--no-model) p50 at the same moments |',
     '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.tool} | ${f(r.busy_p50)} / ${f(r.busy_p99)} | ${f(r.idle_p50)} / ${f(r.idle_p99)} | ${r.ratio.toFixed(2)}x | ${f(r.peer_busy_p50)} / ${f(r.peer_idle_p50)} |`),
+    ...rows.map((r) => `| ${r.tool} | ${f(r.busy_p50)} / ${f(r.busy_p99)} | ${f(r.idle_p50)} / ${f(r.idle_p99)} | ${r.ratio.toFixed(2)}x | ${f(r.peer_busy_p50)} |`),
   ].join('\n');
   const md = [
     `# bench:stall — ${result.date.slice(0, 10)} (${args.label})`,
@@ -196,8 +201,8 @@ try {
     `${result.machine}. ${ENTITIES} entities of 5 observations (10-30 words each) loaded with create_entities, ${PER_CALL} per call, over MCP stdio.`,
     '',
     `- bulk load: with the model ${f(loadModel / 1000)} s, without ${f(loadPeer / 1000)} s (${result.load.ratio.toFixed(2)}x)`,
-    `- drain: ${drainStart.pending} entities pending after the load, embedded in ${drainSeconds.toFixed(1)} s (${result.drain.entitiesPerSecond.toFixed(1)} entities/s, sampling included)`,
-    `- sampled while embedding: ${busy.rounds} rounds of every tool (pending ${drainStart.pending} -> ${busyEnd.pending})`,
+    `- while sampling: ${embedded} entities embedded in ${busySeconds.toFixed(1)} s (${result.drain.entitiesPerSecond.toFixed(1)} entities/s), ${busy.rounds} rounds of every tool, pending ${drainStart.pending} -> ${busyEnd.pending}`,
+    '- idle: the same calls on the peer (the same store, no model) after the model server stopped, on a quiet machine',
     semantic.length === 0 ? '- search_semantic while embedding: not sampled (the queue emptied first)' : `- search_semantic while embedding: p50 ${f(quantile(semantic, 0.5))} ms, max ${f(Math.max(...semantic))} ms over ${semantic.length} calls`,
     '',
     table,
@@ -208,7 +213,7 @@ try {
   const stem = join(ROOT, 'bench', 'results', `stall-${result.date.slice(0, 10)}-${args.label.replace(/[^a-z0-9]+/gi, '-')}`);
   writeFileSync(`${stem}.md`, md);
   writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
-  await Promise.all([peer.client.close(), withModel.client.close()]);
+  await peer.client.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -29,6 +29,8 @@ export interface Freshness {
 
 export class EmbeddingIndexer {
   private running: Promise<number> | undefined;
+  /** Set by stop(): a drain ends after the batch under way (a closing server must not embed on). */
+  private stopped = false;
   private configured: string | undefined;
 
   constructor(
@@ -41,8 +43,13 @@ export class EmbeddingIndexer {
 
   /** Starts a background drain unless one is running; never throws. */
   kick(): void {
-    if (!this.store.capabilities.vector || this.running !== undefined) return;
+    if (!this.store.capabilities.vector || this.running !== undefined || this.stopped) return;
     void this.drain().catch((error: unknown) => this.logger.warn('embedding the queued entities failed; will retry on the next change', error));
+  }
+
+  /** No new batch starts after this; what is queued stays queued for the next process. */
+  stop(): void {
+    this.stopped = true;
   }
 
   /** Resolves when no drain is running (errors already reported by kick). */
@@ -116,6 +123,7 @@ export class EmbeddingIndexer {
     if (embedder === undefined) return 0;
     let done = 0;
     for (;;) {
+      if (this.stopped) return done;
       const jobs = await this.store.takeEmbeddingJobs(this.batchSize);
       if (jobs.length === 0) return done;
       // Text building, tokenizing and the model all run in the engine (a worker thread for ONNX).

@@ -49,7 +49,7 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
 
   it('answers a query before a drain that was asked first', async () => {
     const order: string[] = [];
-    const drain = threaded.embedEntities(Array.from({ length: 48 }, (_, i) => entity(i))).then((v) => {
+    const drain = threaded.embedEntities(Array.from({ length: 12 }, (_, i) => entity(i))).then((v) => {
       order.push('drain');
       return v;
     });
@@ -59,7 +59,7 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
     });
     const [vectors, [q]] = await Promise.all([drain, query]);
     expect(order).toEqual(['query', 'drain']);
-    expect(vectors).toHaveLength(48);
+    expect(vectors).toHaveLength(12);
     expect(q).toHaveLength(threaded.dims);
   });
 
@@ -79,18 +79,41 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
     }
   });
 
+  it('closes after the batch under way, leaving the rest of a backlog queued for the next start', async () => {
+    const tmp = tempDir();
+    const path = `${tmp.dir}/memory.db`;
+    const h = await harness({ embedder: threaded, path });
+    try {
+      const entities = Array.from({ length: 200 }, (_, i) => ({ name: `backlog-${i}`, entityType: 'note', observations: [sentence(i)] }));
+      await h.ok('create_entities', { entities });
+      h.service.warm();
+      await new Promise((r) => setTimeout(r, 50));
+      await h.client.close();
+      await h.service.close(); // resolves without embedding the other ~200 entities
+      const { openSqliteStore } = await import('../../src/store/sqlite/sqlite-store.js');
+      const store = openSqliteStore({ path });
+      expect((await store.vectorStatus()).pending).toBeGreaterThan(0);
+      await store.close();
+    } finally {
+      tmp.cleanup();
+    }
+    // The shared engine was closed with that service; start it again for the next test.
+    const model = await realEmbedder();
+    threaded = await ThreadedEmbedder.start({ model: { modelDir: model.description.location, cacheDir: modelCacheDir(), modelId: model.id, allowRemote: false, threads: 1 } });
+  });
+
   it('keeps answering other tools while the worker embeds a backlog', async () => {
     const h = await harness({ embedder: threaded });
     try {
-      const entities = Array.from({ length: 120 }, (_, i) => {
-        const { entity: e } = entity(i, 4);
+      const entities = Array.from({ length: 40 }, (_, i) => {
+        const { entity: e } = entity(i, 2);
         return { name: e.name, entityType: e.entityType, observations: [...e.observations] };
       });
       await h.ok('create_entities', { entities });
       const drained = h.service.drainEmbeddings();
       let answeredWhilePending = 0;
       for (let i = 0; i < 10; i++) {
-        const found = await h.ok<{ entities: unknown[] }>('search_nodes', { query: `entity-${i * 7}` });
+        const found = await h.ok<{ entities: unknown[] }>('search_nodes', { query: `entity-${i * 3}` });
         expect(found.entities.length).toBeGreaterThan(0);
         await h.ok('open_nodes', { names: [`entity-${i}`] });
         if ((await h.store.vectorStatus()).pending > 0) answeredWhilePending++;
@@ -99,7 +122,7 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
       expect(answeredWhilePending).toBeGreaterThan(0);
       await drained;
       const status = await h.store.vectorStatus();
-      expect(status).toMatchObject({ pending: 0, indexed: 120 });
+      expect(status).toMatchObject({ pending: 0, indexed: 40 });
     } finally {
       await h.close();
     }
