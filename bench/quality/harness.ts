@@ -55,6 +55,7 @@ export function memoizeQueries(embedder: Embedder): Embedder {
   return {
     id: embedder.id,
     dims: embedder.dims,
+    similarityFloor: embedder.similarityFloor,
     embedEntities: (items) => embedder.embedEntities(items),
     async embed(texts, kind) {
       const [only] = texts;

@@ -18,6 +18,12 @@ export interface Embedder {
   /** Model id the vectors are made with; a change re-embeds everything. */
   readonly id: string;
   readonly dims: number;
+  /**
+   * The cosine similarity this model gives unrelated texts, counted as no similarity by ranking.
+   * e5 puts unrelated texts near 0.74 and related ones near 0.88; unrescaled, every semantic hit
+   * looked alike and usage boosts or a keyword weight decided the order. @default 0
+   */
+  readonly similarityFloor?: number;
   /** Unit-length vectors, one per text, in order. */
   embed(texts: readonly string[], kind: TextKind): Promise<Float32Array[]>;
   /**

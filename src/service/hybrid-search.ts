@@ -228,7 +228,7 @@ export async function hybridSearch(deps: HybridDeps, o: HybridSearchOptions, now
   const bm25 = new Map(ftsHits.map((h) => [h.id, h.bm25]));
   const normalized = normalizeBm25(ftsHits.map((h) => h.bm25));
   const ftsNorm = new Map(ftsHits.map((h, i) => [h.id, normalized[i] ?? 0]));
-  const vecSim = new Map(semHits.map((h) => [h.id, cosineSimilarity(h.distance)]));
+  const vecSim = new Map(semHits.map((h) => [h.id, cosineSimilarity(h.distance, embedder?.similarityFloor ?? 0)]));
 
   const requestedWeights: SignalWeights = { ...DEFAULT_SIGNAL_WEIGHTS, ...o.weights };
   const graphWeight = requestedWeights.graph;

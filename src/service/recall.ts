@@ -87,7 +87,14 @@ export async function recall(
     : semantic.map((s) => s.id);
   // ④ ranks on facts and signals alone; ⑤ reads observations for the `limit` results only.
   const signals: RankingSignals = await store.rankSignals(candidateIds);
-  const options = { limit, strategy, now, hybridBase: deps.hybridBase ?? 'scores', keywordBm25: new Map(keyword.map((k) => [k.id, k.bm25])) } as const;
+  const options = {
+    limit,
+    strategy,
+    now,
+    hybridBase: deps.hybridBase ?? 'scores',
+    keywordBm25: new Map(keyword.map((k) => [k.id, k.bm25])),
+    similarityFloor: embedder?.similarityFloor ?? 0,
+  } as const;
   const ranked = hybrid
     ? rankHybridCandidates(reciprocalRankFusion(semantic, keyword), signals, options)
     : rankCandidates(semantic, signals, options);

@@ -87,7 +87,12 @@ export function computeLimbicScore(base: number, importance: number, temporalFac
   return base * (1 + BETA_SAL * importance) * temporalFactor * (1 + GAMMA * coocBoost);
 }
 
-/** cosine_sim = max(0, 1 - distance). */
-export function cosineSimilarity(distance: number): number {
-  return Math.max(0, 1 - distance);
+/**
+ * cosine_sim = max(0, 1 - distance), rescaled so that the model's similarity of unrelated texts
+ * (`floor`) counts as 0 and identity as 1. With floor 0 (the spec's MiniLM scale) it is the spec's
+ * formula; e5 gives unrelated texts about 0.74, which unrescaled made every hit look alike.
+ * @example cosineSimilarity(0.12, 0.74) // (0.88 - 0.74) / 0.26 ≈ 0.538
+ */
+export function cosineSimilarity(distance: number, floor = 0): number {
+  return Math.max(0, (1 - distance - floor) / (1 - floor));
 }

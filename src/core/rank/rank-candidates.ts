@@ -72,6 +72,8 @@ export interface RankOptions {
   readonly rrfK?: number;
   /** BM25 of the keyword hits as FTS5 reports it (lower is better), for the `scores` base. */
   readonly keywordBm25?: ReadonlyMap<EntityId, number>;
+  /** The model's cosine of unrelated texts, counted as 0 similarity (cosineSimilarity). @default 0 */
+  readonly similarityFloor?: number;
 }
 
 export interface RankedCandidate {
@@ -186,7 +188,7 @@ export function rrfShareOfMaximum(candidates: readonly FusedCandidate[], k: numb
  * The `scores` base: engrava's keyword and vector weights over the legs that answered; a candidate
  * missing from a leg gets 0 for it. BM25 is min-max normalised over the keyword hits.
  */
-export function scoreBase(candidates: readonly FusedCandidate[], bm25: ReadonlyMap<EntityId, number>): number[] {
+export function scoreBase(candidates: readonly FusedCandidate[], bm25: ReadonlyMap<EntityId, number>, similarityFloor = 0): number[] {
   const hits = candidates.filter((c) => bm25.has(c.id));
   const values = normalizeBm25(hits.map((h) => bm25.get(h.id) ?? 0));
   const normalized = new Map(hits.map((c, i) => [c.id, values[i] ?? 0]));
@@ -198,7 +200,7 @@ export function scoreBase(candidates: readonly FusedCandidate[], bm25: ReadonlyM
     graph: false,
   });
   return candidates.map(
-    (c) => weights.fts * (normalized.get(c.id) ?? 0) + weights.vector * (c.distance === undefined ? 0 : cosineSimilarity(c.distance)),
+    (c) => weights.fts * (normalized.get(c.id) ?? 0) + weights.vector * (c.distance === undefined ? 0 : cosineSimilarity(c.distance, similarityFloor)),
   );
 }
 
@@ -211,7 +213,7 @@ export function rankCandidates(
   return rankByBase(
     candidates.map((c, i) => ({
       id: c.id,
-      base: cosineSimilarity(c.distance),
+      base: cosineSimilarity(c.distance, options.similarityFloor),
       distance: c.distance,
       rrfScore: undefined,
       semanticRank: i + 1,
@@ -233,7 +235,7 @@ export function rankHybridCandidates(
 ): RankedCandidate[] {
   const mode = options.hybridBase ?? 'spec';
   const norm = mode === 'fused' ? rrfShareOfMaximum(candidates, options.rrfK ?? RRF_K) : minMaxNormalize(candidates.map((c) => c.rrfScore));
-  const scores = mode === 'scores' ? scoreBase(candidates, options.keywordBm25 ?? new Map()) : undefined;
+  const scores = mode === 'scores' ? scoreBase(candidates, options.keywordBm25 ?? new Map(), options.similarityFloor) : undefined;
   return rankByBase(
     candidates.map((c, i) => ({
       id: c.id,
@@ -242,7 +244,7 @@ export function rankHybridCandidates(
           ? (scores[i] ?? 0)
           : c.distance === undefined || mode === 'fused'
             ? FTS_BASE_FLOOR + FTS_BASE_SPAN * (norm[i] ?? 0)
-            : cosineSimilarity(c.distance),
+            : cosineSimilarity(c.distance, options.similarityFloor),
       distance: c.distance,
       rrfScore: c.rrfScore,
       semanticRank: c.semanticRank,

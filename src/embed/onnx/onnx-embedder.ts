@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { embedEntitiesAsPassages, type Embedder, type ModelDescription, type TextKind } from '../embedder.js';
-import { installedModels, readManifest, type ModelManifest } from './model-files.js';
+import { installedModels, readManifest, similarityFloorOf, type ModelManifest } from './model-files.js';
 
 export interface OnnxModelOptions {
   /** A folder holding one model (config.json, tokenizer.json, onnx/*.onnx). */
@@ -30,6 +30,7 @@ export interface OnnxModelOptions {
 
 interface ResolvedModel extends ModelDescription {
   readonly dtype: 'fp32' | 'q8';
+  readonly similarityFloor: number;
   /** Prepended to search text and to stored text, when the model was trained with them (e5). */
   readonly prefixes: Readonly<Record<TextKind, string>>;
 }
@@ -63,12 +64,13 @@ export function resolveModel(options: OnnxModelOptions): ResolvedModel {
       location: options.modelDir,
       dtype: dtypeOf(options.modelDir),
       prefixes: prefixesOf(manifest),
+      similarityFloor: similarityFloorOf(manifest, manifest?.id ?? basename(options.modelDir)),
     };
   }
   const wanted = join(options.cacheDir, basename(options.modelId));
   if (existsSync(join(wanted, 'tokenizer.json'))) {
     const manifest = readManifest(wanted);
-    return { id: basename(options.modelId), dims: manifest?.dims, source: 'cache', location: wanted, dtype: dtypeOf(wanted), prefixes: prefixesOf(manifest) };
+    return { id: basename(options.modelId), dims: manifest?.dims, source: 'cache', location: wanted, dtype: dtypeOf(wanted), prefixes: prefixesOf(manifest), similarityFloor: similarityFloorOf(manifest, basename(options.modelId)) };
   }
   const installed = installedModels(options.cacheDir)[0];
   if (installed !== undefined) {
@@ -79,12 +81,13 @@ export function resolveModel(options: OnnxModelOptions): ResolvedModel {
       location: installed.dir,
       dtype: installed.manifest.dtype,
       prefixes: prefixesOf(installed.manifest),
+      similarityFloor: similarityFloorOf(installed.manifest, installed.manifest.id),
       note: `${options.modelId} is not installed; using the installed ${installed.manifest.id} (${installed.manifest.source})`,
     };
   }
   if (options.allowRemote) {
     // Hub models used here (MiniLM family) take no instruction prefixes.
-    return { id: options.modelId, dims: undefined, source: 'hub', location: options.modelId, dtype: 'q8', prefixes: NO_PREFIXES };
+    return { id: options.modelId, dims: undefined, source: 'hub', location: options.modelId, dtype: 'q8', prefixes: NO_PREFIXES, similarityFloor: 0 };
   }
   throw new MemoryError(
     ERROR_CODES.MODEL_UNAVAILABLE,
@@ -152,6 +155,7 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxE
   return {
     id: model.id,
     dims,
+    similarityFloor: model.similarityFloor,
     embed,
     embedEntities: (items) => embedEntitiesAsPassages({ embed }, countTokens, items),
     countTokens,

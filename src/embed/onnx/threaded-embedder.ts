@@ -48,13 +48,14 @@ export class ThreadedEmbedder implements Embedder {
     private readonly options: ThreadedEmbedderOptions,
     readonly id: string,
     readonly dims: number,
+    readonly similarityFloor: number,
     readonly description: ModelDescription,
   ) {}
 
   /** Starts the worker and resolves once its model is loaded (or rejects with why it cannot). */
   static async start(options: ThreadedEmbedderOptions): Promise<ThreadedEmbedder> {
     const { worker, ready } = await spawn(options);
-    const embedder = new ThreadedEmbedder(options, ready.id, ready.dims, ready.description);
+    const embedder = new ThreadedEmbedder(options, ready.id, ready.dims, ready.similarityFloor, ready.description);
     embedder.adopt(worker);
     return embedder;
   }
@@ -134,6 +135,7 @@ export class ThreadedEmbedder implements Embedder {
 interface Ready {
   readonly id: string;
   readonly dims: number;
+  readonly similarityFloor: number;
   readonly description: ModelDescription;
 }
 

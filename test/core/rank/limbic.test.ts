@@ -266,6 +266,16 @@ describe('computeLimbicScore and cosineSimilarity', () => {
     expect(cosineSimilarity(0.35)).toBeCloseTo(0.65, 12);
     expect(cosineSimilarity(0)).toBe(1);
     expect(cosineSimilarity(1)).toBe(0);
+  });
+
+  it('rescales cosine so a model\'s similarity of unrelated texts counts as 0 (e5: 0.74)', () => {
+    expect(cosineSimilarity(0.12, 0.74)).toBeCloseTo((0.88 - 0.74) / 0.26, 12);
+    expect(cosineSimilarity(0.26, 0.74)).toBeCloseTo(0, 12); // exactly as similar as unrelated text
+    expect(cosineSimilarity(0.4, 0.74)).toBe(0); // less similar: still 0, never negative
+    expect(cosineSimilarity(0, 0.74)).toBe(1);
+    expect(cosineSimilarity(0.35, 0)).toBe(cosineSimilarity(0.35)); // floor 0 is the spec's formula
+    // Order is kept: a nearer text never scores lower.
+    expect(cosineSimilarity(0.1, 0.74)).toBeGreaterThan(cosineSimilarity(0.2, 0.74));
     expect(cosineSimilarity(1.7)).toBe(0);
   });
 
