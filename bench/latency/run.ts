@@ -341,7 +341,7 @@ function writeReport(): void {
     `# Latency — ${date}`,
     '',
     `Machine: ${machine}. Warm, in-process, p50 / p95 in ms over ${RUNS} calls after ${WARMUP} warm-ups. Search times exclude query encoding (\`encode\` is the real model on the query alone).`,
-    `Graphs: 5 observations of 8-24 words per entity from a Zipf vocabulary of 20,000 words, about one relation per entity. Vectors: the real model (all-MiniLM-L6-v2 int8) up to ${REAL_UP_TO.toLocaleString('en')} entities; **random unit vectors** above, through the same store code path.`,
+    `Graphs: 5 observations of 8-24 words per entity from a Zipf vocabulary of 20,000 words, about one relation per entity. Vectors: the real model (${model.id}) up to ${REAL_UP_TO.toLocaleString('en')} entities; **random unit vectors** above, through the same store code path.`,
     '',
     `| operation | ${sizes.map((s) => `${s.size.toLocaleString('en')} (${s.vectors})`).join(' | ')} |`,
     `|---|${sizes.map(() => '---|').join('')}`,
