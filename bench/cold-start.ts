@@ -37,7 +37,7 @@ import { MemoryService } from '../src/service/memory-service.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { peekVectorFile, vectorFilePath } from '../src/store/sqlite/vector-cache-file.js';
 import { importFile } from '../src/cli/import-file.js';
-import { rng, writeGraph } from './latency/generate.js';
+import { randomUnit, writeGraph } from './latency/generate.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
@@ -56,17 +56,6 @@ const COLD = args.includes('--cold');
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-const randomUnit = (dims: number, seed: number) => {
-  const r = rng(seed);
-  return () => {
-    const v = new Float32Array(dims);
-    let n = 0;
-    for (let i = 0; i < dims; i++) n += (v[i] = r() - 0.5) ** 2;
-    n = Math.sqrt(n);
-    for (let i = 0; i < dims; i++) v[i] = (v[i] ?? 0) / n;
-    return v;
-  };
-};
 
 /** The model id and size the server binds the vector table to, from a start on an empty database. */
 async function serverModel(): Promise<{ model: string; dims: number }> {

@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { rng } from './latency/generate.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: args } = parseArgs({
@@ -43,17 +44,6 @@ const WORDS = (
   'novel poem history science physics chemistry biology football tennis marathon bicycle engine battery solar wind ' +
   'contract lawyer court policy election vote market price salary office remote team manager review feedback plan'
 ).split(' ');
-
-/** A seeded PRNG (mulberry32), so every run loads the same graph. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const random = rng(42);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;

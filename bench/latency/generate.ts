@@ -23,6 +23,19 @@ export function rng(seed: number): () => number {
   };
 }
 
+/** Random unit vectors: a stand-in where the real model would take too long (labelled in reports). */
+export const randomUnit = (dims: number, seed: number) => {
+  const r = rng(seed);
+  return () => {
+    const v = new Float32Array(dims);
+    let n = 0;
+    for (let i = 0; i < dims; i++) n += (v[i] = r() - 0.5) ** 2;
+    n = Math.sqrt(n);
+    for (let i = 0; i < dims; i++) v[i] = (v[i] ?? 0) / n;
+    return v;
+  };
+};
+
 export class Vocabulary {
   readonly words: string[];
   private readonly cdf: Float64Array;

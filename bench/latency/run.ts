@@ -29,7 +29,7 @@ import { recall } from '../../src/service/recall.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { importFile } from '../../src/cli/import-file.js';
 import { loadModel, memoizeQueries } from '../quality/harness.js';
-import { entityName, queries, rng, writeGraph } from './generate.js';
+import { entityName, queries, randomUnit, rng, writeGraph } from './generate.js';
 import { logLogChart, type Series } from './svg-plot.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -70,18 +70,6 @@ async function time(fn: (i: number) => Promise<unknown>, runs = RUNS): Promise<S
   return stat(times);
 }
 
-/** Random unit vectors: a stand-in where the real model would take too long (labelled in the report). */
-const randomUnit = (dims: number, seed: number) => {
-  const r = rng(seed);
-  return () => {
-    const v = new Float32Array(dims);
-    let n = 0;
-    for (let i = 0; i < dims; i++) n += (v[i] = r() - 0.5) ** 2;
-    n = Math.sqrt(n);
-    for (let i = 0; i < dims; i++) v[i] = (v[i] ?? 0) / n;
-    return v;
-  };
-};
 
 function vmHwm(pid: number | undefined): number {
   try {

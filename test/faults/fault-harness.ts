@@ -12,17 +12,10 @@ import Database from 'better-sqlite3';
 import { decodeFts5Structure, pagesToMerge, segmentCount, STRUCTURE_ROWID } from '../../src/store/sqlite/fts5-structure.js';
 import { CLI } from '../helpers/fixtures.js';
 
-/** mulberry32: a small seedable PRNG, so a failing kill point replays from its seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, seedable, so a failing kill point replays from its seed (shared with the benchmarks). */
+import { rng } from '../../bench/latency/generate.js';
+
+export { rng };
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'to', 'sa', 'vi', 'dor', 'el', 'qu', 'an', 'tis', 'po', 'ne', 'ru', 'ba', 'cy', 'fen'];
 

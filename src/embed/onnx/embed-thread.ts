@@ -17,7 +17,6 @@ if (port === null) throw new Error('embed-thread.ts runs only as a worker thread
 const { model, unitSize } = workerData as { readonly model: OnnxModelOptions; readonly unitSize: number };
 
 interface Unit {
-  readonly urgent: boolean;
   run(engine: OnnxEngine): Promise<Float32Array[]>;
   /** Where this unit's vectors go in its request's answer. */
   readonly offset: number;
@@ -50,7 +49,7 @@ function enqueue(id: number, count: number, isUrgent: boolean, slice: (from: num
   const size = isUrgent ? count : unitSize;
   for (let from = 0; from < count; from += size) {
     request.remaining++;
-    (isUrgent ? urgent : background).push({ urgent: isUrgent, run: slice(from, Math.min(from + size, count)), offset: from, request });
+    (isUrgent ? urgent : background).push({ run: slice(from, Math.min(from + size, count)), offset: from, request });
   }
   void pump();
 }

@@ -37,7 +37,7 @@ interface ResolvedModel extends ModelDescription {
 
 const NO_PREFIXES: Readonly<Record<TextKind, string>> = { query: '', passage: '' };
 
-function prefixesOf(manifest: (ModelManifest & { queryPrefix?: string; passagePrefix?: string }) | undefined): Record<TextKind, string> {
+function prefixesOf(manifest: ModelManifest | undefined): Record<TextKind, string> {
   return { query: manifest?.queryPrefix ?? '', passage: manifest?.passagePrefix ?? '' };
 }
 
