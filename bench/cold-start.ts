@@ -17,7 +17,7 @@
  * re-embeds nothing.
  *
  * Two measures, each in a fresh process:
- * - store only: openSqliteStore, then warmVectors() to the first searchVectors() answer, in-process
+ * - store only: openSqliteStore, then vectors.warm() to the first vectors.search() answer, in-process
  *   (and, with the file absent, the time close() takes to save it);
  * - end to end: the built server over MCP stdio (dist/cli/main.js --db FILE), spawn to the first
  *   hybrid_search answer with search_modes ["semantic"], the model load included.
@@ -90,12 +90,13 @@ async function build(size: number, model: string, dims: number): Promise<string>
     log(`${size}: importing`);
     await importFile(service, jsonl);
     log(`${size}: random unit vectors`);
-    await store.configureVectors(model, dims);
+    const vectors = store.requireVectors();
+    await vectors.configure(model, dims);
     const next = randomUnit(dims, size);
     for (;;) {
-      const jobs = await store.takeEmbeddingJobs(5000);
+      const jobs = await vectors.takeJobs(5000);
       if (jobs.length === 0) break;
-      await store.putEmbeddings(jobs.map((j) => ({ id: j.id, version: j.version, vector: next() })));
+      await vectors.put(jobs.map((j) => ({ id: j.id, version: j.version, vector: next() })));
     }
     await store.close();
     rmSync(jsonl);
@@ -131,7 +132,7 @@ function cacheFiles(db: string): string[] {
 
 interface StoreRun {
   openMs: number;
-  /** warmVectors() called to the first searchVectors() answer. */
+  /** vectors.warm() called to the first vectors.search() answer. */
   firstAnswerMs: number;
   source: string | undefined;
   /** close(): the save of the cache file when it was owed one. */
@@ -150,13 +151,14 @@ async function childStore(db: string): Promise<void> {
   const t0 = performance.now();
   const store = openSqliteStore({ path: db, logger });
   const t1 = performance.now();
-  const dims = (await store.vectorStatus()).dims ?? 0;
+  const vectors = store.requireVectors();
+  const dims = (await vectors.status()).dims ?? 0;
   const t2 = performance.now();
-  await store.warmVectors();
-  const hits = await store.searchVectors(randomUnit(dims, 5)(), 10);
+  await vectors.warm();
+  const hits = await vectors.search(randomUnit(dims, 5)(), 10);
   const t3 = performance.now();
   if (hits.length !== 10) throw new Error(`expected 10 hits, got ${hits.length}`);
-  const source = await store.vectorCacheSource();
+  const source = await vectors.cacheSource();
   const t4 = performance.now();
   await store.close();
   const t5 = performance.now();

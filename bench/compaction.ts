@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parseMemoryLine } from '../src/core/jsonl.js';
 import type { NewEntity, Relation } from '../src/core/types.js';
-import { HYBRID_DEPTH } from '../src/service/hybrid-search.js';
-import { plainKeywordMatch } from '../src/service/keyword-leg.js';
+import { HYBRID_DEPTH } from '../src/service/search/hybrid-search.js';
+import { plainKeywordMatch } from '../src/service/search/legs.js';
 import { decodeFts5Structure, pagesToMerge, segmentCount, STRUCTURE_ROWID } from '../src/store/sqlite/fts5-structure.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { queries, writeGraph } from './latency/generate.js';
@@ -52,7 +52,7 @@ async function writer(path: string): Promise<void> {
   for (let i = 0; !stop; i++) {
     const t0 = performance.now();
     try {
-      await store.createEntities([{ name: `writer ${i}`, entityType: 'bench', observations: [`written by the second process, number ${i}`] }], Date.now());
+      await store.graph.createEntities([{ name: `writer ${i}`, entityType: 'bench', observations: [`written by the second process, number ${i}`] }], Date.now());
       times.push(performance.now() - t0);
     } catch {
       failed++;
@@ -135,7 +135,7 @@ async function incremental(path: string): Promise<{ longestLockMs: number; steps
   const store = openSqliteStore({ path, vectors: false });
   let longestLockMs = 0;
   let steps = 0;
-  await store.optimizeIndexes((p) => {
+  await store.keywords.optimize((p) => {
     longestLockMs = Math.max(longestLockMs, p.lockMs);
     if (p.lockMs > 0) steps++;
   });
@@ -156,13 +156,13 @@ async function queryTimes(path: string, count: number): Promise<{ keywordP50: nu
   const keyword: number[] = [];
   for (const [i, q] of qs.entries()) {
     const ms = await time(async () => {
-      const match = await plainKeywordMatch(store, q.text);
-      if (match !== undefined) await store.searchKeywords(match, HYBRID_DEPTH);
+      const match = await plainKeywordMatch(store.keywords, q.text);
+      if (match !== undefined) await store.keywords.search(match, HYBRID_DEPTH);
     });
     if (i >= 10) keyword.push(ms); // the first ten warm the page cache
   }
   const substring: number[] = [];
-  for (const q of qs.slice(0, Math.max(10, count / 4))) substring.push(await time(() => store.searchNodes(q.substring)));
+  for (const q of qs.slice(0, Math.max(10, count / 4))) substring.push(await time(() => store.graph.searchNodes(q.substring)));
   await store.close();
   const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)] ?? NaN;
   return { keywordP50: pct(keyword, 0.5), keywordP90: pct(keyword, 0.9), substringP50: pct(substring, 0.5) };
@@ -174,7 +174,7 @@ async function importWithoutCompaction(jsonl: string, path: string): Promise<num
   let entities: NewEntity[] = [];
   let relations: Relation[] = [];
   const flush = async (): Promise<void> => {
-    await store.importBatch({ entities, relations }, Date.now());
+    await store.graph.importBatch({ entities, relations }, Date.now());
     entities = [];
     relations = [];
   };

@@ -23,9 +23,9 @@ import { noopLogger } from '../../src/core/logger.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
 import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
 import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
-import { hybridSearch } from '../../src/service/hybrid-search.js';
+import { hybridSearch } from '../../src/service/search/hybrid-search.js';
 import { MemoryService } from '../../src/service/memory-service.js';
-import { recall } from '../../src/service/recall.js';
+import { searchSemantic } from '../../src/service/search/search-semantic.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { importFile } from '../../src/cli/import-file.js';
 import { loadModel, memoizeQueries } from '../quality/harness.js';
@@ -136,6 +136,7 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
 
   log(`${size}: vectors (${vectorsLabel})`);
   const indexer = new EmbeddingIndexer(store, lazy, noopLogger, 64);
+  const vectors = store.requireVectors();
   let embedPerSec: number | undefined;
   const t1 = performance.now();
   if (real) {
@@ -144,15 +145,15 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   } else {
     // Random vectors are stored under the real model's id, so the server started for the cold-start
     // numbers takes them as its own instead of re-embedding the whole graph.
-    await store.configureVectors(model.id, model.dims);
+    await vectors.configure(model.id, model.dims);
     const next = randomUnit(model.dims, size);
     for (;;) {
-      const jobs = await store.takeEmbeddingJobs(5000);
+      const jobs = await vectors.takeJobs(5000);
       if (jobs.length === 0) break;
-      await store.putEmbeddings(jobs.map((j) => ({ id: j.id, version: j.version, vector: next() })));
+      await vectors.put(jobs.map((j) => ({ id: j.id, version: j.version, vector: next() })));
     }
   }
-  await store.warmVectors();
+  await vectors.warm();
 
   const qs = queries(WARMUP + RUNS);
   for (const q of qs) await queryModel.embed([q.text], 'query'); // encoded once; search times below exclude encoding
@@ -163,38 +164,38 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   const ops: Record<string, Stat> = {};
   log(`${size}: timing reads`);
   ops.encode = await time((i) => model.embed([`${qs[i % qs.length]?.text ?? ''} ${i}`], 'query'));
-  ops.search_nodes = await time((i) => store.searchNodes(qs[i]?.substring ?? 'kalo'));
-  ops.search_semantic = await time((i) => recall(deps, qs[i]?.text ?? '', 10, now));
+  ops.search_nodes = await time((i) => store.graph.searchNodes(qs[i]?.substring ?? 'kalo'));
+  ops.search_semantic = await time((i) => searchSemantic({ ...deps, reranker: undefined }, qs[i]?.text ?? '', 10, now));
   ops.hybrid_search = await time((i) => hybridSearch({ ...deps, reranker: undefined }, toHybridOptions({ query: qs[i]?.text ?? '', limit: 10 }), now));
   ops.vector_leg = await time(async (i) => {
     const [v] = await queryModel.embed([qs[i]?.text ?? ''], 'query');
-    return store.searchVectors(v ?? new Float32Array(model.dims), 30);
+    return vectors.search(v ?? new Float32Array(model.dims), 30);
   });
-  ops.open_nodes = await time(() => store.openNodes(names()));
+  ops.open_nodes = await time(() => store.graph.openNodes(names()));
   log(`${size}: timing writes`);
   let batch = 0;
   ops['create_entities (50)'] = await time(() =>
-    store.createEntities(
+    store.graph.createEntities(
       Array.from({ length: 50 }, (_, k) => ({ name: `New ${batch}-${k}`, entityType: 'note', observations: ['a new observation about kalo'] })),
       (batch++, Date.now()),
     ),
   );
-  ops.add_observations = await time((i) => store.addObservations([{ entityName: entityName(i), contents: [`observation number ${i} added`] }], Date.now()));
+  ops.add_observations = await time((i) => store.graph.addObservations([{ entityName: entityName(i), contents: [`observation number ${i} added`] }], Date.now()));
   // The writes queued embeddings; a server started on this file would embed them in the background
   // and the cold-start numbers would measure that. The new entities go, the changed ones get vectors.
-  await store.deleteEntities(Array.from({ length: batch }, (_, b) => Array.from({ length: 50 }, (_, k) => `New ${b}-${k}`)).flat());
+  await store.graph.deleteEntities(Array.from({ length: batch }, (_, b) => Array.from({ length: 50 }, (_, k) => `New ${b}-${k}`)).flat());
   if (real) await indexer.drain();
   else {
     const next = randomUnit(model.dims, size + 2);
-    const jobs = await store.takeEmbeddingJobs(10_000);
-    await store.putEmbeddings(jobs.map((j) => ({ id: j.id, version: j.version, vector: next() })));
+    const jobs = await vectors.takeJobs(10_000);
+    await vectors.put(jobs.map((j) => ({ id: j.id, version: j.version, vector: next() })));
   }
 
   // Share of plain-text query words pruned as zero-weight (in more than half of the entities).
   let pruned = 0;
   let words = 0;
   for (const q of qs.slice(0, 20)) {
-    const stats = await store.keywordTermStats(q.text.split(' '));
+    const stats = await store.keywords.termStats(q.text.split(' '));
     words += stats.terms.length;
     pruned += stats.terms.filter((t) => t.df / stats.total > 0.5).length;
   }
@@ -208,8 +209,8 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   for (const q of qs.slice(0, 20)) {
     const [v] = await queryModel.embed([q.text], 'query');
     if (v === undefined) continue;
-    const truth = new Set((await exact.searchVectors(v, 30)).map((h) => h.id));
-    found += (await store.searchVectors(v, 30)).filter((h) => truth.has(h.id)).length;
+    const truth = new Set((await exact.requireVectors().search(v, 30)).map((h) => h.id));
+    found += (await vectors.search(v, 30)).filter((h) => truth.has(h.id)).length;
     wanted += truth.size;
   }
   await exact.close();

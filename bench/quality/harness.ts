@@ -5,15 +5,17 @@ import { join } from 'node:path';
 import { noopLogger } from '../../src/core/logger.js';
 import { EXPANSION_FACTOR } from '../../src/core/rank/constants.js';
 import { reciprocalRankFusion } from '../../src/core/rank/fuse-rrf.js';
-import { plainKeywordMatch } from '../../src/service/keyword-leg.js';
+import { plainKeywordMatch } from '../../src/service/search/legs.js';
 import type { EntityId, NewEntity, Relation } from '../../src/core/types.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
 import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
 import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
 import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
 import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
-import { hybridSearch } from '../../src/service/hybrid-search.js';
-import { recall } from '../../src/service/recall.js';
+import { hybridSearch } from '../../src/service/search/hybrid-search.js';
+import { searchSemantic } from '../../src/service/search/search-semantic.js';
+import { rankHybridCandidates } from '../../src/core/rank/rank-candidates.js';
+import { detectQueryType } from '../../src/core/rank/routing.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 export const DATA_DIR = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
@@ -87,13 +89,13 @@ export class Corpus {
   }
 
   async load(entities: readonly NewEntity[], now: number, relations: readonly Relation[] = []): Promise<void> {
-    await this.store.createEntities(entities, now);
-    if (relations.length > 0) await this.store.createRelations(relations, now);
+    await this.store.graph.createEntities(entities, now);
+    if (relations.length > 0) await this.store.graph.createRelations(relations, now);
     await this.indexer.drain();
   }
 
   async ids(names: readonly string[]): Promise<Map<string, EntityId>> {
-    const ids = await this.store.idsByName(names);
+    const ids = await this.store.graph.idsByName(names);
     return new Map(names.map((n, i) => [n, ids[i] as EntityId]));
   }
 
@@ -101,12 +103,12 @@ export class Corpus {
   async search(mode: Mode, query: string, limit: number, now: number): Promise<EntityId[]> {
     const depth = limit * EXPANSION_FACTOR;
     const keyword = async () => {
-      const match = await plainKeywordMatch(this.store, query);
-      return match === undefined ? [] : this.store.searchKeywords(match, depth);
+      const match = await plainKeywordMatch(this.store.keywords, query);
+      return match === undefined ? [] : this.store.keywords.search(match, depth);
     };
     const semantic = async () => {
       const [v] = await this.embedder.embed([query], 'query');
-      return v === undefined ? [] : this.store.searchVectors(v, depth);
+      return v === undefined ? [] : this.store.requireVectors().search(v, depth);
     };
     switch (mode) {
       case 'fts':
@@ -118,10 +120,16 @@ export class Corpus {
           .slice(0, limit)
           .map((c) => c.id);
       case 'hybrid-limbic-spec':
-      case 'hybrid-limbic-fused':
+      case 'hybrid-limbic-fused': {
+        // The spec's own bases, ranked by core/rank directly: the pipeline's search_semantic preset is 'hybrid-limbic'.
+        const fused = reciprocalRankFusion(await semantic(), await keyword());
+        const signals = await this.store.usage.signals(fused.map((c) => c.id));
+        const hybridBase = mode === 'hybrid-limbic-fused' ? 'fused' : 'spec';
+        const options = { limit, strategy: detectQueryType(query, limit), now, hybridBase, similarityFloor: this.embedder.similarityFloor } as const;
+        return rankHybridCandidates(fused, signals, options).map((r) => r.id);
+      }
       case 'hybrid-limbic': {
-        const hybridBase = mode === 'hybrid-limbic' ? 'scores' : mode === 'hybrid-limbic-fused' ? 'fused' : 'spec';
-        const response = await recall({ store: this.store, indexer: this.indexer, hybridBase }, query, limit, now);
+        const response = await searchSemantic({ store: this.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
         return [...response.ids];
       }
       case 'hybrid-weighted':

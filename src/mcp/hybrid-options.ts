@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { RRF_K } from '../core/rank/constants.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
-import type { HybridSearchOptions } from '../service/hybrid-search.js';
+import type { HybridSearchOptions } from '../service/search/hybrid-search.js';
 import { hybridSearchInput } from './schemas.js';
 
 export const HybridSearchInputSchema = hybridSearchInput;

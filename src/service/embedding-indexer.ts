@@ -43,7 +43,7 @@ export class EmbeddingIndexer {
 
   /** Starts a background drain unless one is running; never throws. */
   kick(): void {
-    if (!this.store.capabilities.vector || this.running !== undefined || this.stopped) return;
+    if (this.store.vectors === undefined || this.running !== undefined || this.stopped) return;
     void this.drain().catch((error: unknown) => this.logger.warn('embedding the queued entities failed; will retry on the next change', error));
   }
 
@@ -59,16 +59,17 @@ export class EmbeddingIndexer {
 
   /** The engine, with the vector table bound to it (a model change re-queues everything once). */
   async ready(): Promise<Embedder | undefined> {
-    if (!this.store.capabilities.vector) return undefined;
+    const vectors = this.store.vectors;
+    if (vectors === undefined) return undefined;
     const embedder = await this.embedder.get();
     if (embedder === undefined) return undefined;
     const key = `${embedder.id}/${embedder.dims}`;
     if (this.configured !== key) {
-      const { reset } = await this.store.configureVectors(embedder.id, embedder.dims);
+      const { reset } = await vectors.configure(embedder.id, embedder.dims);
       if (reset) this.logger.info(`embedding model changed to ${embedder.id}: re-embedding every entity`);
       this.configured = key;
       // Load any in-memory vector index now, so the first search does not pay for it.
-      await this.store.warmVectors();
+      await vectors.warm();
     }
     return embedder;
   }
@@ -78,8 +79,10 @@ export class EmbeddingIndexer {
    * most `waitMs`; a large one (a bulk load) is left to the background drain. Never throws.
    */
   async catchUp(waitMs: number = this.catchUpWaitMs): Promise<Freshness> {
+    const vectors = this.store.vectors;
+    if (vectors === undefined) return { pending: 0 }; // nothing is embedded here, so nothing to wait for
     const limit = CATCH_UP_LIMIT + 1;
-    let pending = await this.store.countPendingEmbeddings(limit);
+    let pending = await vectors.countPending(limit);
     if (pending === 0) return { pending };
     const drained = this.drain().then(
       () => true,
@@ -90,7 +93,7 @@ export class EmbeddingIndexer {
       const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, waitMs, false)));
       await Promise.race([drained, timedOut]);
       clearTimeout(timer);
-      pending = await this.store.countPendingEmbeddings(limit);
+      pending = await vectors.countPending(limit);
       if (pending === 0) return { pending };
     }
     const count = pending > CATCH_UP_LIMIT ? `More than ${CATCH_UP_LIMIT}` : String(pending);
@@ -120,15 +123,16 @@ export class EmbeddingIndexer {
 
   private async run(progress?: DrainProgress): Promise<number> {
     const embedder = await this.ready();
-    if (embedder === undefined) return 0;
+    const index = this.store.vectors;
+    if (embedder === undefined || index === undefined) return 0;
     let done = 0;
     for (;;) {
       if (this.stopped) return done;
-      const jobs = await this.store.takeEmbeddingJobs(this.batchSize);
+      const jobs = await index.takeJobs(this.batchSize);
       if (jobs.length === 0) return done;
       // Text building, tokenizing and the model all run in the engine (a worker thread for ONNX).
       const vectors = await embedder.embedEntities(jobs);
-      await this.store.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vectors[i] ?? new Float32Array(embedder.dims) })));
+      await index.put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vectors[i] ?? new Float32Array(embedder.dims) })));
       done += jobs.length;
       progress?.(done);
     }

@@ -16,10 +16,13 @@ import type {
 } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Reranker } from '../embed/reranker.js';
-import type { CompactionListener, ImportBatch, ImportCounts, Store } from '../store/store.js';
+import type { CompactionListener, ImportBatch, ImportCounts, Store, VectorStatus } from '../store/store.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
-import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './hybrid-search.js';
-import { recall, type RecallResponse } from './recall.js';
+import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './search/hybrid-search.js';
+import { searchSemantic, type SemanticResponse } from './search/search-semantic.js';
+
+/** What get_statistics reports of a store without a vector index. */
+const NO_VECTORS: VectorStatus = { model: undefined, dims: undefined, indexed: 0, pending: 0 };
 
 export interface MemoryServiceDeps {
   readonly store: Store;
@@ -73,85 +76,90 @@ export class MemoryService {
 
   /** Loads the model in the background and embeds whatever is queued; never blocks the caller. */
   warm(): void {
-    if (!this.deps.store.capabilities.vector) return;
+    const vectors = this.deps.store.vectors;
+    if (vectors === undefined) return;
     // The stored vectors load while the model does (each on its own), not one after the other.
-    this.deps.store.warmVectors().catch((error: unknown) => this.deps.logger.warn('loading the stored vectors failed; searches read them from the database', error));
+    vectors.warm().catch((error: unknown) => this.deps.logger.warn('loading the stored vectors failed; searches read them from the database', error));
     this.indexer.kick();
   }
 
   async createEntities(entities: readonly NewEntity[]): Promise<Entity[]> {
-    const added = await this.deps.store.createEntities(entities, this.deps.clock());
+    const added = await this.deps.store.graph.createEntities(entities, this.deps.clock());
     this.afterWrite();
     return added;
   }
 
   async createRelations(relations: readonly Relation[]): Promise<Relation[]> {
-    const added = await this.deps.store.createRelations(relations, this.deps.clock());
+    const added = await this.deps.store.graph.createRelations(relations, this.deps.clock());
     this.afterWrite();
     return added;
   }
 
   async addObservations(items: readonly ObservationAddition[]): Promise<ObservationAdditionResult[]> {
-    const results = await this.deps.store.addObservations(items, this.deps.clock());
+    const results = await this.deps.store.graph.addObservations(items, this.deps.clock());
     this.afterWrite();
     return results;
   }
 
   async deleteEntities(names: readonly string[]): Promise<void> {
-    await this.deps.store.deleteEntities(names);
+    await this.deps.store.graph.deleteEntities(names);
     this.afterWrite();
   }
 
   async deleteObservations(deletions: readonly ObservationDeletion[]): Promise<void> {
-    await this.deps.store.deleteObservations(deletions, this.deps.clock());
+    await this.deps.store.graph.deleteObservations(deletions, this.deps.clock());
     this.afterWrite();
   }
 
   async deleteRelations(relations: readonly Relation[]): Promise<void> {
-    await this.deps.store.deleteRelations(relations, this.deps.clock());
+    await this.deps.store.graph.deleteRelations(relations, this.deps.clock());
     this.afterWrite();
   }
 
   async setStatus(name: string, status: EntityStatus): Promise<boolean> {
-    return this.deps.store.setStatus(name, status, this.deps.clock());
+    return this.deps.store.graph.setStatus(name, status, this.deps.clock());
   }
 
   async importBatch(batch: ImportBatch): Promise<ImportCounts> {
-    return this.deps.store.importBatch(batch, this.deps.clock());
+    return this.deps.store.graph.importBatch(batch, this.deps.clock());
   }
 
   /** After a bulk load: compacts the keyword indexes so searches read less, reporting progress. */
   async optimizeIndexes(progress?: CompactionListener): Promise<void> {
-    await this.deps.store.optimizeIndexes(progress);
+    await this.deps.store.keywords?.optimize(progress);
   }
 
   /** Which of these names are entities (no access is recorded). */
   async existingNames(names: readonly string[]): Promise<Set<string>> {
-    const graph = await this.deps.store.openNodes(names);
+    const graph = await this.deps.store.graph.openNodes(names);
     return new Set(graph.entities.map((e) => e.name));
   }
 
-  readGraph(): Promise<KnowledgeGraph> {
-    return this.deps.store.readGraph();
+  /** The official read_graph: the whole graph, without the paging's total. */
+  async readGraph(): Promise<KnowledgeGraph> {
+    const { entities, relations } = await this.deps.store.graph.readGraph();
+    return { entities, relations };
   }
 
-  searchNodes(query: string): Promise<KnowledgeGraph> {
-    return this.deps.store.searchNodes(query);
+  /** The official search_nodes: every match, without the paging's total. */
+  async searchNodes(query: string): Promise<KnowledgeGraph> {
+    const { entities, relations } = await this.deps.store.graph.searchNodes(query);
+    return { entities, relations };
   }
 
   /** Opens entities and, after the answer is built, counts the access (and co-occurrence of 2+). */
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
-    const graph = await this.deps.store.openNodes(names);
+    const graph = await this.deps.store.graph.openNodes(names);
     const opened = graph.entities.map((e) => e.name);
-    this.later(async () => this.deps.store.recordAccess(await this.deps.store.idsByName(opened), this.deps.clock()));
+    this.later(async () => this.deps.store.usage.recordAccess(await this.deps.store.graph.idsByName(opened), this.deps.clock()));
     return graph;
   }
 
-  /** search_semantic: the hybrid pipeline; signals for the returned top-k are recorded afterwards. */
-  async searchSemantic(query: string, limit: number): Promise<Omit<RecallResponse, 'ids'>> {
+  /** search_semantic: the pipeline's preset; signals for the returned top-k are recorded afterwards. */
+  async searchSemantic(query: string, limit: number): Promise<Omit<SemanticResponse, 'ids'>> {
     const now = this.deps.clock();
-    const { ids, ...response } = await recall({ store: this.deps.store, indexer: this.indexer }, query, limit, now);
-    this.later(() => this.deps.store.recordAccess(ids, now));
+    const { ids, ...response } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
+    this.later(() => this.deps.store.usage.recordAccess(ids, now));
     return response;
   }
 
@@ -163,12 +171,13 @@ export class MemoryService {
       options,
       now,
     );
-    this.later(() => this.deps.store.recordAccess(ids, now));
+    this.later(() => this.deps.store.usage.recordAccess(ids, now));
     return response;
   }
 
   async statistics(): Promise<Statistics> {
-    const [stats, vectors] = await Promise.all([this.deps.store.stats(), this.deps.store.vectorStatus()]);
+    const store = this.deps.store;
+    const [stats, vectors] = await Promise.all([store.stats(), store.vectors?.status() ?? NO_VECTORS]);
     const state = this.deps.embedder.state();
     const ready = state.state === 'ready' ? state.embedder : undefined;
     return {
@@ -176,16 +185,16 @@ export class MemoryService {
       observations: stats.observations,
       relations: stats.relations,
       database: { path: stats.location, bytes: stats.databaseBytes ?? null },
-      fts: { available: this.deps.store.capabilities.fts, indexed: this.deps.store.capabilities.fts ? stats.entities : 0 },
+      fts: { available: store.keywords !== undefined, indexed: store.keywords !== undefined ? stats.entities : 0 },
       semantic: {
-        available: this.deps.store.capabilities.vector && state.state !== 'unavailable',
+        available: store.vectors !== undefined && state.state !== 'unavailable',
         indexed: vectors.indexed,
         pending: vectors.pending,
         model: ready?.id ?? vectors.model ?? null,
       },
       reranking: { available: this.deps.reranker !== undefined, model: this.deps.reranker?.id ?? null },
       embeddings: {
-        available: this.deps.store.capabilities.vector && state.state !== 'unavailable',
+        available: store.vectors !== undefined && state.state !== 'unavailable',
         state: state.state,
         model: ready?.id ?? vectors.model ?? null,
         dims: ready?.dims ?? vectors.dims ?? null,
@@ -207,7 +216,7 @@ export class MemoryService {
         state.state === 'unavailable' ? state.reason : 'No embedding model could be loaded. Run "limbic model install".',
       );
     }
-    const total = await this.deps.store.requeueAllEmbeddings();
+    const total = (await this.deps.store.vectors?.requeueAll()) ?? 0;
     const onProgress: DrainProgress = (done) => progress?.(Math.min(done, total), total);
     return this.indexer.drain(onProgress);
   }

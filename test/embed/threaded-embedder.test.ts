@@ -92,7 +92,7 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
       await h.service.close(); // resolves without embedding the other ~200 entities
       const { openSqliteStore } = await import('../../src/store/sqlite/sqlite-store.js');
       const store = openSqliteStore({ path });
-      expect((await store.vectorStatus()).pending).toBeGreaterThan(0);
+      expect((await store.requireVectors().status()).pending).toBeGreaterThan(0);
       await store.close();
     } finally {
       tmp.cleanup();
@@ -116,12 +116,12 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
         const found = await h.ok<{ entities: unknown[] }>('search_nodes', { query: `entity-${i * 3}` });
         expect(found.entities.length).toBeGreaterThan(0);
         await h.ok('open_nodes', { names: [`entity-${i}`] });
-        if ((await h.store.vectorStatus()).pending > 0) answeredWhilePending++;
+        if (((await h.store.vectors?.status())?.pending ?? 0) > 0) answeredWhilePending++;
       }
       // Ordering, not time: tool calls were answered while entities still waited for the model.
       expect(answeredWhilePending).toBeGreaterThan(0);
       await drained;
-      const status = await h.store.vectorStatus();
+      const status = await h.store.vectors?.status();
       expect(status).toMatchObject({ pending: 0, indexed: 40 });
     } finally {
       await h.close();

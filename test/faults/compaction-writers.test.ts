@@ -31,7 +31,7 @@ describe('keyword-index compaction while another process writes', () => {
         entityType: 'note',
         observations: Array.from({ length: 4 }, () => sentence(random, 6 + Math.floor(random() * 10))),
       }));
-      await store.importBatch({ entities, relations: [] }, 1_000);
+      await store.graph.importBatch({ entities, relations: [] }, 1_000);
     }
     server = await startServer(db, { model: false });
   });
@@ -46,13 +46,13 @@ describe('keyword-index compaction while another process writes', () => {
     const before = databaseState(db, { integrity: false });
     expect(before?.pagesToMerge).toBeGreaterThan(0);
     const match = '"kaloren" OR "mitosa" OR "vidor"';
-    const hitsBefore = await store.searchKeywords(match, 50);
+    const hitsBefore = await store.keywords.search(match, 50);
     expect(hitsBefore.length).toBeGreaterThan(0);
 
     const events: string[] = [];
     const progress: CompactionProgress[] = [];
     let write: Promise<CallToolResult> | undefined;
-    await store.optimizeIndexes((p) => {
+    await store.keywords.optimize((p) => {
       progress.push(p);
       if (p.lockMs === 0) return; // the first and last reports
       events.push('step');
@@ -79,16 +79,16 @@ describe('keyword-index compaction while another process writes', () => {
     expect(progress.at(-1)).toMatchObject({ done: progress[0]?.total });
 
     // The write is visible here, the answers are unchanged, and the file is sound.
-    expect((await store.openNodes(['Written meanwhile'])).entities).toHaveLength(1);
+    expect((await store.graph.openNodes(['Written meanwhile'])).entities).toHaveLength(1);
     // Same entities found (scores shift a little: the new entity changes BM25's document count).
     const ids = (hits: readonly { id: number }[]): number[] => hits.map((h) => h.id).sort((a, b) => a - b);
-    expect(ids(await store.searchKeywords(match, 50))).toEqual(ids(hitsBefore));
+    expect(ids(await store.keywords.search(match, 50))).toEqual(ids(hitsBefore));
     const after = databaseState(db);
     expect(after?.integrity).toBe('ok');
     // The other process's write may have added a small segment after the merge; a second run,
     // alone, leaves exactly one per index.
     expect(after?.segments).toBeLessThanOrEqual(4);
-    await store.optimizeIndexes();
+    await store.keywords.optimize();
     expect(databaseState(db, { integrity: false })).toMatchObject({ segments: 2, pagesToMerge: 0 });
   });
 });

@@ -103,8 +103,8 @@ describe('search_semantic (real model)', () => {
 
   it('records access for the returned top-k after answering', async () => {
     const r = await search('sourdough', 2);
-    const ids = await h.store.idsByName(r.results.map((x) => x.name));
-    const signals = await h.store.rankSignals(ids);
+    const ids = await h.store.graph.idsByName(r.results.map((x) => x.name));
+    const signals = await h.store.usage.signals(ids);
     for (const id of ids) expect(signals.access.get(id)?.accessCount ?? 0).toBeGreaterThan(0);
     expect(signals.coOccurrences.length).toBe(ids.length > 1 ? 1 : 0);
   });

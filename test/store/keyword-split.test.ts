@@ -21,7 +21,7 @@ describe('keyword leg split over two cores', () => {
     const path = join(tmp.dir, 'memory.db');
     const split = openSqliteStore({ path, keywordSplitFrom: 1 });
     const single = openSqliteStore({ path, keywordSplitFrom: Infinity });
-    await split.createEntities(
+    await split.graph.createEntities(
       Array.from({ length: 600 }, (_, i) => ({ name: `Note ${i}`, entityType: 'note', observations: [text(i), text(i + 1000)] })),
       1,
     );
@@ -32,18 +32,18 @@ describe('keyword leg split over two cores', () => {
       ['"stone" AND "harbor"', 150],
       ['"nothing-matches-this"', 10],
     ] as const) {
-      const a = await split.searchKeywords(match, limit);
-      const b = await single.searchKeywords(match, limit);
+      const a = await split.keywords.search(match, limit);
+      const b = await single.keywords.search(match, limit);
       expect(a).toEqual(b);
       expect(a.length).toBeLessThanOrEqual(limit);
     }
-    expect((await split.searchKeywords('"violet"', 600)).length).toBeGreaterThan(10); // more matches than the page above
-    expect(split.keywordSplits).toBe(6); // every search above went through the worker
-    expect(single.keywordSplits).toBe(0);
+    expect((await split.keywords.search('"violet"', 600)).length).toBeGreaterThan(10); // more matches than the page above
+    expect(split.keywords.splits).toBe(6); // every search above went through the worker
+    expect(single.keywords.splits).toBe(0);
     // A write through the splitting store is seen by its worker's connection at once.
-    await split.createEntities([{ name: 'Late', entityType: 'note', observations: ['a zeppelin over the orchard'] }], 2);
-    const [late] = await split.idsByName(['Late']);
-    expect((await split.searchKeywords('"zeppelin"', 10)).map((h) => h.id)).toEqual([late]);
+    await split.graph.createEntities([{ name: 'Late', entityType: 'note', observations: ['a zeppelin over the orchard'] }], 2);
+    const [late] = await split.graph.idsByName(['Late']);
+    expect((await split.keywords.search('"zeppelin"', 10)).map((h) => h.id)).toEqual([late]);
     await split.close();
     await single.close();
     // The worker closed its connection too: the last one to close checkpointed and removed the WAL.
@@ -54,9 +54,9 @@ describe('keyword leg split over two cores', () => {
   it('reports an expression FTS5 cannot parse as INVALID_QUERY, and keeps answering after it', async () => {
     const tmp = tempDir();
     const store = openSqliteStore({ path: join(tmp.dir, 'memory.db'), keywordSplitFrom: 1 });
-    await store.createEntities([{ name: 'A', entityType: 't', observations: ['river stone'] }], 1);
-    await expect(store.searchKeywords('"river" AND', 10)).rejects.toMatchObject({ code: ERROR_CODES.INVALID_QUERY });
-    expect(await store.searchKeywords('"river"', 10)).toHaveLength(1);
+    await store.graph.createEntities([{ name: 'A', entityType: 't', observations: ['river stone'] }], 1);
+    await expect(store.keywords.search('"river" AND', 10)).rejects.toMatchObject({ code: ERROR_CODES.INVALID_QUERY });
+    expect(await store.keywords.search('"river"', 10)).toHaveLength(1);
     await store.close();
     tmp.cleanup();
   });

@@ -33,15 +33,15 @@ function vectors(n: number, dims: number, seed = 1): Float32Array[] {
 
 /** Gives every queued entity a vector. */
 async function embedQueued(store: SqliteStore, dims: number, seed: number): Promise<number[]> {
-  const jobs = await store.takeEmbeddingJobs(100_000);
+  const jobs = await store.requireVectors().takeJobs(100_000);
   const vs = vectors(jobs.length, dims, seed);
-  await store.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vs[i] ?? new Float32Array(dims) })));
+  await store.requireVectors().put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vs[i] ?? new Float32Array(dims) })));
   return jobs.map((j) => j.id);
 }
 
 async function fill(store: SqliteStore, n: number, dims: number, seed = 1): Promise<void> {
-  await store.createEntities(Array.from({ length: n }, (_, i) => ({ name: `e${i}`, entityType: 't', observations: [] })), 1);
-  await store.configureVectors('fake-model', dims);
+  await store.graph.createEntities(Array.from({ length: n }, (_, i) => ({ name: `e${i}`, entityType: 't', observations: [] })), 1);
+  await store.requireVectors().configure('fake-model', dims);
   await embedQueued(store, dims, seed);
 }
 
@@ -57,7 +57,7 @@ const QUERIES = vectors(4, DIMS, 99);
 /** Full rankings (every vector's distance) and top-30 lists for QUERIES. */
 async function answers(store: SqliteStore, all: number): Promise<unknown[]> {
   const out: unknown[] = [];
-  for (const q of QUERIES) out.push(await store.searchVectors(q, all), await store.searchVectors(q, 30));
+  for (const q of QUERIES) out.push(await store.requireVectors().search(q, all), await store.requireVectors().search(q, 30));
   return out;
 }
 
@@ -65,7 +65,7 @@ async function answers(store: SqliteStore, all: number): Promise<unknown[]> {
 async function reference(path: string, all: number): Promise<unknown[]> {
   const store = openSqliteStore({ path, vectorCacheFile: false });
   const out = await answers(store, all);
-  expect(await store.vectorCacheSource()).toBe('chunks');
+  expect(await store.requireVectors().cacheSource()).toBe('chunks');
   await store.close();
   return out;
 }
@@ -75,8 +75,8 @@ async function savedDatabase(dir: string, n = 2000, name = 'memory.db'): Promise
   const path = join(dir, name);
   const store = openSqliteStore({ path });
   await fill(store, n, DIMS);
-  await store.warmVectors();
-  expect(await store.vectorCacheSource()).toBe('chunks');
+  await store.requireVectors().warm();
+  expect(await store.requireVectors().cacheSource()).toBe('chunks');
   await store.close();
   expect(existsSync(vectorFilePath(path))).toBe(true);
   return path;
@@ -85,8 +85,8 @@ async function savedDatabase(dir: string, n = 2000, name = 'memory.db'): Promise
 /** Opens the store, loads its cache, and says where it came from. */
 async function reopen(path: string, logger = recordingLogger()): Promise<{ store: SqliteStore; source: string | undefined; logger: typeof logger }> {
   const store = openSqliteStore({ path, logger });
-  await store.warmVectors();
-  return { store, source: await store.vectorCacheSource(), logger };
+  await store.requireVectors().warm();
+  return { store, source: await store.requireVectors().cacheSource(), logger };
 }
 
 describe('vector cache file', () => {
@@ -96,13 +96,13 @@ describe('vector cache file', () => {
     const first = openSqliteStore({ path });
     // Past 4,096 vectors, so the int8 scan (and the saved int8 copy) is used; with holes and moved slots.
     await fill(first, 6000, 48);
-    await first.deleteEntities(Array.from({ length: 100 }, (_, i) => `e${i * 7}`));
-    await first.addObservations(Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })), 2);
+    await first.graph.deleteEntities(Array.from({ length: 100 }, (_, i) => `e${i * 7}`));
+    await first.graph.addObservations(Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })), 2);
     await embedQueued(first, 48, 5);
     const queries = vectors(4, 48, 77);
     const expected: unknown[] = [];
-    for (const q of queries) expected.push(await first.searchVectors(q, 6000), await first.searchVectors(q, 30));
-    expect(await first.vectorCacheSource()).toBe('chunks');
+    for (const q of queries) expected.push(await first.requireVectors().search(q, 6000), await first.requireVectors().search(q, 30));
+    expect(await first.requireVectors().cacheSource()).toBe('chunks');
     await first.close();
     const header = await peekVectorFile(vectorFilePath(path));
     expect(header).toMatchObject({ dims: 48, count: 5900, model: 'fake-model' });
@@ -110,8 +110,8 @@ describe('vector cache file', () => {
     const { store, source, logger } = await reopen(path);
     expect(source).toBe('file');
     for (const [i, q] of queries.entries()) {
-      expect(await store.searchVectors(q, 6000)).toEqual(expected[2 * i]);
-      expect(await store.searchVectors(q, 30)).toEqual(expected[2 * i + 1]);
+      expect(await store.requireVectors().search(q, 6000)).toEqual(expected[2 * i]);
+      expect(await store.requireVectors().search(q, 30)).toEqual(expected[2 * i + 1]);
     }
     expect(logger.warnings).toEqual([]);
     await store.close();
@@ -125,20 +125,20 @@ describe('vector cache file', () => {
     // Another process adds an entity whose vector is the probe, deletes one, and changes another's vector.
     const writer = openSqliteStore({ path, vectorCacheFile: false });
     const probe = vectors(1, DIMS, 7)[0] ?? new Float32Array(DIMS);
-    await writer.createEntities([{ name: 'twin', entityType: 't', observations: [] }], 2);
-    const [twin] = await writer.takeEmbeddingJobs(10);
+    await writer.graph.createEntities([{ name: 'twin', entityType: 't', observations: [] }], 2);
+    const [twin] = await writer.requireVectors().takeJobs(10);
     if (twin === undefined) throw new Error('no job for twin');
-    await writer.putEmbeddings([{ id: twin.id, version: twin.version, vector: probe }]);
-    const [gone] = await writer.idsByName(['e0']);
-    await writer.deleteEntities(['e0']);
-    await writer.addObservations([{ entityName: 'e1', contents: ['changed'] }], 3);
+    await writer.requireVectors().put([{ id: twin.id, version: twin.version, vector: probe }]);
+    const [gone] = await writer.graph.idsByName(['e0']);
+    await writer.graph.deleteEntities(['e0']);
+    await writer.graph.addObservations([{ entityName: 'e1', contents: ['changed'] }], 3);
     await embedQueued(writer, DIMS, 11);
     await writer.close();
 
     const { store, source } = await reopen(path);
     expect(source).toBe('file');
     expect(await answers(store, 3000)).toEqual(await reference(path, 3000));
-    const hits = await store.searchVectors(probe, 2000);
+    const hits = await store.requireVectors().search(probe, 2000);
     expect(hits).toHaveLength(2000);
     expect(hits[0]?.id).toBe(twin.id);
     expect(hits[0]?.distance).toBeCloseTo(0, 5);
@@ -155,7 +155,7 @@ describe('vector cache file', () => {
     const file = vectorFilePath(path);
     const rewriteAll = async (seed: number): Promise<void> => {
       const writer = openSqliteStore({ path, vectorCacheFile: false });
-      await writer.requeueAllEmbeddings();
+      await writer.requireVectors().requeueAll();
       await embedQueued(writer, DIMS, seed);
       await writer.close();
     };
@@ -201,10 +201,10 @@ describe('vector cache file', () => {
       reason: /no longer reaches back/,
       spoil: async (path) => {
         const writer = openSqliteStore({ path, vectorCacheFile: false });
-        await writer.addObservations([{ entityName: 'e1', contents: ['changed'] }], 2);
+        await writer.graph.addObservations([{ entityName: 'e1', contents: ['changed'] }], 2);
         await embedQueued(writer, DIMS, 3);
         await writer.close();
-        // What putEmbeddings does past LOG_KEEP entries, without writing 100,000 of them.
+        // What vectors.put() does past LOG_KEEP entries, without writing 100,000 of them.
         const db = new Database(path);
         db.exec('DELETE FROM vector_log WHERE seq < (SELECT max(seq) FROM vector_log)');
         db.close();
@@ -216,8 +216,8 @@ describe('vector cache file', () => {
       reason: /reset/,
       spoil: async (path) => {
         const writer = openSqliteStore({ path, vectorCacheFile: false });
-        await writer.configureVectors('other-model', DIMS);
-        await writer.configureVectors('fake-model', DIMS);
+        await writer.requireVectors().configure('other-model', DIMS);
+        await writer.requireVectors().configure('fake-model', DIMS);
         await embedQueued(writer, DIMS, 4);
         await writer.close();
       },
@@ -228,7 +228,7 @@ describe('vector cache file', () => {
       reason: /16 dims/,
       spoil: async (path) => {
         const writer = openSqliteStore({ path, vectorCacheFile: false });
-        await writer.configureVectors('fake-model', DIMS * 2);
+        await writer.requireVectors().configure('fake-model', DIMS * 2);
         await embedQueued(writer, DIMS * 2, 4);
         await writer.close();
       },
@@ -251,9 +251,9 @@ describe('vector cache file', () => {
         copyFileSync(path, copy);
         for (const [file, entity] of [[path, 'e5'], [copy, 'e6']] as const) {
           const s = openSqliteStore({ path: file, vectorCacheFile: file === copy });
-          await s.addObservations([{ entityName: entity, contents: ['changed'] }], 2);
+          await s.graph.addObservations([{ entityName: entity, contents: ['changed'] }], 2);
           await embedQueued(s, DIMS, 9);
-          await s.warmVectors();
+          await s.requireVectors().warm();
           await s.close();
         }
         // The copy's cache file was saved at close (a full load): put it next to the original.

@@ -20,14 +20,15 @@ function vectors(n: number, dims: number, seed = 1): Float32Array[] {
 }
 
 async function fill(store: SqliteStore, n: number, dims: number): Promise<void> {
-  await store.createEntities(
+  await store.graph.createEntities(
     Array.from({ length: n }, (_, i) => ({ name: `e${i}`, entityType: 't', observations: [] })),
     1,
   );
-  await store.configureVectors('fake-model', dims);
-  const jobs = await store.takeEmbeddingJobs(n);
+  const index = store.requireVectors();
+  await index.configure('fake-model', dims);
+  const jobs = await index.takeJobs(n);
   const vs = vectors(n, dims);
-  await store.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vs[i] ?? new Float32Array(dims) })));
+  await index.put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vs[i] ?? new Float32Array(dims) })));
 }
 
 describe('vector cache', () => {
@@ -38,8 +39,8 @@ describe('vector cache', () => {
     await fill(cached, 2000, 32);
     const plain = openSqliteStore({ path, vectorCache: false });
     for (const q of vectors(20, 32, 99)) {
-      const a = await cached.searchVectors(q, 30);
-      const b = await plain.searchVectors(q, 30);
+      const a = await cached.requireVectors().search(q, 30);
+      const b = await plain.requireVectors().search(q, 30);
       expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
       a.forEach((h, i) => expect(h.distance).toBeCloseTo(b[i]?.distance ?? NaN, 5));
     }
@@ -57,8 +58,8 @@ describe('vector cache', () => {
     let found = 0;
     let wanted = 0;
     for (const q of vectors(25, 48, 77)) {
-      const a = await cached.searchVectors(q, 30);
-      const b = await plain.searchVectors(q, 30);
+      const a = await cached.requireVectors().search(q, 30);
+      const b = await plain.requireVectors().search(q, 30);
       expect(a).toHaveLength(30);
       const exact = new Map(b.map((h) => [h.id, h.distance]));
       found += a.filter((h) => exact.has(h.id)).length;
@@ -71,11 +72,11 @@ describe('vector cache', () => {
     // A vector written later with a component beyond the int8 scale is clamped there, and still found first.
     const spike = new Float32Array(48);
     spike[3] = 1;
-    await cached.createEntities([{ name: 'spike', entityType: 't', observations: [] }], 2);
-    const [job] = (await cached.takeEmbeddingJobs(10)).filter((j) => j.entity.name === 'spike');
+    await cached.graph.createEntities([{ name: 'spike', entityType: 't', observations: [] }], 2);
+    const [job] = (await cached.requireVectors().takeJobs(10)).filter((j) => j.entity.name === 'spike');
     if (job === undefined) throw new Error('no job for spike');
-    await cached.putEmbeddings([{ id: job.id, version: job.version, vector: spike }]);
-    const [top] = await cached.searchVectors(spike, 5);
+    await cached.requireVectors().put([{ id: job.id, version: job.version, vector: spike }]);
+    const [top] = await cached.requireVectors().search(spike, 5);
     expect(top?.id).toBe(job.id);
     expect(top?.distance).toBeCloseTo(0, 5);
     await cached.close();
@@ -90,18 +91,18 @@ describe('vector cache', () => {
     const writer = openSqliteStore({ path });
     await fill(writer, 50, 8);
     const probe = vectors(1, 8, 7)[0] ?? new Float32Array(8);
-    expect(await reader.searchVectors(probe, 100)).toHaveLength(50); // loads the cache
+    expect(await reader.requireVectors().search(probe, 100)).toHaveLength(50); // loads the cache
     // The writer adds an entity whose vector is the probe itself, and deletes another.
-    await writer.createEntities([{ name: 'twin', entityType: 't', observations: [] }], 2);
-    const [job] = (await writer.takeEmbeddingJobs(10)).filter((j) => j.entity.name === 'twin');
+    await writer.graph.createEntities([{ name: 'twin', entityType: 't', observations: [] }], 2);
+    const [job] = (await writer.requireVectors().takeJobs(10)).filter((j) => j.entity.name === 'twin');
     if (job === undefined) throw new Error('no job for twin');
-    await writer.putEmbeddings([{ id: job.id, version: job.version, vector: probe }]);
-    await writer.deleteEntities(['e0']);
-    const hits = await reader.searchVectors(probe, 100);
+    await writer.requireVectors().put([{ id: job.id, version: job.version, vector: probe }]);
+    await writer.graph.deleteEntities(['e0']);
+    const hits = await reader.requireVectors().search(probe, 100);
     expect(hits).toHaveLength(50);
     expect(hits[0]?.id).toBe(job.id);
     expect(hits[0]?.distance).toBeCloseTo(0, 5);
-    const [e0] = await reader.idsByName(['e0']);
+    const [e0] = await reader.graph.idsByName(['e0']);
     expect(e0).toBeUndefined();
     await reader.close();
     await writer.close();
@@ -114,12 +115,12 @@ describe('vector cache', () => {
     const reader = openSqliteStore({ path });
     const writer = openSqliteStore({ path });
     await fill(writer, 20, 8);
-    expect(await reader.searchVectors(vectors(1, 8)[0] ?? new Float32Array(8), 5)).toHaveLength(5);
-    await writer.configureVectors('bigger-model', 16);
-    const jobs = await writer.takeEmbeddingJobs(100);
+    expect(await reader.requireVectors().search(vectors(1, 8)[0] ?? new Float32Array(8), 5)).toHaveLength(5);
+    await writer.requireVectors().configure('bigger-model', 16);
+    const jobs = await writer.requireVectors().takeJobs(100);
     const vs = vectors(jobs.length, 16, 3);
-    await writer.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vs[i] ?? new Float32Array(16) })));
-    const hits = await reader.searchVectors(vs[4] ?? new Float32Array(16), 3);
+    await writer.requireVectors().put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vs[i] ?? new Float32Array(16) })));
+    const hits = await reader.requireVectors().search(vs[4] ?? new Float32Array(16), 3);
     expect(hits[0]?.id).toBe(jobs[4]?.id);
     expect(hits[0]?.distance).toBeCloseTo(0, 5);
     await reader.close();
@@ -133,11 +134,11 @@ describe('vector cache', () => {
     const store = openSqliteStore({ path, vectorCache: false });
     await fill(store, 3000, 16);
     // Holes (deleted entities) and moved slots (vectors written again).
-    await store.deleteEntities(Array.from({ length: 100 }, (_, i) => `e${i * 7}`));
-    await store.addObservations(Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })), 2);
-    const jobs = await store.takeEmbeddingJobs(100);
+    await store.graph.deleteEntities(Array.from({ length: 100 }, (_, i) => `e${i * 7}`));
+    await store.graph.addObservations(Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })), 2);
+    const jobs = await store.requireVectors().takeJobs(100);
     const fresh = vectors(jobs.length, 16, 5);
-    await store.putEmbeddings(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: fresh[i] ?? new Float32Array(16) })));
+    await store.requireVectors().put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: fresh[i] ?? new Float32Array(16) })));
     await store.close();
 
     const db = new Database(path);

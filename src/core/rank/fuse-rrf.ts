@@ -1,52 +1,61 @@
 /** spec/hybrid-search.md "Reciprocal Rank Fusion". */
+import type { KeywordHit, VectorHit } from '../signals.js';
 import type { EntityId } from '../types.js';
 import { RRF_K } from './constants.js';
 
-export interface SemanticHit {
-  readonly id: EntityId;
+/** Where the semantic leg placed a candidate. */
+export interface SemanticFinding {
+  /** 1-based position in the leg. */
+  readonly rank: number;
+  /** Cosine distance, 1 - cos. */
   readonly distance: number;
 }
 
-export interface KeywordRank {
-  readonly id: EntityId;
+/** Where the keyword leg placed a candidate. */
+export interface KeywordFinding {
+  /** 1-based position in the leg. */
+  readonly rank: number;
+  /** BM25 as the index reports it: lower is better. */
+  readonly bm25: number;
 }
 
+/**
+ * What each leg found of one candidate, and their reciprocal-rank fusion: the one record every later
+ * stage (ranking, explanation, output) reads whole.
+ */
 export interface FusedCandidate {
   readonly id: EntityId;
   readonly rrfScore: number;
-  /** Cosine distance when the semantic leg found it. */
-  readonly distance: number | undefined;
-  /** 1-based positions in each leg, when present. */
-  readonly semanticRank: number | undefined;
-  readonly ftsRank: number | undefined;
+  readonly semantic: SemanticFinding | undefined;
+  readonly keyword: KeywordFinding | undefined;
 }
 
 /**
  * rrf(d) = Σ 1 / (k + rank_i(d)) over the rankings that contain d; sorted by score, ties by id.
- * @example reciprocalRankFusion([{id: a, distance: .1}], [{id: a}]) // a: 1/61 + 1/61
+ * A leg counts an entity once, at its first position.
+ * @example reciprocalRankFusion([{id: a, distance: .1}], [{id: a, bm25: -3}]) // a: 1/61 + 1/61
  */
 export function reciprocalRankFusion(
-  semantic: readonly SemanticHit[],
-  keyword: readonly KeywordRank[],
+  semantic: readonly VectorHit[],
+  keyword: readonly KeywordHit[],
   k: number = RRF_K,
 ): FusedCandidate[] {
-  const fused = new Map<EntityId, { rrf: number; distance?: number; semanticRank?: number; ftsRank?: number }>();
+  const fused = new Map<EntityId, { rrf: number; semantic?: SemanticFinding; keyword?: KeywordFinding }>();
   semantic.forEach((hit, i) => {
     const entry = fused.get(hit.id) ?? { rrf: 0 };
-    if (entry.semanticRank !== undefined) return; // a leg counts an entity once
+    if (entry.semantic !== undefined) return;
     entry.rrf += 1 / (k + i + 1);
-    entry.distance = hit.distance;
-    entry.semanticRank = i + 1;
+    entry.semantic = { rank: i + 1, distance: hit.distance };
     fused.set(hit.id, entry);
   });
   keyword.forEach((hit, i) => {
     const entry = fused.get(hit.id) ?? { rrf: 0 };
-    if (entry.ftsRank !== undefined) return;
+    if (entry.keyword !== undefined) return;
     entry.rrf += 1 / (k + i + 1);
-    entry.ftsRank = i + 1;
+    entry.keyword = { rank: i + 1, bm25: hit.bm25 };
     fused.set(hit.id, entry);
   });
   return [...fused.entries()]
-    .map(([id, e]) => ({ id, rrfScore: e.rrf, distance: e.distance, semanticRank: e.semanticRank, ftsRank: e.ftsRank }))
+    .map(([id, e]) => ({ id, rrfScore: e.rrf, semantic: e.semantic, keyword: e.keyword }))
     .sort((a, b) => b.rrfScore - a.rrfScore || a.id - b.id);
 }

@@ -1,4 +1,5 @@
 /** spec/limbic-system.md "Scoring Formula" and its sub-formulas, as pure functions. */
+import type { CoOccurrencePair } from '../signals.js';
 import type { EntityId } from '../types.js';
 import {
   ALPHA_CONS,
@@ -53,12 +54,6 @@ export function computeTemporalFactor(lastAccessMs: number | undefined, createdA
   return decay(lastAccessMs ?? createdAtMs, nowMs, TEMPORAL_FLOOR);
 }
 
-export interface CoOccurrencePair {
-  readonly a: EntityId;
-  readonly b: EntityId;
-  readonly count: number;
-  readonly lastCo: number;
-}
 
 /**
  * cooc_boost(e, R) = Σ_{r ∈ R, r ≠ e} log₂(1 + co_count(e, r)) × decay(last_co(e, r))

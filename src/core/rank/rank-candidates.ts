@@ -5,7 +5,8 @@
  * - status and metadata multipliers apply before the final sort, so a result's position always
  *   follows its final score.
  */
-import type { EntityId, EntityStatus } from '../types.js';
+import type { CandidateSignals, RankFacts, VectorHit } from '../signals.js';
+import type { EntityId } from '../types.js';
 import {
   FTS_BASE_FLOOR,
   FTS_BASE_SPAN,
@@ -14,40 +15,13 @@ import {
   RRF_K,
   STATUS_DEBOOST,
 } from './constants.js';
-import type { FusedCandidate } from './fuse-rrf.js';
+import { reciprocalRankFusion, type FusedCandidate } from './fuse-rrf.js';
 import { DEFAULT_SIGNAL_WEIGHTS, normalizeBm25, redistributeWeights } from './fuse-weighted.js';
+import { computeCoocBoost, computeImportance, computeLimbicScore, computeTemporalFactor, cosineSimilarity } from './limbic.js';
 import { minMaxNormalize } from './normalize.js';
-
-export { minMaxNormalize };
-import {
-  computeCoocBoost,
-  computeImportance,
-  computeLimbicScore,
-  computeTemporalFactor,
-  cosineSimilarity,
-  type CoOccurrencePair,
-} from './limbic.js';
 import { ROUTING_WEIGHTS, type RoutingStrategy } from './routing.js';
 
-/** What the re-ranker knows of one candidate entity. */
-export interface CandidateFacts {
-  readonly status: EntityStatus;
-  readonly createdAt: number;
-  readonly metadataRatio: number;
-}
-
-export interface AccessFacts {
-  readonly accessCount: number;
-  readonly lastAccess: number;
-  readonly accessDays: number;
-}
-
-export interface RankingSignals {
-  readonly facts: ReadonlyMap<EntityId, CandidateFacts>;
-  readonly access: ReadonlyMap<EntityId, AccessFacts>;
-  readonly degree: ReadonlyMap<EntityId, number>;
-  readonly coOccurrences: readonly CoOccurrencePair[];
-}
+export { minMaxNormalize };
 
 /**
  * How rankHybridCandidates sets base relevance.
@@ -70,8 +44,6 @@ export interface RankOptions {
   readonly hybridBase?: HybridBase;
   /** The k the candidates were fused with, for the `fused` base. @default RRF_K */
   readonly rrfK?: number;
-  /** BM25 of the keyword hits as FTS5 reports it (lower is better), for the `scores` base. */
-  readonly keywordBm25?: ReadonlyMap<EntityId, number>;
   /** The model's cosine of unrelated texts, counted as 0 similarity (cosineSimilarity). @default 0 */
   readonly similarityFloor?: number;
 }
@@ -89,24 +61,18 @@ export interface RankedCandidate {
   readonly coocBoost: number;
   /** Status × metadata multiplier that was applied (1 when none). */
   readonly multiplier: number;
-  readonly distance: number | undefined;
-  readonly rrfScore: number | undefined;
-  readonly semanticRank: number | undefined;
-  readonly ftsRank: number | undefined;
+  /** What the legs found of it, as fusion received it. */
+  readonly candidate: FusedCandidate;
 }
 
 /** A candidate with its base relevance already decided, for rankByBase. */
 export interface BaseCandidate {
-  readonly id: EntityId;
+  readonly candidate: FusedCandidate;
   readonly base: number;
-  readonly distance: number | undefined;
-  readonly rrfScore: number | undefined;
-  readonly semanticRank: number | undefined;
-  readonly ftsRank: number | undefined;
 }
 
 /** Status deboost × metadata penalty for one entity. */
-export function statusMultiplier(facts: CandidateFacts | undefined): number {
+export function statusMultiplier(facts: RankFacts | undefined): number {
   if (facts === undefined) return 1;
   const status = STATUS_DEBOOST[facts.status];
   const metadata = facts.metadataRatio > METADATA_THRESHOLD ? METADATA_PENALTY : 1;
@@ -119,29 +85,30 @@ export function statusMultiplier(facts: CandidateFacts | undefined): number {
  * RRF share, a weighted-fusion score): importance, forgetting, co-occurrence, routing blend,
  * status and metadata multipliers, sort, cut to limit.
  */
-export function rankByBase(candidates: readonly BaseCandidate[], signals: RankingSignals, options: RankOptions): RankedCandidate[] {
+export function rankByBase(candidates: readonly BaseCandidate[], signals: CandidateSignals<RankFacts>, options: RankOptions): RankedCandidate[] {
   if (candidates.length === 0 || options.limit <= 0) return [];
-  const ids = new Set(candidates.map((c) => c.id));
+  const ids = new Set(candidates.map((c) => c.candidate.id));
   let maxAccess = 0;
   let maxDays = 0;
-  for (const c of candidates) {
-    const a = signals.access.get(c.id);
+  for (const { candidate } of candidates) {
+    const a = signals.access.get(candidate.id);
     if (a === undefined) continue;
     maxAccess = Math.max(maxAccess, a.accessCount);
     maxDays = Math.max(maxDays, a.accessDays);
   }
   const partial = candidates.map((c) => {
-    const access = signals.access.get(c.id);
-    const facts = signals.facts.get(c.id);
+    const { id } = c.candidate;
+    const access = signals.access.get(id);
+    const facts = signals.facts.get(id);
     const importance = computeImportance({
       accessCount: access?.accessCount ?? 0,
       maxAccess,
-      degree: signals.degree.get(c.id) ?? 0,
+      degree: signals.degree.get(id) ?? 0,
       accessDays: access?.accessDays ?? 0,
       maxAccessDays: maxDays,
     });
     const temporalFactor = computeTemporalFactor(access?.lastAccess, facts?.createdAt ?? options.now, options.now);
-    const coocBoost = computeCoocBoost(c.id, signals.coOccurrences, ids, options.now);
+    const coocBoost = computeCoocBoost(id, signals.coOccurrences, ids, options.now);
     const limbic = computeLimbicScore(c.base, importance, temporalFactor, coocBoost);
     return { c, facts, importance, temporalFactor, coocBoost, limbic };
   });
@@ -155,7 +122,7 @@ export function rankByBase(candidates: readonly BaseCandidate[], signals: Rankin
     const multiplier = multipliers[i] ?? 1;
     const blended = weights.cosine * p.c.base + weights.limbic * (limbicNorm[i] ?? 0);
     return {
-      id: p.c.id,
+      id: p.c.candidate.id,
       score: blended * multiplier,
       base: p.c.base,
       limbic: p.limbic,
@@ -163,10 +130,7 @@ export function rankByBase(candidates: readonly BaseCandidate[], signals: Rankin
       temporalFactor: p.temporalFactor,
       coocBoost: p.coocBoost,
       multiplier,
-      distance: p.c.distance,
-      rrfScore: p.c.rrfScore,
-      semanticRank: p.c.semanticRank,
-      ftsRank: p.c.ftsRank,
+      candidate: p.c.candidate,
     };
   });
   ranked.sort((a, b) => b.score - a.score || a.id - b.id);
@@ -179,7 +143,7 @@ export function rankByBase(candidates: readonly BaseCandidate[], signals: Rankin
  * would spread two near-identical candidates to 0 and 1.
  */
 export function rrfShareOfMaximum(candidates: readonly FusedCandidate[], k: number): number[] {
-  const legs = (candidates.some((c) => c.semanticRank !== undefined) ? 1 : 0) + (candidates.some((c) => c.ftsRank !== undefined) ? 1 : 0);
+  const legs = (candidates.some((c) => c.semantic !== undefined) ? 1 : 0) + (candidates.some((c) => c.keyword !== undefined) ? 1 : 0);
   const max = legs / (k + 1);
   return candidates.map((c) => (max > 0 ? Math.min(1, c.rrfScore / max) : 0));
 }
@@ -188,36 +152,28 @@ export function rrfShareOfMaximum(candidates: readonly FusedCandidate[], k: numb
  * The `scores` base: engrava's keyword and vector weights over the legs that answered; a candidate
  * missing from a leg gets 0 for it. BM25 is min-max normalised over the keyword hits.
  */
-export function scoreBase(candidates: readonly FusedCandidate[], bm25: ReadonlyMap<EntityId, number>, similarityFloor = 0): number[] {
-  const hits = candidates.filter((c) => bm25.has(c.id));
-  const values = normalizeBm25(hits.map((h) => bm25.get(h.id) ?? 0));
+export function scoreBase(candidates: readonly FusedCandidate[], similarityFloor = 0): number[] {
+  const hits = candidates.filter((c) => c.keyword !== undefined);
+  const values = normalizeBm25(hits.map((h) => h.keyword?.bm25 ?? 0));
   const normalized = new Map(hits.map((c, i) => [c.id, values[i] ?? 0]));
   const weights = redistributeWeights(DEFAULT_SIGNAL_WEIGHTS, {
     fts: hits.length > 0,
-    vector: candidates.some((c) => c.distance !== undefined),
+    vector: candidates.some((c) => c.semantic !== undefined),
     recency: false,
     priority: false,
     graph: false,
   });
   return candidates.map(
-    (c) => weights.fts * (normalized.get(c.id) ?? 0) + weights.vector * (c.distance === undefined ? 0 : cosineSimilarity(c.distance, similarityFloor)),
+    (c) => weights.fts * (normalized.get(c.id) ?? 0) + weights.vector * (c.semantic === undefined ? 0 : cosineSimilarity(c.semantic.distance, similarityFloor)),
   );
 }
 
-/** Pure semantic mode: base relevance is always max(0, 1 - distance). */
-export function rankCandidates(
-  candidates: readonly { readonly id: EntityId; readonly distance: number }[],
-  signals: RankingSignals,
-  options: RankOptions,
-): RankedCandidate[] {
+/** Pure semantic mode: base relevance is always the cosine similarity. */
+export function rankCandidates(hits: readonly VectorHit[], signals: CandidateSignals<RankFacts>, options: RankOptions): RankedCandidate[] {
   return rankByBase(
-    candidates.map((c, i) => ({
-      id: c.id,
-      base: cosineSimilarity(c.distance, options.similarityFloor),
-      distance: c.distance,
-      rrfScore: undefined,
-      semanticRank: i + 1,
-      ftsRank: undefined,
+    reciprocalRankFusion(hits, [], options.rrfK).map((candidate) => ({
+      candidate,
+      base: cosineSimilarity(candidate.semantic?.distance ?? 1, options.similarityFloor),
     })),
     signals,
     options,
@@ -230,27 +186,40 @@ export function rankCandidates(
  */
 export function rankHybridCandidates(
   candidates: readonly FusedCandidate[],
-  signals: RankingSignals,
+  signals: CandidateSignals<RankFacts>,
   options: RankOptions,
 ): RankedCandidate[] {
   const mode = options.hybridBase ?? 'spec';
   const norm = mode === 'fused' ? rrfShareOfMaximum(candidates, options.rrfK ?? RRF_K) : minMaxNormalize(candidates.map((c) => c.rrfScore));
-  const scores = mode === 'scores' ? scoreBase(candidates, options.keywordBm25 ?? new Map(), options.similarityFloor) : undefined;
+  const scores = mode === 'scores' ? scoreBase(candidates, options.similarityFloor) : undefined;
   return rankByBase(
-    candidates.map((c, i) => ({
-      id: c.id,
+    candidates.map((candidate, i) => ({
+      candidate,
       base:
         scores !== undefined
           ? (scores[i] ?? 0)
-          : c.distance === undefined || mode === 'fused'
+          : candidate.semantic === undefined || mode === 'fused'
             ? FTS_BASE_FLOOR + FTS_BASE_SPAN * (norm[i] ?? 0)
-            : cosineSimilarity(c.distance, options.similarityFloor),
-      distance: c.distance,
-      rrfScore: c.rrfScore,
-      semanticRank: c.semanticRank,
-      ftsRank: c.ftsRank,
+            : cosineSimilarity(candidate.semantic.distance, options.similarityFloor),
     })),
     signals,
     options,
   );
+}
+
+/** The fusion order as it is, for a search that switches the limbic re-rank off: neutral factors. */
+export function rankWithoutLimbic(candidates: readonly BaseCandidate[]): RankedCandidate[] {
+  return candidates
+    .map((c) => ({
+      id: c.candidate.id,
+      score: c.base,
+      base: c.base,
+      limbic: 0,
+      importance: 0,
+      temporalFactor: 1,
+      coocBoost: 0,
+      multiplier: 1,
+      candidate: c.candidate,
+    }))
+    .sort((a, b) => b.score - a.score || a.id - b.id);
 }

@@ -52,7 +52,7 @@ function containsPhrase(text: string, phrase: string): boolean {
  * limit ≤3 +1, limit ≥10 -1. "difference between" and "relationship between" count as exploratory
  * only (the longer phrase wins over the shorter intermediate word it contains).
  */
-export function queryTypeScore(query: string, limit: number): number {
+export function queryTypeScore(query: string, limit: number | undefined): number {
   const text = ` ${query.toLowerCase().replace(/\s+/g, ' ').trim()} `;
   let score = 0;
   if (FACTUAL.some((k) => containsPhrase(text, k))) score += 2;
@@ -63,16 +63,18 @@ export function queryTypeScore(query: string, limit: number): number {
   const words = text.trim().split(' ').filter((w) => w.length > 0).length;
   if (words <= 3) score += 1;
   if (words >= 10) score -= 1;
-  if (limit <= 3) score += 1;
-  if (limit >= 10) score -= 1;
+  if (limit !== undefined && limit <= 3) score += 1;
+  if (limit !== undefined && limit >= 10) score -= 1;
   return score;
 }
 
 /**
- * Score ≥ 2 → cosine_heavy, ≤ -2 → limbic_heavy, otherwise hybrid_balanced.
+ * Score ≥ 2 → cosine_heavy, ≤ -2 → limbic_heavy, otherwise hybrid_balanced. Without a limit the
+ * spec's K terms are left out: a paged search (hybrid_search) routes on the query's words alone, so
+ * one query keeps one order whatever the page size.
  * @example detectQueryType('what is FTS5', 5) // 'cosine_heavy'
  */
-export function detectQueryType(query: string, limit: number): RoutingStrategy {
+export function detectQueryType(query: string, limit: number | undefined): RoutingStrategy {
   const score = queryTypeScore(query, limit);
   if (score >= 2) return 'cosine_heavy';
   if (score <= -2) return 'limbic_heavy';

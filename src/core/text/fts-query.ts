@@ -20,21 +20,36 @@ export function tokenizeWords(text: string): string[] {
 }
 
 /**
- * The keyword leg's expression: bare words OR-matched so BM25 ranks by the rarest shared terms.
- * Returns undefined when the text has no word to search for. Duplicate words are dropped
- * (case-insensitively) since they add nothing to an OR.
- * @example buildOrQuery('what is FTS5?') // '"what" OR "is" OR "FTS5"'
+ * The words of a text, each once (the first spelling of a case-insensitive duplicate), in order.
+ * @example distinctWords('FTS5 fts5 sqlite') // ['FTS5', 'sqlite']
  */
-export function buildOrQuery(text: string): string | undefined {
+export function distinctWords(text: string): string[] {
   const seen = new Set<string>();
-  const terms: string[] = [];
+  const words: string[] = [];
   for (const token of tokenizeWords(text)) {
     const key = token.toLowerCase();
     if (seen.has(key)) continue;
     seen.add(key);
-    terms.push(quoteFts(token));
+    words.push(token);
   }
-  return terms.length === 0 ? undefined : terms.join(' OR ');
+  return words;
+}
+
+/**
+ * OR of quoted words, so BM25 ranks by the rarest shared terms; undefined for no words.
+ * @example orOfWords(['what', 'FTS5']) // '"what" OR "FTS5"'
+ */
+export function orOfWords(words: readonly string[]): string | undefined {
+  return words.length === 0 ? undefined : words.map(quoteFts).join(' OR ');
+}
+
+/**
+ * The keyword leg's expression for bare text: its distinct words OR-matched. Returns undefined
+ * when the text has no word to search for.
+ * @example buildOrQuery('what is FTS5?') // '"what" OR "is" OR "FTS5"'
+ */
+export function buildOrQuery(text: string): string | undefined {
+  return orOfWords(distinctWords(text));
 }
 
 /**

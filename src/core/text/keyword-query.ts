@@ -6,7 +6,7 @@
  * no input can make FTS5 raise.
  */
 
-import { buildOrQuery, quoteFts, tokenizeWords } from './fts-query.js';
+import { distinctWords, orOfWords, quoteFts, tokenizeWords } from './fts-query.js';
 
 export type KeywordMode = 'bare' | 'expert';
 
@@ -14,6 +14,8 @@ export interface KeywordQuery {
   /** FTS5 MATCH expression, or undefined when there is nothing to search for. */
   readonly match: string | undefined;
   readonly mode: KeywordMode;
+  /** Bare text's distinct words, in order (the OR in `match`); empty in expert mode. */
+  readonly words: readonly string[];
   /** Human-readable notes, e.g. an unbalanced quote that was closed, an unknown column treated as a word. */
   readonly warnings: readonly string[];
 }
@@ -91,19 +93,22 @@ export function buildKeywordQuery(text: string): KeywordQuery {
   // FTS5 reads a NUL as the end of its input; for us it only separates words.
   const clean = text.replaceAll('\u0000', ' ');
   const { tokens, expert } = lex(clean, warn);
-  if (!expert) return { match: buildOrQuery(clean), mode: 'bare', warnings };
+  if (!expert) {
+    const words = distinctWords(clean);
+    return { match: orOfWords(words), mode: 'bare', words, warnings };
+  }
 
   const balanced = dropUnmatchedParentheses(tokens, warn);
   if (nestingOf(balanced) > MAX_DEPTH) {
     warn(`The query nests parentheses more than ${MAX_DEPTH} deep; simplify it to search by keyword.`);
-    return { match: undefined, mode: 'expert', warnings };
+    return { match: undefined, mode: 'expert', words: [], warnings };
   }
   const tree = new Parser(balanced, warn).parseAll();
   if (tree !== undefined && depthOf(tree) > MAX_DEPTH) {
     warn(`The query nests operators more than ${MAX_DEPTH} deep; simplify it to search by keyword.`);
-    return { match: undefined, mode: 'expert', warnings };
+    return { match: undefined, mode: 'expert', words: [], warnings };
   }
-  return { match: tree === undefined ? undefined : serialize(tree), mode: 'expert', warnings };
+  return { match: tree === undefined ? undefined : serialize(tree), mode: 'expert', words: [], warnings };
 }
 
 // ---------------------------------------------------------------------------------------------

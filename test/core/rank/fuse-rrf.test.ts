@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { RRF_K } from '../../../src/core/rank/constants.js';
-import { reciprocalRankFusion, type KeywordRank, type SemanticHit } from '../../../src/core/rank/fuse-rrf.js';
+import { reciprocalRankFusion } from '../../../src/core/rank/fuse-rrf.js';
+import type { KeywordHit, VectorHit } from '../../../src/core/signals.js';
 import { asEntityId, type EntityId } from '../../../src/core/types.js';
 
 const A = asEntityId(1);
@@ -11,8 +12,8 @@ const D = asEntityId(4);
 const FILLER_3 = asEntityId(103);
 const FILLER_4 = asEntityId(104);
 
-const knn = (ids: readonly EntityId[]): SemanticHit[] => ids.map((id, i) => ({ id, distance: 0.1 * (i + 1) }));
-const fts = (ids: readonly EntityId[]): KeywordRank[] => ids.map((id) => ({ id }));
+const knn = (ids: readonly EntityId[]): VectorHit[] => ids.map((id, i) => ({ id, distance: 0.1 * (i + 1) }));
+const fts = (ids: readonly EntityId[]): KeywordHit[] => ids.map((id, i) => ({ id, bm25: -10 + i }));
 
 function scoreOf(fused: ReturnType<typeof reciprocalRankFusion>, id: EntityId): number {
   const hit = fused.find((f) => f.id === id);
@@ -57,8 +58,8 @@ describe('reciprocalRankFusion', () => {
     it('keeps the KNN distance and both 1-based ranks where present', () => {
       const a = fused.find((f) => f.id === A);
       const c = fused.find((f) => f.id === C);
-      expect(a).toMatchObject({ distance: 0.1, semanticRank: 1, ftsRank: 3 });
-      expect(c).toMatchObject({ distance: undefined, semanticRank: undefined, ftsRank: 1 });
+      expect(a).toMatchObject({ semantic: { rank: 1, distance: 0.1 }, keyword: { rank: 3, bm25: -8 } });
+      expect(c).toMatchObject({ semantic: undefined, keyword: { rank: 1, bm25: -10 } });
     });
   });
 
@@ -71,14 +72,14 @@ describe('reciprocalRankFusion', () => {
     expect(fused.map((f) => f.id)).toEqual([B, A]);
     expect(fused[0]?.rrfScore).toBeCloseTo(1 / 61, 12);
     expect(fused[1]?.rrfScore).toBeCloseTo(1 / 62, 12);
-    expect(fused.every((f) => f.ftsRank === undefined && f.distance !== undefined)).toBe(true);
+    expect(fused.every((f) => f.keyword === undefined && f.semantic !== undefined)).toBe(true);
   });
 
   it('fuses one list only: FTS only', () => {
     const fused = reciprocalRankFusion([], fts([C, A]));
     expect(fused.map((f) => f.id)).toEqual([C, A]);
     expect(fused[0]?.rrfScore).toBeCloseTo(1 / 61, 12);
-    expect(fused.every((f) => f.distance === undefined && f.semanticRank === undefined)).toBe(true);
+    expect(fused.every((f) => f.semantic === undefined)).toBe(true);
   });
 
   it('breaks ties by ascending id', () => {
@@ -98,7 +99,7 @@ describe('reciprocalRankFusion', () => {
     );
     expect(scoreOf(fused, A)).toBeCloseTo(1 / 61, 12);
     expect(scoreOf(fused, B)).toBeCloseTo(1 / 61, 12);
-    expect(fused.find((f) => f.id === A)?.distance).toBe(0.2);
+    expect(fused.find((f) => f.id === A)?.semantic?.distance).toBe(0.2);
     expect(fused).toHaveLength(2);
   });
 

@@ -18,8 +18,8 @@ import {
   computeTemporalFactor,
   cosineSimilarity,
   decay,
-  type CoOccurrencePair,
 } from '../../../src/core/rank/limbic.js';
+import type { CoOccurrencePair } from '../../../src/core/signals.js';
 import { asEntityId } from '../../../src/core/types.js';
 
 const NOW = Date.UTC(2026, 2, 28, 12, 0, 0);

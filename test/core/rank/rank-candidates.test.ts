@@ -2,34 +2,31 @@ import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { HOUR_MS, METADATA_PENALTY, STATUS_DEBOOST } from '../../../src/core/rank/constants.js';
 import { reciprocalRankFusion, type FusedCandidate } from '../../../src/core/rank/fuse-rrf.js';
-import type { CoOccurrencePair } from '../../../src/core/rank/limbic.js';
 import {
   minMaxNormalize,
   rankCandidates,
   rrfShareOfMaximum,
   rankHybridCandidates,
   statusMultiplier,
-  type AccessFacts,
-  type CandidateFacts,
   type RankedCandidate,
-  type RankingSignals,
   type RankOptions,
 } from '../../../src/core/rank/rank-candidates.js';
+import type { AccessFacts, CandidateSignals, CoOccurrencePair, RankFacts } from '../../../src/core/signals.js';
 import type { RoutingStrategy } from '../../../src/core/rank/routing.js';
 import { asEntityId, ENTITY_STATUSES, type EntityId, type EntityStatus } from '../../../src/core/types.js';
 
 const NOW = Date.UTC(2026, 2, 28, 12, 0, 0);
 const id = asEntityId;
 
-const NO_SIGNALS: RankingSignals = { facts: new Map(), access: new Map(), degree: new Map(), coOccurrences: [] };
+const NO_SIGNALS: CandidateSignals<RankFacts> = { facts: new Map(), access: new Map(), degree: new Map(), coOccurrences: [] };
 const opts = (limit: number, strategy: RoutingStrategy = 'hybrid_balanced'): RankOptions => ({ limit, strategy, now: NOW });
 
-function facts(entries: readonly (readonly [number, Partial<CandidateFacts>])[]): Map<EntityId, CandidateFacts> {
+function facts(entries: readonly (readonly [number, Partial<RankFacts>])[]): Map<EntityId, RankFacts> {
   return new Map(entries.map(([n, f]) => [id(n), { status: 'activo', createdAt: NOW, metadataRatio: 0, ...f }]));
 }
 
 function fused(entity: number, rrfScore: number, distance: number | undefined): FusedCandidate {
-  return { id: id(entity), rrfScore, distance, semanticRank: distance === undefined ? undefined : 1, ftsRank: 1 };
+  return { id: id(entity), rrfScore, semantic: distance === undefined ? undefined : { rank: 1, distance }, keyword: { rank: 1, bm25: -1 } };
 }
 
 function byId(ranked: readonly RankedCandidate[], n: number): RankedCandidate {
@@ -88,7 +85,7 @@ describe('minMaxNormalize', () => {
 
 describe('rankHybridCandidates: base relevance (spec/hybrid-search.md "Hybrid Scoring")', () => {
   it('FTS-only hits get 0.2 + 0.6 × normalised RRF, spanning [0.2, 0.8]', () => {
-    const candidates = reciprocalRankFusion([], [{ id: id(1) }, { id: id(2) }, { id: id(3) }]);
+    const candidates = reciprocalRankFusion([], [{ id: id(1), bm25: -1 }, { id: id(2), bm25: -1 }, { id: id(3), bm25: -1 }]);
     const ranked = rankHybridCandidates(candidates, NO_SIGNALS, opts(10));
     const norm2 = (1 / 62 - 1 / 63) / (1 / 61 - 1 / 63);
     expect(byId(ranked, 1).base).toBeCloseTo(0.8, 12);
@@ -116,8 +113,8 @@ describe('rankHybridCandidates: base relevance (spec/hybrid-search.md "Hybrid Sc
 
   it('carries distance and rrfScore through to the output', () => {
     const ranked = rankHybridCandidates([fused(1, 0.03, 0.35), fused(2, 0.02, undefined)], NO_SIGNALS, opts(10));
-    expect(byId(ranked, 1)).toMatchObject({ distance: 0.35, rrfScore: 0.03 });
-    expect(byId(ranked, 2)).toMatchObject({ distance: undefined, rrfScore: 0.02 });
+    expect(byId(ranked, 1).candidate).toMatchObject({ semantic: { distance: 0.35 }, rrfScore: 0.03 });
+    expect(byId(ranked, 2).candidate).toMatchObject({ semantic: undefined, rrfScore: 0.02 });
   });
 });
 
@@ -133,7 +130,7 @@ describe('rankCandidates (pure semantic mode)', () => {
     );
     expect(byId(ranked, 1).base).toBeCloseTo(0.65, 12);
     expect(byId(ranked, 2).base).toBe(0);
-    expect(ranked.every((r) => r.rrfScore === undefined)).toBe(true);
+    expect(ranked.every((r) => r.candidate.keyword === undefined)).toBe(true);
   });
 
   it('exposes the limbic components for the worked example entity', () => {
@@ -144,7 +141,7 @@ describe('rankCandidates (pure semantic mode)', () => {
       [id(2), { accessCount: 20, lastAccess: NOW, accessDays: 0 }],
     ]);
     const coOccurrences: CoOccurrencePair[] = [5, 2, 1].map((count, i) => ({ a: e, b: others[i]!, count, lastCo: NOW }));
-    const signals: RankingSignals = { facts: new Map(), access, degree: new Map([[e, 8]]), coOccurrences };
+    const signals: CandidateSignals<RankFacts> = { facts: new Map(), access, degree: new Map([[e, 8]]), coOccurrences };
     const ranked = rankCandidates(
       [e, ...others].map((x, i) => ({ id: x, distance: i === 0 ? 0.35 : 0.5 })),
       signals,
@@ -160,7 +157,7 @@ describe('rankCandidates (pure semantic mode)', () => {
 
 describe('status deboosts and metadata penalty apply before the sort', () => {
   it('an archived entity with identical signals ranks below an active one (even with the lower id)', () => {
-    const signals: RankingSignals = { ...NO_SIGNALS, facts: facts([[1, { status: 'archivado' }], [2, {}]]) };
+    const signals: CandidateSignals<RankFacts> = { ...NO_SIGNALS, facts: facts([[1, { status: 'archivado' }], [2, {}]]) };
     const candidates = [
       { id: id(1), distance: 0.3 },
       { id: id(2), distance: 0.3 },
@@ -173,14 +170,14 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
   });
 
   it.each(['pausado', 'completado', 'archivado'] as const)('%s ranks below an identical active entity', (status) => {
-    const signals: RankingSignals = { ...NO_SIGNALS, facts: facts([[1, { status }], [2, {}]]) };
+    const signals: CandidateSignals<RankFacts> = { ...NO_SIGNALS, facts: facts([[1, { status }], [2, {}]]) };
     const ranked = rankHybridCandidates([fused(1, 0.02, 0.3), fused(2, 0.02, 0.3)], signals, opts(10));
     expect(ranked.map((r) => r.id)).toEqual([id(2), id(1)]);
     expect(byId(ranked, 1).score / byId(ranked, 2).score).toBeLessThanOrEqual(STATUS_DEBOOST[status] + 1e-12);
   });
 
   it('the metadata penalty (>50% metadata) ranks an entity below an identical normal one', () => {
-    const signals: RankingSignals = { ...NO_SIGNALS, facts: facts([[1, { metadataRatio: 0.75 }], [2, { metadataRatio: 0.5 }]]) };
+    const signals: CandidateSignals<RankFacts> = { ...NO_SIGNALS, facts: facts([[1, { metadataRatio: 0.75 }], [2, { metadataRatio: 0.5 }]]) };
     const ranked = rankCandidates(
       [
         { id: id(1), distance: 0.3 },
@@ -195,7 +192,7 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
   });
 
   it('a deboosted entity that was first by similarity moves down; order follows score', () => {
-    const signals: RankingSignals = { ...NO_SIGNALS, facts: facts([[1, { status: 'archivado' }], [2, {}], [3, {}]]) };
+    const signals: CandidateSignals<RankFacts> = { ...NO_SIGNALS, facts: facts([[1, { status: 'archivado' }], [2, {}], [3, {}]]) };
     const ranked = rankCandidates(
       [
         { id: id(1), distance: 0.1 },
@@ -211,7 +208,7 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
 
   it('cuts to the limit after ranking: the best final score wins even when it came last', () => {
     // Entity 3 is last by similarity but the most used; 1 and 2 are also deboosted.
-    const signals: RankingSignals = {
+    const signals: CandidateSignals<RankFacts> = {
       ...NO_SIGNALS,
       facts: facts([[1, { status: 'archivado' }], [2, { status: 'completado' }], [3, {}]]),
       access: new Map([[id(3), { accessCount: 10, lastAccess: NOW, accessDays: 1 }]]),
@@ -264,7 +261,7 @@ describe('limits and empty inputs', () => {
         { id: id(1), distance: 0.5 },
         { id: id(2), distance: 0.1 },
       ],
-      [{ id: id(3) }],
+      [{ id: id(3), bm25: -1 }],
     );
     const before = JSON.stringify(input);
     rankHybridCandidates(input, NO_SIGNALS, opts(1));
@@ -277,7 +274,7 @@ describe('limits and empty inputs', () => {
 
 interface Scenario {
   readonly candidates: FusedCandidate[];
-  readonly signals: RankingSignals;
+  readonly signals: CandidateSignals<RankFacts>;
   readonly strategy: RoutingStrategy;
   readonly limit: number;
 }
@@ -320,9 +317,9 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
   .map(({ semantic, keyword, strategy, limit, perEntity, pairs }) => {
     const candidates = reciprocalRankFusion(
       semantic.map((h) => ({ id: id(h.n), distance: h.distance })),
-      keyword.map((n) => ({ id: id(n) })),
+      keyword.map((n) => ({ id: id(n), bm25: -1 })),
     );
-    const factsMap = new Map<EntityId, CandidateFacts>();
+    const factsMap = new Map<EntityId, RankFacts>();
     const access = new Map<EntityId, AccessFacts>();
     const degree = new Map<EntityId, number>();
     perEntity.forEach((p, n) => {
@@ -380,7 +377,7 @@ describe('properties of rankHybridCandidates over random candidates and signals'
         ({ candidates, signals, strategy }, pick, status) => {
           const target = candidates[pick % candidates.length]!.id;
           const base = signals.facts.get(target)!;
-          const withStatus = (s: EntityStatus): RankingSignals => ({
+          const withStatus = (s: EntityStatus): CandidateSignals<RankFacts> => ({
             ...signals,
             facts: new Map([...signals.facts, [target, { ...base, status: s }]]),
           });
@@ -398,7 +395,7 @@ describe('properties of rankHybridCandidates over random candidates and signals'
   it('rankCandidates (semantic mode) keeps the same invariants', () => {
     fc.assert(
       fc.property(scenarioArb, ({ candidates, signals, strategy, limit }) => {
-        const semantic = candidates.map((c) => ({ id: c.id, distance: c.distance ?? 1 }));
+        const semantic = candidates.map((c) => ({ id: c.id, distance: c.semantic?.distance ?? 1 }));
         const ranked = rankCandidates(semantic, signals, { limit, strategy, now: NOW });
         expect(ranked.length).toBe(Math.min(limit, semantic.length));
         for (const r of ranked) {
@@ -420,7 +417,7 @@ describe("rankHybridCandidates with hybridBase 'fused' (what the pipeline uses)"
         { id: id(2), distance: 0.2 },
         { id: id(1), distance: 0.4 },
       ],
-      [{ id: id(1) }, { id: id(3) }],
+      [{ id: id(1), bm25: -1 }, { id: id(3), bm25: -1 }],
     );
     const spec = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'spec' });
     const fusedRank = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'fused' });
@@ -431,7 +428,7 @@ describe("rankHybridCandidates with hybridBase 'fused' (what the pipeline uses)"
       expect(r.base).toBeGreaterThanOrEqual(0.2);
       expect(r.base).toBeLessThanOrEqual(0.8);
     }
-    expect(byId(fusedRank, 2).distance).toBe(0.2);
+    expect(byId(fusedRank, 2).candidate.semantic?.distance).toBe(0.2);
   });
 
   it('defaults to the spec base', () => {
@@ -447,7 +444,7 @@ describe('rrfShareOfMaximum', () => {
         { id: id(1), distance: 0.1 },
         { id: id(2), distance: 0.11 },
       ],
-      [{ id: id(1) }, { id: id(2) }],
+      [{ id: id(1), bm25: -1 }, { id: id(2), bm25: -1 }],
     );
     const [first, second] = rrfShareOfMaximum(both, 60);
     expect(first).toBeCloseTo(1, 12);
@@ -455,7 +452,7 @@ describe('rrfShareOfMaximum', () => {
   });
 
   it('uses only the legs that answered', () => {
-    const keywordOnly = reciprocalRankFusion([], [{ id: id(1) }, { id: id(2) }]);
+    const keywordOnly = reciprocalRankFusion([], [{ id: id(1), bm25: -1 }, { id: id(2), bm25: -1 }]);
     expect(rrfShareOfMaximum(keywordOnly, 60)[0]).toBeCloseTo(1, 12);
     expect(rrfShareOfMaximum([], 60)).toEqual([]);
   });
@@ -468,13 +465,12 @@ describe("rankHybridCandidates with hybridBase 'scores' (what search_semantic us
         { id: id(1), distance: 0.2 },
         { id: id(2), distance: 0.6 },
       ],
-      [{ id: id(2) }, { id: id(3) }],
+      [
+        { id: id(2), bm25: -8 },
+        { id: id(3), bm25: -2 },
+      ],
     );
-    const bm25 = new Map([
-      [id(2), -8],
-      [id(3), -2],
-    ]);
-    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'scores', keywordBm25: bm25 });
+    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'scores' });
     const w = { fts: 0.3 / 0.85, vector: 0.55 / 0.85 };
     expect(byId(ranked, 1).base).toBeCloseTo(w.vector * 0.8, 12);
     expect(byId(ranked, 2).base).toBeCloseTo(w.fts * 1 + w.vector * 0.4, 12);
@@ -482,12 +478,14 @@ describe("rankHybridCandidates with hybridBase 'scores' (what search_semantic us
   });
 
   it('uses the keyword scores alone when no vector leg answered', () => {
-    const candidates = reciprocalRankFusion([], [{ id: id(1) }, { id: id(2) }]);
-    const bm25 = new Map([
-      [id(1), -5],
-      [id(2), -1],
-    ]);
-    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(2), hybridBase: 'scores', keywordBm25: bm25 });
+    const candidates = reciprocalRankFusion(
+      [],
+      [
+        { id: id(1), bm25: -5 },
+        { id: id(2), bm25: -1 },
+      ],
+    );
+    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(2), hybridBase: 'scores' });
     expect(byId(ranked, 1).base).toBeCloseTo(1, 12);
     expect(byId(ranked, 2).base).toBeCloseTo(0, 12);
     expect(ranked.map((r) => r.id)).toEqual([id(1), id(2)]);

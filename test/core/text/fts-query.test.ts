@@ -281,7 +281,7 @@ describe('issue 10: search_nodes through the trigram expression, against the off
           const entities: Entity[] = drafts.map((d, i) => ({ name: `e${i}`, ...d }));
           const store = openSqliteStore({ path: ':memory:', vectors: false });
           try {
-            await store.createEntities(entities, 1);
+            await store.graph.createEntities(entities, 1);
             // Half the queries are cut from a stored observation (so they match), in a changed case.
             const stored = entities.flatMap((e) => e.observations).map((o) => [...o]);
             const queries = querySpecs.map((spec) => {
@@ -293,7 +293,7 @@ describe('issue 10: search_nodes through the trigram expression, against the off
               return upper ? cut.toUpperCase() : cut;
             });
             for (const query of queries) {
-              const found = (await store.searchNodes(query)).entities.map((e) => e.name).sort();
+              const found = (await store.graph.searchNodes(query)).entities.map((e) => e.name).sort();
               const expected = entities.filter((e) => officialMatch(e, query)).map((e) => e.name).sort();
               expect(found, JSON.stringify(query)).toEqual(expected);
               if ([...query].length > MAX_SUBSTRING_TRIGRAMS + 2 && found.length > 0) longFound++;
@@ -311,7 +311,7 @@ describe('issue 10: search_nodes through the trigram expression, against the off
   it('finds 10,000 "x" in an observation of 20,000 "x", case-insensitively, and not in 9,999', async () => {
     const store = openSqliteStore({ path: ':memory:', vectors: false });
     try {
-      await store.createEntities(
+      await store.graph.createEntities(
         [
           { name: 'long-run', entityType: 'note', observations: ['x'.repeat(20_000)] },
           { name: 'short-run', entityType: 'note', observations: [`${'x'.repeat(9_999)}y${'x'.repeat(9_999)}`] },
@@ -320,7 +320,7 @@ describe('issue 10: search_nodes through the trigram expression, against the off
         ],
         1,
       );
-      const found = await store.searchNodes('x'.repeat(10_000));
+      const found = await store.graph.searchNodes('x'.repeat(10_000));
       expect(found.entities.map((e) => e.name)).toEqual(['long-run', 'upper-run']);
     } finally {
       await store.close();

@@ -72,7 +72,7 @@ describe('bare queries', () => {
     const query = buildKeywordQuery('what was my sister doing');
     expect(query).toEqual({
       match: '"what" OR "was" OR "my" OR "sister" OR "doing"',
-      mode: 'bare',
+      mode: 'bare', words: ['what', 'was', 'my', 'sister', 'doing'],
       warnings: [],
     });
     expect(rowids(query.match ?? '')).toEqual([5]);
@@ -84,17 +84,17 @@ describe('bare queries', () => {
   });
 
   it("split a contraction: sister's finds the stored sister's dog", () => {
-    expect(buildKeywordQuery("sister's")).toEqual({ match: '"sister" OR "s"', mode: 'bare', warnings: [] });
+    expect(buildKeywordQuery("sister's")).toEqual({ match: '"sister" OR "s"', mode: 'bare', words: ['sister', 's'], warnings: [] });
     expect(search("sister's")).toEqual([5]);
   });
 
   it('treat a URL and a timestamp as plain words', () => {
     const url = buildKeywordQuery('http://example.com');
-    expect(url).toEqual({ match: '"http" OR "example" OR "com"', mode: 'bare', warnings: [] });
+    expect(url).toEqual({ match: '"http" OR "example" OR "com"', mode: 'bare', words: ['http', 'example', 'com'], warnings: [] });
     expect(rowids(url.match ?? '')).toEqual([]);
 
     const time = buildKeywordQuery('12:30');
-    expect(time).toEqual({ match: '"12" OR "30"', mode: 'bare', warnings: [] });
+    expect(time).toEqual({ match: '"12" OR "30"', mode: 'bare', words: ['12', '30'], warnings: [] });
     expect(rowids(time.match ?? '')).toEqual([5]);
   });
 
@@ -108,7 +108,7 @@ describe('bare queries', () => {
 
   it('give undefined when there is no word', () => {
     for (const text of ['', '   ', '!!!', '*', '**', ':', '(', ')', '()', '😀']) {
-      expect(buildKeywordQuery(text)).toEqual({ match: undefined, mode: 'bare', warnings: [] });
+      expect(buildKeywordQuery(text)).toEqual({ match: undefined, mode: 'bare', words: [], warnings: [] });
     }
   });
 });
@@ -116,7 +116,7 @@ describe('bare queries', () => {
 describe('expert syntax', () => {
   it('a quoted phrase matches only adjacent words', () => {
     const query = buildKeywordQuery('"machine learning"');
-    expect(query).toEqual({ match: '"machine learning"', mode: 'expert', warnings: [] });
+    expect(query).toEqual({ match: '"machine learning"', mode: 'expert', words: [], warnings: [] });
     expect(rowids(query.match ?? '')).toEqual([3]);
     // Rowid 7 has both words, but not side by side.
     expect(search('machine learning')).toEqual([3, 7]);
@@ -130,14 +130,14 @@ describe('expert syntax', () => {
 
   it('python AND NOT snake becomes FTS5 binary NOT', () => {
     const query = buildKeywordQuery('python AND NOT snake');
-    expect(query).toEqual({ match: '"python" NOT "snake"', mode: 'expert', warnings: [] });
+    expect(query).toEqual({ match: '"python" NOT "snake"', mode: 'expert', words: [], warnings: [] });
     expect(rowids(query.match ?? '')).toEqual([1]);
     expect(search('python NOT snake')).toEqual([1]);
   });
 
   it('uppercase AND intersects, uppercase OR unites', () => {
     const both = buildKeywordQuery('python AND snake');
-    expect(both).toEqual({ match: '"python" AND "snake"', mode: 'expert', warnings: [] });
+    expect(both).toEqual({ match: '"python" AND "snake"', mode: 'expert', words: [], warnings: [] });
     expect(rowids(both.match ?? '')).toEqual([2]);
     expect(buildKeywordQuery('berlin OR neural').match).toBe('"berlin" OR "neural"');
     expect(search('berlin OR neural')).toEqual([3, 4, 7]);
@@ -151,7 +151,7 @@ describe('expert syntax', () => {
 
   it('neur* is a prefix query', () => {
     const query = buildKeywordQuery('neur*');
-    expect(query).toEqual({ match: '"neur"*', mode: 'expert', warnings: [] });
+    expect(query).toEqual({ match: '"neur"*', mode: 'expert', words: [], warnings: [] });
     expect(rowids(query.match ?? '')).toEqual([3]);
     expect(buildKeywordQuery('"machine lear"*').match).toBe('"machine lear"*');
     expect(search('"machine lear"*')).toEqual([3]);
@@ -161,16 +161,16 @@ describe('expert syntax', () => {
   it('name: and obs: restrict a term to one column', () => {
     expect(search('berlin')).toEqual([4, 7]);
     const name = buildKeywordQuery('name:berlin');
-    expect(name).toEqual({ match: 'name : "berlin"', mode: 'expert', warnings: [] });
+    expect(name).toEqual({ match: 'name : "berlin"', mode: 'expert', words: [], warnings: [] });
     expect(rowids(name.match ?? '')).toEqual([4]);
     const obs = buildKeywordQuery('obs:berlin');
-    expect(obs).toEqual({ match: 'obs_text : "berlin"', mode: 'expert', warnings: [] });
+    expect(obs).toEqual({ match: 'obs_text : "berlin"', mode: 'expert', words: [], warnings: [] });
     expect(rowids(obs.match ?? '')).toEqual([7]);
   });
 
   it('type: filters on entity_type, with any capitalisation of the column name', () => {
     const query = buildKeywordQuery('type:Project');
-    expect(query).toEqual({ match: 'entity_type : "Project"', mode: 'expert', warnings: [] });
+    expect(query).toEqual({ match: 'entity_type : "Project"', mode: 'expert', words: [], warnings: [] });
     expect(rowids(query.match ?? '')).toEqual([7]);
     expect(buildKeywordQuery('TYPE:city').match).toBe('entity_type : "city"');
     expect(search('Name:Berlin')).toEqual([4]);
@@ -230,7 +230,7 @@ describe('repairs', () => {
     const query = buildKeywordQuery('"machine learning');
     expect(query).toEqual({
       match: '"machine learning"',
-      mode: 'expert',
+      mode: 'expert', words: [],
       warnings: ['Closed an unbalanced double quote at the end of the query.'],
     });
     expect(rowids(query.match ?? '')).toEqual([3]);
@@ -292,7 +292,7 @@ describe('repairs', () => {
   it('reads NUL as a separator', () => {
     expect(buildKeywordQuery('python\u0000AND\u0000snake')).toEqual({
       match: '"python" AND "snake"',
-      mode: 'expert',
+      mode: 'expert', words: [],
       warnings: [],
     });
     expect(buildKeywordQuery('py\u0000thon').match).toBe('"py" OR "thon"');
@@ -337,7 +337,7 @@ describe('repairs', () => {
     expect(rowids(deepest.match ?? '')).toEqual([2]);
     expect(buildKeywordQuery(nested(9))).toEqual({
       match: undefined,
-      mode: 'expert',
+      mode: 'expert', words: [],
       warnings: ['The query nests operators more than 16 deep; simplify it to search by keyword.'],
     });
   });

@@ -1,0 +1,198 @@
+/**
+ * hybrid_search: every option of the two peer designs (spec/context-server-hybrid-guide.md,
+ * spec/engrava-hybrid-search.md) over Limbic's graph. Legs run at a fixed depth and routing reads
+ * the query's words only, so one query has one ordering and its pages never repeat or skip a row;
+ * every result explains its score.
+ */
+import { DEFAULT_SIGNAL_WEIGHTS, type Signal, type SignalWeights } from '../../core/rank/fuse-weighted.js';
+import type { RoutingStrategy } from '../../core/rank/routing.js';
+import type { EntityId, EntityStatus } from '../../core/types.js';
+import { runSearch, type SearchDeps, type SearchOutcome } from './pipeline.js';
+import { countFilters, type FusionMethod, type SearchFilters, type SearchMode } from './request.js';
+
+export type { FusionMethod, SearchMode } from './request.js';
+export type HybridFilters = SearchFilters;
+
+/** Candidates each leg keeps for hybrid_search; fixed so every page of a query ranks the same set. */
+export const HYBRID_DEPTH = 150;
+
+export interface HybridSearchOptions {
+  readonly query: string;
+  readonly limit: number;
+  readonly offset: number;
+  /** Undefined means "both, whichever are available"; a list is a request, and a missing mode is an error. */
+  readonly searchModes: readonly SearchMode[] | undefined;
+  readonly fusionMethod: FusionMethod;
+  readonly rrfK: number;
+  /** Weighted fusion weights (and the graph weight for either method); missing keys take the defaults. */
+  readonly weights: Partial<SignalWeights>;
+  readonly limbic: boolean;
+  readonly rerank: boolean;
+  readonly filters: HybridFilters;
+  readonly explainQuery: boolean;
+}
+
+export interface HybridScores {
+  readonly rrf: number | null;
+  readonly fts_rank: number | null;
+  readonly semantic_rank: number | null;
+  /** BM25 as a positive number, higher is better (FTS5 reports it negated). */
+  readonly fts_score: number | null;
+  readonly semantic_distance: number | null;
+  /** weight × value per signal, with fusion_method "weighted". */
+  readonly weighted: Readonly<Record<Signal, number>> | null;
+  readonly graph_boost: number | null;
+  readonly limbic: {
+    readonly importance: number;
+    readonly temporal_factor: number;
+    readonly cooc_boost: number;
+    readonly multiplier: number;
+    readonly routing_strategy: RoutingStrategy;
+  } | null;
+  readonly rerank_score: number | null;
+  /** The score results are ordered by. */
+  readonly final: number;
+}
+
+export interface HybridResult {
+  readonly name: string;
+  readonly entityType: string;
+  readonly observations: readonly string[];
+  readonly status: EntityStatus;
+  readonly scores: HybridScores;
+}
+
+export interface HybridResponse {
+  readonly query: string;
+  readonly results: HybridResult[];
+  /** Ranked candidates after filters: the most any page can reach. */
+  readonly count: number;
+  readonly offset: number;
+  readonly limit: number;
+  readonly fusion_method: FusionMethod;
+  readonly search_modes_used: SearchMode[];
+  readonly fts_count: number;
+  readonly semantic_count: number;
+  readonly weights?: SignalWeights;
+  readonly warnings?: string[];
+  readonly hint?: string;
+  readonly stats?: unknown;
+  /** Ids of the returned results, for signal recording. */
+  readonly ids: readonly EntityId[];
+}
+
+const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now: number): Promise<HybridResponse> {
+  const started = performance.now();
+  const weights: SignalWeights = { ...DEFAULT_SIGNAL_WEIGHTS, ...o.weights };
+  const outcome = await runSearch(
+    deps,
+    {
+      query: o.query,
+      limit: o.limit,
+      offset: o.offset,
+      modes: o.searchModes,
+      depth: HYBRID_DEPTH,
+      keywordSyntax: 'expert',
+      fusion: o.fusionMethod,
+      rrfK: o.rrfK,
+      weights,
+      limbic: o.limbic,
+      routingLimit: undefined,
+      rerank: o.rerank,
+      filters: o.filters,
+    },
+    now,
+  );
+  const { fused } = outcome;
+  const results: HybridResult[] = outcome.page.map(({ ranked: r, entity: e }) => {
+    const { semantic, keyword, rrfScore } = r.candidate;
+    return {
+      name: e.name,
+      entityType: e.entityType,
+      observations: e.observations,
+      status: e.status,
+      scores: {
+        rrf: round(rrfScore),
+        fts_rank: keyword?.rank ?? null,
+        semantic_rank: semantic?.rank ?? null,
+        fts_score: keyword === undefined ? null : round(-keyword.bm25),
+        semantic_distance: semantic === undefined ? null : round(semantic.distance),
+        weighted: fused.parts.get(r.id) ?? null,
+        graph_boost: fused.graph === undefined ? null : round(fused.graph.get(r.id) ?? 0),
+        limbic: o.limbic
+          ? {
+              importance: round(r.importance),
+              temporal_factor: round(r.temporalFactor),
+              cooc_boost: round(r.coocBoost),
+              multiplier: round(r.multiplier),
+              routing_strategy: outcome.strategy,
+            }
+          : null,
+        rerank_score: outcome.rerankScores.has(r.id) ? round(outcome.rerankScores.get(r.id) ?? 0) : null,
+        final: round(r.score),
+      },
+    };
+  });
+
+  const hint =
+    o.offset + o.limit > outcome.count && outcome.count >= HYBRID_DEPTH
+      ? `This page reaches past the ${outcome.count} ranked candidates (each leg fetches ${HYBRID_DEPTH}); refine the query or add filters to see other entities.`
+      : undefined;
+  return {
+    query: o.query,
+    results,
+    count: outcome.count,
+    offset: o.offset,
+    limit: o.limit,
+    fusion_method: o.fusionMethod,
+    search_modes_used: outcome.modesUsed,
+    fts_count: outcome.keywordHits.length,
+    semantic_count: outcome.semanticHits.length,
+    ...(fused.weights === undefined ? {} : { weights: fused.weights }),
+    ...(outcome.warnings.length === 0 ? {} : { warnings: outcome.warnings }),
+    ...(hint === undefined ? {} : { hint }),
+    ...(o.explainQuery ? { stats: explain(outcome, o, round(performance.now() - started)) } : {}),
+    ids: outcome.page.map((p) => p.ranked.id),
+  };
+}
+
+/** explain_query's stats, read from the pipeline's stages. */
+function explain(outcome: SearchOutcome, o: HybridSearchOptions, totalMs: number): unknown {
+  const t = outcome.timings;
+  const candidates = outcome.fused.candidates.map((c) => c.candidate);
+  const semanticMs = (t.catchUp ?? 0) + (t.encode ?? 0) + (t.vector ?? 0);
+  return {
+    execution_time_ms: totalMs,
+    stages_ms: t,
+    fts_stats:
+      outcome.keyword === undefined
+        ? null
+        : {
+            execution_time_ms: t.keyword ?? 0,
+            rows_returned: outcome.keywordHits.length,
+            filters_applied: countFilters(o.filters),
+            query_mode: outcome.keyword.mode,
+            match: outcome.keyword.match ?? null,
+          },
+    semantic_stats:
+      outcome.model === undefined
+        ? null
+        : {
+            execution_time_ms: round(semanticMs),
+            embedding_generation_ms: round((t.catchUp ?? 0) + (t.encode ?? 0)),
+            rows_returned: outcome.semanticHits.length,
+            filters_applied: countFilters(o.filters),
+            model: outcome.model,
+          },
+    fusion_stats: {
+      method: o.fusionMethod,
+      rrf_k: o.rrfK,
+      total_unique_documents: candidates.length,
+      documents_in_both: candidates.filter((c) => c.keyword !== undefined && c.semantic !== undefined).length,
+      documents_fts_only: candidates.filter((c) => c.keyword !== undefined && c.semantic === undefined).length,
+      documents_semantic_only: candidates.filter((c) => c.semantic !== undefined && c.keyword === undefined).length,
+    },
+  };
+}

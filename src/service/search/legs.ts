@@ -1,0 +1,101 @@
+/**
+ * The retrieval legs: which run, and what each finds. The keyword leg parses the query once
+ * (core/text), asks the index which words carry weight, and searches; the semantic leg first
+ * embeds what was written since the last search (bounded), then encodes the query and runs KNN.
+ */
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import type { KeywordHit, VectorHit } from '../../core/signals.js';
+import { distinctWords, orOfWords } from '../../core/text/fts-query.js';
+import { buildKeywordQuery, type KeywordMode } from '../../core/text/keyword-query.js';
+import { informativeWords } from '../../core/text/prune-terms.js';
+import { isStopword } from '../../core/text/stopwords.js';
+import type { Embedder } from '../../embed/embedder.js';
+import type { KeywordIndex } from '../../store/keyword-index.js';
+import type { Store } from '../../store/store.js';
+import type { VectorIndex } from '../../store/vector-index.js';
+import type { EmbeddingIndexer } from '../embedding-indexer.js';
+import { timed, type SearchMode, type SearchRequest, type StageTimings } from './request.js';
+
+export interface Legs {
+  readonly keywords: KeywordIndex | undefined;
+  readonly vectors: { readonly index: VectorIndex; readonly embedder: Embedder } | undefined;
+}
+
+/** Which legs run: a requested mode that is unavailable is an error naming it and how to enable it. */
+export async function chooseLegs(store: Store, indexer: EmbeddingIndexer, requested: readonly SearchMode[] | undefined): Promise<Legs> {
+  const wantFts = requested === undefined || requested.includes('fts');
+  const wantSemantic = requested === undefined || requested.includes('semantic');
+  const embedder = wantSemantic && store.vectors !== undefined ? await indexer.ready() : undefined;
+  if (requested?.includes('fts') && store.keywords === undefined) {
+    throw new MemoryError(ERROR_CODES.INVALID_INPUT, 'Search mode "fts" is unavailable: this store has no keyword index. Use search_modes ["semantic"].');
+  }
+  if (requested?.includes('semantic') && embedder === undefined) {
+    throw new MemoryError(
+      ERROR_CODES.MODEL_UNAVAILABLE,
+      'Search mode "semantic" is unavailable: no embedding model could be loaded. Run "limbic model install" (or start Limbic with --model-dir), or use search_modes ["fts"].',
+    );
+  }
+  const keywords = wantFts ? store.keywords : undefined;
+  const vectors = embedder !== undefined && store.vectors !== undefined ? { index: store.vectors, embedder } : undefined;
+  return { keywords, vectors };
+}
+
+/**
+ * The words of plain text that carry evidence: neither stopwords nor, on large graphs, words in so
+ * many entities that BM25 gives them no weight. A query of stopwords alone has no keyword leg.
+ */
+export async function evidenceMatch(keywords: KeywordIndex, words: readonly string[]): Promise<string | undefined> {
+  const kept = words.filter((w) => !isStopword(w.toLowerCase()));
+  if (kept.length === 0) return undefined;
+  const stats = await keywords.termStats(kept);
+  return orOfWords(informativeWords(stats.terms, stats.total));
+}
+
+/** evidenceMatch of a text's distinct words: the expression search_semantic's keyword leg runs. */
+export const plainKeywordMatch = async (keywords: KeywordIndex, text: string): Promise<string | undefined> => evidenceMatch(keywords, distinctWords(text));
+
+export interface KeywordLeg {
+  readonly hits: KeywordHit[];
+  readonly mode: KeywordMode;
+  /** The MATCH expression run, or undefined when the query had no word to search for. */
+  readonly match: string | undefined;
+  readonly warnings: readonly string[];
+}
+
+export async function keywordLeg(keywords: KeywordIndex, request: SearchRequest, depth: number): Promise<KeywordLeg> {
+  const parsed = request.keywordSyntax === 'expert' ? buildKeywordQuery(request.query) : undefined;
+  const mode: KeywordMode = parsed?.mode ?? 'bare';
+  // Expert syntax is kept as written; plain text keeps only the words that carry evidence.
+  const match = parsed?.mode === 'expert' ? parsed.match : await evidenceMatch(keywords, parsed?.words ?? distinctWords(request.query));
+  const warnings = [...(parsed?.warnings ?? [])];
+  let hits: KeywordHit[] = [];
+  if (match !== undefined) {
+    try {
+      hits = await keywords.search(match, depth);
+    } catch (error) {
+      if (!(error instanceof MemoryError) || error.code !== ERROR_CODES.INVALID_QUERY) throw error;
+      // engrava: a malformed expression degrades to zero keyword hits; the semantic leg still answers.
+      warnings.push(`${error.message} The keyword leg found nothing; the semantic leg still answered.`);
+    }
+  }
+  return { hits, mode, match, warnings };
+}
+
+export interface SemanticLeg {
+  readonly hits: VectorHit[];
+  /** Set when the wait for fresh entities hit its bound: the answer covers what is indexed. */
+  readonly note: string | undefined;
+}
+
+export async function semanticLeg(
+  vectors: NonNullable<Legs['vectors']>,
+  indexer: EmbeddingIndexer,
+  query: string,
+  depth: number,
+  timings: StageTimings,
+): Promise<SemanticLeg> {
+  const fresh = await timed(timings, 'catchUp', () => indexer.catchUp());
+  const [vector] = await timed(timings, 'encode', () => vectors.embedder.embed([query], 'query'));
+  const hits = vector === undefined ? [] : await timed(timings, 'vector', () => vectors.index.search(vector, depth));
+  return { hits, note: fresh.note };
+}

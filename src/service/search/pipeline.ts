@@ -1,0 +1,163 @@
+/**
+ * One search pipeline, in typed stages: legs → filter → fuse → limbic → rerank → page. Each stage
+ * is a function that returns its output; its time is recorded under its name, so explain_query is
+ * read from the stages. hybrid_search runs it with its caller's options; search_semantic is a
+ * preset of it (search-semantic.ts).
+ */
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { rankByBase, rankWithoutLimbic, type RankedCandidate } from '../../core/rank/rank-candidates.js';
+import { detectQueryType, type RoutingStrategy } from '../../core/rank/routing.js';
+import type { CandidateSignals, EntityFacts, KeywordHit, VectorHit } from '../../core/signals.js';
+import type { EntityId } from '../../core/types.js';
+import type { Reranker } from '../../embed/reranker.js';
+import type { StoredEntity } from '../../store/graph-store.js';
+import type { Store } from '../../store/store.js';
+import type { EmbeddingIndexer } from '../embedding-indexer.js';
+import { fuse, type Fused } from './fuse.js';
+import { chooseLegs, keywordLeg, semanticLeg, type KeywordLeg } from './legs.js';
+import { countFilters, timed, type SearchFilters, type SearchMode, type SearchRequest, type StageTimings } from './request.js';
+
+export interface SearchDeps {
+  readonly store: Store;
+  readonly indexer: EmbeddingIndexer;
+  readonly reranker: Reranker | undefined;
+}
+
+/** With filters, legs fetch this many times the depth so a selective filter still leaves candidates. */
+const FILTER_OVERFETCH = 4;
+
+export interface SearchOutcome {
+  /** The page, best first, hydrated; an entity deleted meanwhile is left out. */
+  readonly page: readonly { readonly ranked: RankedCandidate; readonly entity: StoredEntity }[];
+  /** Ranked candidates after filters: the most any page can reach. */
+  readonly count: number;
+  readonly modesUsed: SearchMode[];
+  readonly keyword: KeywordLeg | undefined;
+  /** Hits each leg kept after filters. */
+  readonly keywordHits: readonly KeywordHit[];
+  readonly semanticHits: readonly VectorHit[];
+  readonly fused: Fused;
+  readonly strategy: RoutingStrategy;
+  readonly rerankScores: ReadonlyMap<EntityId, number>;
+  readonly warnings: string[];
+  readonly model: string | undefined;
+  readonly timings: StageTimings;
+}
+
+/** `kinds` (the entity's observation kinds) is read only when the filter asks for kinds. */
+function matchesFilters(e: EntityFacts, kinds: readonly string[] | undefined, f: SearchFilters): boolean {
+  if (f.entityTypes !== undefined && !f.entityTypes.some((t) => t.toLowerCase() === e.entityType.toLowerCase())) return false;
+  if (f.status !== undefined && !f.status.includes(e.status)) return false;
+  if (f.observationKinds !== undefined && !(kinds ?? []).some((k) => f.observationKinds?.includes(k))) return false;
+  if (f.createdAfter !== undefined && e.createdAt < f.createdAfter) return false;
+  if (f.createdBefore !== undefined && e.createdAt > f.createdBefore) return false;
+  if (f.updatedAfter !== undefined && e.updatedAt < f.updatedAfter) return false;
+  if (f.updatedBefore !== undefined && e.updatedAt > f.updatedBefore) return false;
+  if (f.names !== undefined && !f.names.includes(e.name)) return false;
+  return true;
+}
+
+/** Filters both legs' hits on the candidates' facts, keeping each leg's order and at most `depth`. */
+async function filterStage(
+  store: Store,
+  request: SearchRequest,
+  keyword: readonly KeywordHit[],
+  semantic: readonly VectorHit[],
+): Promise<{ keyword: KeywordHit[]; semantic: VectorHit[]; signals: CandidateSignals }> {
+  const ids = [...new Set([...semantic.map((h) => h.id), ...keyword.map((h) => h.id)])];
+  const signals = await store.usage.signals(ids);
+  // Observations are read for every candidate only when a filter asks for their kinds.
+  const withKinds = request.filters.observationKinds === undefined ? undefined : await store.graph.entitiesById(ids);
+  const keep = (id: EntityId): boolean => {
+    const facts = signals.facts.get(id);
+    return facts !== undefined && matchesFilters(facts, withKinds?.get(id)?.kinds, request.filters);
+  };
+  const kept = {
+    keyword: keyword.filter((h) => keep(h.id)).slice(0, request.depth),
+    semantic: semantic.filter((h) => keep(h.id)).slice(0, request.depth),
+  };
+  const survivors = new Set([...kept.keyword.map((h) => h.id), ...kept.semantic.map((h) => h.id)]);
+  const coOccurrences = signals.coOccurrences.filter((p) => survivors.has(p.a) && survivors.has(p.b));
+  return { ...kept, signals: { ...signals, coOccurrences } };
+}
+
+/** The optional cross-encoder stage: orders the ranked set by its score, the limbic score breaking ties. */
+async function rerankStage(
+  store: Store,
+  reranker: Reranker,
+  query: string,
+  ranked: RankedCandidate[],
+): Promise<{ ranked: RankedCandidate[]; scores: Map<EntityId, number> }> {
+  const scores = new Map<EntityId, number>();
+  if (ranked.length === 0) return { ranked, scores };
+  const full = await store.graph.entitiesById(ranked.map((r) => r.id));
+  const texts = ranked.map((r) => {
+    const e = full.get(r.id);
+    return e === undefined ? '' : `${e.name} (${e.entityType}) | ${e.observations.join(' | ')}`;
+  });
+  const values = await reranker.score(query, texts);
+  ranked.forEach((r, i) => scores.set(r.id, values[i] ?? 0));
+  const sorted = [...ranked].sort((a, b) => (scores.get(b.id) ?? 0) - (scores.get(a.id) ?? 0) || b.score - a.score || a.id - b.id);
+  return { ranked: sorted, scores };
+}
+
+export async function runSearch(deps: SearchDeps, request: SearchRequest, now: number): Promise<SearchOutcome> {
+  const { store, indexer } = deps;
+  const legs = await chooseLegs(store, indexer, request.modes);
+  if (legs.keywords === undefined && legs.vectors === undefined) {
+    throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'No search modes available: the keyword index and the embedding model are both unavailable. Run "limbic model install".');
+  }
+  if (request.rerank && deps.reranker === undefined) {
+    throw new MemoryError(
+      ERROR_CODES.MODEL_UNAVAILABLE,
+      'Reranking was requested but no cross-encoder model is installed. Call again without rerank; get_statistics shows reranking.available.',
+    );
+  }
+  const timings: StageTimings = {};
+  const warnings: string[] = [];
+  const fetch = countFilters(request.filters) > 0 ? request.depth * FILTER_OVERFETCH : request.depth;
+
+  const { keywords, vectors } = legs;
+  const keyword = keywords === undefined ? undefined : await timed(timings, 'keyword', () => keywordLeg(keywords, request, fetch));
+  if (keyword !== undefined) warnings.push(...keyword.warnings);
+  const semantic = vectors === undefined ? undefined : await semanticLeg(vectors, indexer, request.query, fetch, timings);
+  if (semantic?.note !== undefined) warnings.push(semantic.note);
+
+  const filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
+  const similarityFloor = legs.vectors?.embedder.similarityFloor ?? 0;
+  const fused = await timed(timings, 'fuse', () => fuse(store.graph, request, filtered, filtered.signals, similarityFloor, now));
+
+  const strategy = detectQueryType(request.query, request.routingLimit);
+  let ranked = await timed(timings, 'limbic', () =>
+    request.limbic ? rankByBase(fused.candidates, filtered.signals, { limit: fused.candidates.length, strategy, now }) : rankWithoutLimbic(fused.candidates),
+  );
+  let rerankScores = new Map<EntityId, number>();
+  if (request.rerank && deps.reranker !== undefined) {
+    const reranker = deps.reranker;
+    ({ ranked, scores: rerankScores } = await timed(timings, 'rerank', () => rerankStage(store, reranker, request.query, ranked)));
+  }
+
+  const page = await timed(timings, 'page', async () => {
+    const slice = ranked.slice(request.offset, request.offset + request.limit);
+    const entities = await store.graph.entitiesById(slice.map((r) => r.id));
+    return slice.flatMap((r) => {
+      const entity = entities.get(r.id);
+      return entity === undefined ? [] : [{ ranked: r, entity }];
+    });
+  });
+
+  return {
+    page,
+    count: ranked.length,
+    modesUsed: [...(legs.keywords !== undefined ? (['fts'] as const) : []), ...(legs.vectors !== undefined ? (['semantic'] as const) : [])],
+    keyword,
+    keywordHits: filtered.keyword,
+    semanticHits: filtered.semantic,
+    fused,
+    strategy,
+    rerankScores,
+    warnings,
+    model: legs.vectors?.embedder.id,
+    timings,
+  };
+}

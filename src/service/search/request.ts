@@ -1,0 +1,57 @@
+/**
+ * What a search asks of the pipeline. hybrid_search passes its caller's options; search_semantic
+ * is a preset of the same request (search-semantic.ts).
+ */
+import type { SignalWeights } from '../../core/rank/fuse-weighted.js';
+import type { EntityStatus } from '../../core/types.js';
+
+export type SearchMode = 'fts' | 'semantic';
+export type FusionMethod = 'rrf' | 'weighted';
+
+export interface SearchFilters {
+  readonly entityTypes?: readonly string[] | undefined;
+  readonly status?: readonly EntityStatus[] | undefined;
+  /** Entities with at least one observation of one of these kinds. */
+  readonly observationKinds?: readonly string[] | undefined;
+  readonly createdAfter?: number | undefined;
+  readonly createdBefore?: number | undefined;
+  readonly updatedAfter?: number | undefined;
+  readonly updatedBefore?: number | undefined;
+  readonly names?: readonly string[] | undefined;
+}
+
+export interface SearchRequest {
+  readonly query: string;
+  readonly limit: number;
+  readonly offset: number;
+  /** Undefined means "both, whichever are available"; a list is a request, and a missing mode is an error. */
+  readonly modes: readonly SearchMode[] | undefined;
+  /** Candidates each leg keeps; fixed per query so every page of it ranks the same set. */
+  readonly depth: number;
+  /** `expert` reads phrases, NOT, prefixes and column filters; `plain` OR-matches the words. */
+  readonly keywordSyntax: 'expert' | 'plain';
+  readonly fusion: FusionMethod;
+  readonly rrfK: number;
+  /** Weighted fusion's weights (and the graph weight for either method), before redistribution. */
+  readonly weights: SignalWeights;
+  readonly limbic: boolean;
+  /** The K the spec's query routing reads; undefined routes on the query's words alone. */
+  readonly routingLimit: number | undefined;
+  readonly rerank: boolean;
+  readonly filters: SearchFilters;
+}
+
+/** How long each stage took, in ms; a stage that did not run is absent. */
+export type StageTimings = Partial<Record<'keyword' | 'catchUp' | 'encode' | 'vector' | 'filter' | 'fuse' | 'limbic' | 'rerank' | 'page', number>>;
+
+/** Runs one stage and records its time under `name`. */
+export async function timed<T>(timings: StageTimings, name: keyof StageTimings, stage: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await stage();
+  } finally {
+    timings[name] = Math.round((performance.now() - t0) * 1000) / 1000;
+  }
+}
+
+export const countFilters = (f: SearchFilters): number => Object.values(f).filter((v) => v !== undefined).length;

@@ -1,0 +1,101 @@
+/**
+ * search_semantic (spec/hybrid-search.md's six steps) as a preset of the pipeline: legs at
+ * limit × EXPANSION_FACTOR, plain-text keyword leg, engrava's relevance signals (0.30 BM25 +
+ * 0.55 cosine, over the legs that answered), the limbic re-rank with the spec's routing (which
+ * reads the limit), shaped to the spec's output fields. Hybrid when the keyword leg finds
+ * anything, pure semantic otherwise; without a model the keyword hits still come back, so a query
+ * whose words match is never answered with nothing.
+ */
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { EXPANSION_FACTOR, RRF_K } from '../../core/rank/constants.js';
+import { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from '../../core/rank/fuse-weighted.js';
+import type { RoutingStrategy } from '../../core/rank/routing.js';
+import type { EntityId } from '../../core/types.js';
+import { runSearch, type SearchDeps } from './pipeline.js';
+import type { SearchRequest } from './request.js';
+
+/**
+ * The preset's fusion: weighted relevance, BM25 and cosine only. bench:quality on LoCoMo
+ * (recall@5, e5) chose it; see the README's quality table.
+ */
+export const SEMANTIC_WEIGHTS: SignalWeights = Object.freeze({ ...DEFAULT_SIGNAL_WEIGHTS, recency: 0, priority: 0, graph: 0 });
+
+export interface SemanticResult {
+  readonly name: string;
+  readonly entityType: string;
+  readonly observations: readonly string[];
+  readonly limbic_score: number;
+  readonly scoring: { readonly importance: number; readonly temporal_factor: number; readonly cooc_boost: number };
+  readonly distance?: number;
+  readonly rrf_score?: number;
+  readonly routing_strategy: RoutingStrategy;
+}
+
+export type SemanticMode = 'hybrid' | 'semantic' | 'keyword';
+
+export interface SemanticResponse {
+  readonly results: SemanticResult[];
+  /** Which legs answered; absent results mean the candidates were empty. */
+  readonly mode: SemanticMode;
+  readonly warning?: string;
+  /** Ids of the returned entities, in order, for signal recording. */
+  readonly ids: readonly EntityId[];
+}
+
+const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+/** The pipeline request search_semantic runs; `overrides` lets the quality bench compare variants. */
+export function semanticRequest(query: string, limit: number, overrides: Partial<SearchRequest> = {}): SearchRequest {
+  return {
+    query,
+    limit,
+    offset: 0,
+    modes: undefined,
+    depth: limit * EXPANSION_FACTOR,
+    keywordSyntax: 'plain',
+    fusion: 'weighted',
+    rrfK: RRF_K,
+    weights: SEMANTIC_WEIGHTS,
+    limbic: true,
+    routingLimit: limit,
+    rerank: false,
+    filters: {},
+    ...overrides,
+  };
+}
+
+export async function searchSemantic(
+  deps: SearchDeps,
+  query: string,
+  limit: number,
+  now: number,
+  overrides: Partial<SearchRequest> = {},
+): Promise<SemanticResponse> {
+  const outcome = await runSearch(deps, semanticRequest(query, limit, overrides), now);
+  const semantic = outcome.model !== undefined;
+  const hybrid = outcome.keywordHits.length > 0;
+  if (!semantic && !hybrid) {
+    throw new MemoryError(
+      ERROR_CODES.MODEL_UNAVAILABLE,
+      'Semantic search needs an embedding model and none is installed, and no entity contains the query\'s words. Run "limbic model install" (or start Limbic with --model-dir), then search again; search_nodes works meanwhile.',
+    );
+  }
+  const results = outcome.page.map(({ ranked: r, entity }): SemanticResult => ({
+    name: entity.name,
+    entityType: entity.entityType,
+    observations: entity.observations,
+    limbic_score: round(r.score),
+    scoring: { importance: round(r.importance), temporal_factor: round(r.temporalFactor), cooc_boost: round(r.coocBoost) },
+    ...(r.candidate.semantic === undefined ? {} : { distance: round(r.candidate.semantic.distance) }),
+    ...(hybrid ? { rrf_score: round(r.candidate.rrfScore) } : {}),
+    routing_strategy: outcome.strategy,
+  }));
+  const notes = [...outcome.warnings, ...(semantic ? [] : [deps.indexer.unavailableNote()])];
+  const warning = notes.length === 0 ? undefined : notes.join(' ');
+  return {
+    results,
+    ids: outcome.page.map((p) => p.ranked.id),
+    mode: hybrid ? (semantic ? 'hybrid' : 'keyword') : 'semantic',
+    ...(warning === undefined ? {} : { warning }),
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * The one connection every part of the SQLite store shares: opening the file, its pragmas and
+ * migrations, write transactions, the statement cache and the `meta` table. The parts (graph,
+ * keywords, vectors, usage) hold this object, not a database each, so a write that changes the
+ * graph and its indexes is one transaction, and state kept per transaction (the keyword change
+ * count) is kept in one place.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import type { Relation } from '../../core/types.js';
+import { migrate } from './schema.js';
+
+export interface ConnectionOptions {
+  readonly path: string;
+  readonly busyTimeoutMs: number;
+  /** Try to load sqlite-vec. */
+  readonly vectors: boolean;
+}
+
+export type Statement<P extends unknown[] | object, R> = Database.Statement<P extends unknown[] ? P : [P], R>;
+
+export class SqliteConnection {
+  readonly db: Database.Database;
+  readonly path: string;
+  readonly busyTimeoutMs: number;
+  /** sqlite-vec loaded: the vector table can be read and written on this connection. */
+  readonly vectorsLoaded: boolean;
+  /** Keyword rows rewritten in the open transaction, added to meta `keyword_changes` at commit. */
+  private keywordChanges = 0;
+  /** Prepared statements by SQL text: preparing costs more than running most of them. */
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(options: ConnectionOptions) {
+    this.path = options.path;
+    this.busyTimeoutMs = options.busyTimeoutMs;
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    try {
+      this.db = new Database(options.path);
+    } catch (cause) {
+      throw new MemoryError(
+        ERROR_CODES.STORE_FAILED,
+        `Cannot open the database at ${options.path}: ${(cause as Error).message}. Check the path and its permissions, or pass another with --db.`,
+        { cause },
+      );
+    }
+    this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('cache_size = -65536'); // 64 MiB; the default 2 MiB is churned by FTS5 segment merges
+    this.vectorsLoaded = options.vectors && loadSqliteVec(this.db);
+    this.write(() => migrate(this.db));
+  }
+
+  /**
+   * Runs fn in one IMMEDIATE transaction; a lock held too long by another process becomes
+   * STORE_BUSY. `graph` false for writes that change no entity, observation or relation (usage
+   * signals, vectors, index merges), which leave cached facts valid.
+   */
+  write<T>(fn: () => T, graph = true): T {
+    // Not db.transaction(): it prepares BEGIN and COMMIT anew on every call.
+    if (this.db.inTransaction) return fn();
+    try {
+      this.stmt('BEGIN IMMEDIATE').run();
+    } catch (cause) {
+      if (isBusy(cause)) {
+        throw new MemoryError(
+          ERROR_CODES.STORE_BUSY,
+          'The database is locked by another Limbic process and stayed locked past the wait limit. Nothing was saved; try the call again.',
+          { cause },
+        );
+      }
+      throw cause;
+    }
+    try {
+      this.keywordChanges = 0;
+      const result = fn();
+      if (graph) this.stmt("INSERT INTO meta (key, value) VALUES ('graph_changes', 1) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1").run();
+      if (this.keywordChanges > 0) {
+        this.stmt("INSERT INTO meta (key, value) VALUES ('keyword_changes', ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value").run(
+          this.keywordChanges,
+        );
+      }
+      this.stmt('COMMIT').run();
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) this.stmt('ROLLBACK').run();
+      throw error;
+    } finally {
+      this.keywordChanges = 0;
+    }
+  }
+
+  /** One entity's keyword rows were rewritten in the open transaction (see termStats' cache). */
+  noteKeywordChange(): void {
+    this.keywordChanges++;
+  }
+
+  stmt<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as unknown as Statement<P, R>;
+  }
+
+  /** count(*) of a table (a name from this code, never from input). */
+  count(table: string): number {
+    return this.stmt<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0;
+  }
+
+  tableExists(name: string): boolean {
+    return this.stmt('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+  }
+
+  metaGet(key: string): string | undefined {
+    return this.stmt<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value;
+  }
+
+  metaSet(key: string, value: string): void {
+    this.stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  /** Entities in the graph, kept in meta by the writers: count(*) scans the table, this is read per search. */
+  entityCount(): number {
+    return Number(this.metaGet('entity_count') ?? 0);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** A list bound as one parameter and read with json_each(?). */
+export const json = (values: readonly unknown[]): string => JSON.stringify(values);
+
+export interface RelationRow {
+  from_name: string;
+  to_name: string;
+  relation_type: string;
+}
+
+export function toRelation(r: RelationRow): Relation {
+  return { from: r.from_name, to: r.to_name, relationType: r.relation_type };
+}
+
+function loadSqliteVec(db: Database.Database): boolean {
+  try {
+    sqliteVec.load(db);
+    return true;
+  } catch {
+    // spec/semantic-search.md: without sqlite-vec the server keeps every other tool working.
+    return false;
+  }
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_BUSY_SNAPSHOT';
+}

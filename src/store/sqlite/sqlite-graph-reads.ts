@@ -1,0 +1,212 @@
+/**
+ * Graph reads on SQLite: read_graph and its compact outline, search_nodes (ranked in
+ * sqlite-substring.ts), open_nodes, and the hydration of search results. A page is cut in SQL
+ * (LIMIT/OFFSET over ids in a fixed order), so only the entities on it are read in full.
+ */
+import { asEntityId, METADATA_KIND, type Entity, type EntityId, type EntityStatus, type KnowledgeGraph, type Relation } from '../../core/types.js';
+import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
+import { json, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
+import { pageOfMatches, rankMatches, registerSubstringFunctions, substringCandidates } from './sqlite-substring.js';
+
+export interface EntityRow {
+  id: number;
+  name: string;
+  entity_type: string;
+  status: EntityStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+/** No LIMIT in SQLite's terms, for the unpaged form of a paged query. */
+const WHOLE: Page = { limit: -1, offset: 0 };
+
+/**
+ * Reads shared by the graph and the vector queue. SqliteGraph adds the writes; the split keeps each
+ * file to one concern while `store.graph` stays one object.
+ */
+export class SqliteGraphReads {
+  constructor(protected readonly conn: SqliteConnection) {
+    registerSubstringFunctions(conn.db);
+  }
+
+  async readGraph(page?: Page): Promise<GraphPage> {
+    if (page === undefined) return this.wholeGraph();
+    const { limit, offset } = cleanPage(page);
+    const total = this.conn.count('entities');
+    const rows = this.conn.stmt<[number, number], EntityRow>('SELECT * FROM entities ORDER BY id LIMIT ? OFFSET ?').all(limit, offset);
+    const observations = new Map<number, string[]>();
+    for (const o of this.conn.stmt<[string], { entity_id: number; content: string }>(
+        'SELECT entity_id, content FROM observations WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id',
+      )
+      .iterate(json(rows.map((r) => r.id)))) {
+      push(observations, o.entity_id, o.content);
+    }
+    return {
+      entities: rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: observations.get(r.id) ?? [] })),
+      relations: this.pageRelations(rows.map((r) => r.name), { limit, offset }, total),
+      total,
+    };
+  }
+
+  async outline(page?: Page): Promise<GraphOutline> {
+    const { limit, offset } = page === undefined ? WHOLE : cleanPage(page);
+    const rows = this.conn.stmt<[number, number], { name: string; entity_type: string; n: number }>(
+        `SELECT e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id) AS n
+           FROM entities e ORDER BY e.id LIMIT ? OFFSET ?`,
+      )
+      .all(limit, offset);
+    const entities: EntityOutline[] = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observationCount: r.n }));
+    if (page === undefined) return { entities, relations: this.allRelations(), total: entities.length };
+    const total = this.conn.count('entities');
+    return { entities, relations: this.pageRelations(rows.map((r) => r.name), { limit, offset }, total), total };
+  }
+
+  /** The official substring test, ranked (sqlite-substring.ts); relations with an endpoint in the answer. */
+  async searchNodes(query: string, page?: Page): Promise<GraphPage> {
+    if (page === undefined) {
+      const candidates = substringCandidates(this.conn, query);
+      const found = rankMatches(hydrate(this.conn, candidates), candidates, query);
+      return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)), total: found.length };
+    }
+    const { ids, total } = pageOfMatches(this.conn, query, cleanPage(page));
+    const entities = hydrate(this.conn, ids);
+    const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
+    return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)), total };
+  }
+
+  async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
+    const ids = this.conn.stmt<[string], { id: number }>('SELECT id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY id')
+      .all(json(names))
+      .map((r) => r.id);
+    const entities = hydrate(this.conn, ids);
+    const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
+    return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)) };
+  }
+
+  async idsByName(names: readonly string[]): Promise<EntityId[]> {
+    const ids: EntityId[] = [];
+    for (const name of names) {
+      const id = this.idOf(name);
+      if (id !== undefined) ids.push(id);
+    }
+    return ids;
+  }
+
+  async entitiesById(ids: readonly EntityId[]): Promise<Map<EntityId, StoredEntity>> {
+    return hydrate(this.conn, ids);
+  }
+
+  async edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
+    if (ids.length === 0) return [];
+    return this.conn.stmt<[string, string], { a: number; b: number }>(
+        `SELECT ef.id AS a, et.id AS b FROM relations r
+           JOIN entities ef ON ef.name = r.from_name
+           JOIN entities et ON et.name = r.to_name
+          WHERE ef.id IN (SELECT value FROM json_each(?)) OR et.id IN (SELECT value FROM json_each(?))
+          ORDER BY r.id`,
+      )
+      .all(json(ids), json(ids))
+      .map((r) => ({ from: asEntityId(r.a), to: asEntityId(r.b) }));
+  }
+
+  protected idOf(name: string): EntityId | undefined {
+    const row = this.conn.stmt<[string], { id: number }>('SELECT id FROM entities WHERE name = ?').get(name);
+    return row === undefined ? undefined : asEntityId(row.id);
+  }
+
+  /** read_graph as the official contract has it: every entity in creation order, every relation. */
+  private wholeGraph(): GraphPage {
+    const rows = this.conn.stmt<[], EntityRow>('SELECT * FROM entities ORDER BY id').all();
+    const observations = new Map<number, string[]>();
+    for (const o of this.conn.stmt<[], { entity_id: number; content: string }>('SELECT entity_id, content FROM observations ORDER BY entity_id, id')
+      .iterate()) {
+      push(observations, o.entity_id, o.content);
+    }
+    return {
+      entities: rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: observations.get(r.id) ?? [] })),
+      relations: this.allRelations(),
+      total: rows.length,
+    };
+  }
+
+  private allRelations(): Relation[] {
+    return this.conn.stmt<[], RelationRow>('SELECT from_name, to_name, relation_type FROM relations ORDER BY id').all().map(toRelation);
+  }
+
+  /**
+   * Relations of one page of the graph: those leaving its entities, and on the last page those
+   * leaving a name that is no entity (the contract allows them), so every relation is on one page.
+   */
+  private pageRelations(names: readonly string[], page: Page, total: number): Relation[] {
+    const leaving = names.length === 0
+      ? []
+      : this.conn.stmt<[string], RelationRow>(
+          'SELECT from_name, to_name, relation_type FROM relations WHERE from_name IN (SELECT value FROM json_each(?)) ORDER BY id',
+        ).all(json(names));
+    const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
+    if (!last) return leaving.map(toRelation);
+    // A scan of the relations, paid once per walk through the graph, by its last page.
+    const dangling = this.conn.stmt<[], RelationRow>(
+      `SELECT from_name, to_name, relation_type FROM relations r
+        WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name) ORDER BY id`,
+    ).all();
+    return [...leaving, ...dangling].map(toRelation);
+  }
+
+  private relationsTouching(names: readonly string[]): Relation[] {
+    if (names.length === 0) return [];
+    const list = json(names);
+    return this.conn.stmt<[string, string], RelationRow>(
+        `SELECT from_name, to_name, relation_type FROM relations
+          WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
+      )
+      .all(list, list)
+      .map(toRelation);
+  }
+}
+
+/** Full entities with status, kinds and metadata share, in no particular order. */
+export function hydrate(conn: SqliteConnection, ids: readonly number[]): Map<EntityId, StoredEntity> {
+  const result = new Map<EntityId, StoredEntity>();
+  if (ids.length === 0) return result;
+  const list = json(ids);
+  const rows = conn.stmt<[string], EntityRow>('SELECT * FROM entities WHERE id IN (SELECT value FROM json_each(?))').all(list);
+  const observations = new Map<number, { content: string; kind: string }[]>();
+  for (const o of conn.stmt<[string], { entity_id: number; content: string; kind: string }>(
+      'SELECT entity_id, content, kind FROM observations WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id',
+    )
+    .iterate(list)) {
+    push(observations, o.entity_id, o);
+  }
+  for (const r of rows) {
+    const obs = observations.get(r.id) ?? [];
+    const metadata = obs.filter((o) => o.kind === METADATA_KIND).length;
+    result.set(asEntityId(r.id), {
+      id: asEntityId(r.id),
+      name: r.name,
+      entityType: r.entity_type,
+      observations: obs.map((o) => o.content),
+      kinds: obs.map((o) => o.kind),
+      status: r.status,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      metadataRatio: obs.length === 0 ? 0 : metadata / obs.length,
+    });
+  }
+  return result;
+}
+
+export function publicEntity(e: Entity): Entity {
+  return { name: e.name, entityType: e.entityType, observations: [...e.observations] };
+}
+
+/** Whole numbers, never negative: SQLite reads a negative LIMIT as "no limit". */
+function cleanPage(page: Page): Page {
+  return { limit: Math.max(0, Math.floor(page.limit)), offset: Math.max(0, Math.floor(page.offset)) };
+}
+
+function push<T>(map: Map<number, T[]>, key: number, value: T): void {
+  let list = map.get(key);
+  if (list === undefined) map.set(key, (list = []));
+  list.push(value);
+}

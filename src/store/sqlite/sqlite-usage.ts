@@ -1,0 +1,130 @@
+/**
+ * Usage signals on SQLite: what the limbic re-ranker reads of a candidate set (facts, degree,
+ * accesses, co-occurrences) and the accesses each answer records.
+ */
+import { asEntityId, type EntityId, type EntityStatus } from '../../core/types.js';
+import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
+import type { UsageStore } from '../usage-store.js';
+import { json, type SqliteConnection } from './sqlite-connection.js';
+
+const DAY_MS = 86_400_000;
+/** Entities whose facts are kept between searches before the cache starts over. */
+const FACTS_CACHE_SIZE = 200_000;
+
+interface FactsRow {
+  id: number;
+  name: string;
+  entity_type: string;
+  status: EntityStatus;
+  created_at: number;
+  updated_at: number;
+  degree: number;
+  metadata: number;
+}
+
+export class SqliteUsage implements UsageStore {
+  /** See cachedFacts(). */
+  private readonly facts = new Map<EntityId, { readonly facts: EntityFacts; readonly degree: number }>();
+  private factsAt = -1;
+
+  constructor(private readonly conn: SqliteConnection) {}
+
+  async signals(ids: readonly EntityId[]): Promise<CandidateSignals> {
+    const list = json(ids);
+    const known = this.cachedFacts();
+    const missing = ids.filter((id) => !known.has(id));
+    if (missing.length > 0) {
+      // Observations are not read: their metadata share comes from a partial index, usually empty.
+      for (const r of this.conn.stmt<[string], FactsRow>(
+          `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
+                  (SELECT count(*) FROM relations WHERE from_name = e.name) +
+                  (SELECT count(*) FROM relations WHERE to_name = e.name) AS degree,
+                  (SELECT count(*) FROM observations m WHERE m.entity_id = e.id AND m.kind = 'metadata') AS metadata
+             FROM entities e WHERE e.id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(json(missing))) {
+        const id = asEntityId(r.id);
+        const observations =
+          r.metadata === 0 ? 0 : (this.conn.stmt<[number], { n: number }>('SELECT count(*) AS n FROM observations WHERE entity_id = ?').get(r.id)?.n ?? 0);
+        if (known.size >= FACTS_CACHE_SIZE) known.clear();
+        known.set(id, {
+          facts: {
+            id,
+            name: r.name,
+            entityType: r.entity_type,
+            status: r.status,
+            createdAt: r.created_at,
+            updatedAt: r.updated_at,
+            metadataRatio: observations === 0 ? 0 : r.metadata / observations,
+          },
+          degree: r.degree,
+        });
+      }
+    }
+    const facts = new Map<EntityId, EntityFacts>();
+    const degree = new Map<EntityId, number>();
+    for (const id of ids) {
+      const k = known.get(id);
+      if (k === undefined) continue;
+      facts.set(id, k.facts);
+      degree.set(id, k.degree);
+    }
+    const access = new Map<EntityId, AccessFacts>();
+    for (const r of this.conn.stmt<[string], { id: number; access_count: number; last_access: number; days: number }>(
+        `SELECT a.entity_id AS id, a.access_count, a.last_access,
+                (SELECT count(*) FROM entity_access_days d WHERE d.entity_id = a.entity_id) AS days
+           FROM entity_access a WHERE a.entity_id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(list)) {
+      access.set(asEntityId(r.id), { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
+    }
+    const coOccurrences: CoOccurrencePair[] = this.conn.stmt<[string, string], { a: number; b: number; co_count: number; last_co: number }>(
+        `SELECT entity_a_id AS a, entity_b_id AS b, co_count, last_co FROM co_occurrences
+          WHERE entity_a_id IN (SELECT value FROM json_each(?)) AND entity_b_id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(list, list)
+      .map((r) => ({ a: asEntityId(r.a), b: asEntityId(r.b), count: r.co_count, lastCo: r.last_co }));
+    return { facts, access, degree, coOccurrences };
+  }
+
+  async recordAccess(ids: readonly EntityId[], now: number): Promise<void> {
+    const unique = [...new Set(ids)].sort((a, b) => a - b);
+    if (unique.length === 0) return;
+    const day = new Date(Math.floor(now / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+    this.conn.write(() => {
+      const access = this.conn.stmt(
+        `INSERT INTO entity_access (entity_id, access_count, last_access) SELECT @id, 1, @now WHERE EXISTS (SELECT 1 FROM entities WHERE id = @id)
+         ON CONFLICT(entity_id) DO UPDATE SET access_count = access_count + 1, last_access = excluded.last_access`,
+      );
+      const days = this.conn.stmt(
+        'INSERT INTO entity_access_days (entity_id, day) SELECT @id, @day WHERE EXISTS (SELECT 1 FROM entities WHERE id = @id) ON CONFLICT DO NOTHING',
+      );
+      const pair = this.conn.stmt(
+        `INSERT INTO co_occurrences (entity_a_id, entity_b_id, co_count, last_co)
+         SELECT @a, @b, 1, @now WHERE EXISTS (SELECT 1 FROM entities WHERE id = @a) AND EXISTS (SELECT 1 FROM entities WHERE id = @b)
+         ON CONFLICT(entity_a_id, entity_b_id) DO UPDATE SET co_count = co_count + 1, last_co = excluded.last_co`,
+      );
+      for (const id of unique) {
+        access.run({ id, now });
+        days.run({ id, day });
+      }
+      for (let i = 0; i < unique.length; i++) {
+        for (let j = i + 1; j < unique.length; j++) pair.run({ a: unique[i], b: unique[j], now });
+      }
+    }, false);
+  }
+
+  /**
+   * Facts and degree of entities read by earlier searches. They change only when the graph does:
+   * every graph write, in any process, adds to meta `graph_changes` (SqliteConnection.write), and a
+   * different count empties the cache (usage signals are not cached; they change with every search).
+   */
+  private cachedFacts(): Map<EntityId, { readonly facts: EntityFacts; readonly degree: number }> {
+    const changes = Number(this.conn.metaGet('graph_changes') ?? 0);
+    if (changes !== this.factsAt) {
+      this.facts.clear();
+      this.factsAt = changes;
+    }
+    return this.facts;
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * The vector index on SQLite: sqlite-vec's vec0 table, the embedding queue the graph writes fill,
+ * and the in-memory copy searched with usearch (vector-cache.ts), kept in a file next to the
+ * database between starts (vector-cache-keeper.ts). Exists only when sqlite-vec loaded.
+ */
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { asEntityId } from '../../core/types.js';
+import type { VectorHit } from '../../core/signals.js';
+import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
+import { toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
+import { hydrate, publicEntity } from './sqlite-graph-reads.js';
+import { LOG_KEEP, RESET_ALL, VectorCache, type ExactSearch } from './vector-cache.js';
+import { vectorFilePath } from './vector-cache-file.js';
+import { VectorCacheKeeper } from './vector-cache-keeper.js';
+
+export interface SqliteVectorOptions {
+  /** Scan vectors in memory with usearch instead of sqlite-vec's KNN. */
+  readonly cache: boolean;
+  /** Save the in-memory copy next to the database (never for `:memory:`). */
+  readonly cacheFile: boolean;
+  readonly logger: Logger;
+}
+
+/** Every entity, queued with a fresh random version, as the graph's writes queue one (sqlite-graph.ts). */
+const REQUEUE_ALL_SQL =
+  'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version';
+
+export class SqliteVectorIndex implements VectorIndex {
+  private readonly useCache: boolean;
+  /** The in-memory vector cache, loaded on first need; undefined when usearch cannot load. */
+  private cache: Promise<VectorCache | undefined> | undefined;
+  /** Reads and saves the cache's file; undefined for `:memory:` or when switched off. */
+  private readonly keeper: VectorCacheKeeper | undefined;
+
+  constructor(
+    private readonly conn: SqliteConnection,
+    options: SqliteVectorOptions,
+  ) {
+    this.useCache = options.cache;
+    const saveCache = options.cache && options.cacheFile && conn.path !== ':memory:';
+    this.keeper = saveCache ? new VectorCacheKeeper(conn.db, vectorFilePath(conn.path), options.logger) : undefined;
+  }
+
+  async configure(model: string, dims: number): Promise<{ readonly reset: boolean }> {
+    if (!Number.isInteger(dims) || dims <= 0) throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `Invalid vector size ${dims}.`);
+    return this.conn.write(() => {
+      const current = this.conn.metaGet('vector_model');
+      const currentDims = this.conn.metaGet('vector_dims');
+      if (this.hasTable() && current === model && currentDims === String(dims)) return { reset: false };
+      this.conn.db.exec('DROP TABLE IF EXISTS entity_embeddings');
+      this.conn.db.exec(`CREATE VIRTUAL TABLE entity_embeddings USING vec0(embedding float[${dims}] distance_metric=cosine)`);
+      this.conn.metaSet('vector_model', model);
+      this.conn.metaSet('vector_dims', String(dims));
+      this.conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)').run(RESET_ALL);
+      this.conn.db.exec(REQUEUE_ALL_SQL);
+      return { reset: current !== undefined };
+    }, false);
+  }
+
+  async status(): Promise<VectorStatus> {
+    const dims = this.conn.metaGet('vector_dims');
+    return {
+      model: this.conn.metaGet('vector_model'),
+      dims: dims === undefined ? undefined : Number(dims),
+      indexed: this.hasTable() ? this.conn.count('entity_embeddings') : 0,
+      pending: this.conn.count('embedding_queue'),
+    };
+  }
+
+  async search(query: Float32Array, limit: number): Promise<VectorHit[]> {
+    if (!this.hasTable() || limit <= 0) return [];
+    const cache = await this.loadCache();
+    if (cache !== undefined && cache.dims === query.length) {
+      if (!cache.sync()) cache.reload();
+      if (cache.dims === Number(this.conn.metaGet('vector_dims'))) {
+        this.keeper?.noteSynced(cache); // a save, when owed, starts later, off this path
+        return cache.search(query, limit).map((h) => ({ id: asEntityId(h.id), distance: h.distance }));
+      }
+      this.cache = undefined; // the model changed size: the next search loads a cache of the new size
+    }
+    return this.conn.stmt<[Buffer, number], { id: number; distance: number }>(
+        'SELECT rowid AS id, distance FROM entity_embeddings WHERE embedding MATCH ? AND k = ? ORDER BY distance',
+      )
+      .all(vectorBytes(query), Math.min(limit, 4096))
+      .map((r) => ({ id: asEntityId(r.id), distance: r.distance }));
+  }
+
+  async warm(): Promise<void> {
+    if (this.hasTable()) await this.loadCache();
+  }
+
+  async countPending(upTo: number): Promise<number> {
+    return this.conn.stmt<[number], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM embedding_queue LIMIT ?)').get(upTo)?.n ?? 0;
+  }
+
+  async takeJobs(limit: number): Promise<EmbeddingJob[]> {
+    const queued = this.conn.stmt<[number], { entity_id: number; version: number }>(
+        'SELECT entity_id, version FROM embedding_queue ORDER BY entity_id LIMIT ?',
+      )
+      .all(limit);
+    const entities = hydrate(this.conn, queued.map((q) => q.entity_id));
+    const outgoing = this.conn.stmt<[string], RelationRow>('SELECT from_name, to_name, relation_type FROM relations WHERE from_name = ? ORDER BY id');
+    const jobs: EmbeddingJob[] = [];
+    for (const q of queued) {
+      const entity = entities.get(asEntityId(q.entity_id));
+      if (entity === undefined) continue;
+      jobs.push({ id: entity.id, version: q.version, entity: publicEntity(entity), relations: outgoing.all(entity.name).map(toRelation) });
+    }
+    return jobs;
+  }
+
+  async put(results: readonly EmbeddingResult[]): Promise<void> {
+    this.conn.write(() => {
+      const exists = this.conn.stmt('SELECT 1 FROM entities WHERE id = ?');
+      const remove = this.conn.stmt('DELETE FROM entity_embeddings WHERE rowid = ?');
+      const insert = this.conn.stmt('INSERT INTO entity_embeddings (rowid, embedding) VALUES (?, ?)');
+      const dequeue = this.conn.stmt('DELETE FROM embedding_queue WHERE entity_id = ? AND version = ?');
+      const log = this.conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)');
+      for (const r of results) {
+        if (exists.get(r.id) === undefined) continue; // deleted while it was being embedded
+        remove.run(BigInt(r.id));
+        insert.run(BigInt(r.id), vectorBytes(r.vector));
+        dequeue.run(r.id, r.version);
+        log.run(r.id);
+      }
+      this.conn.stmt('DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?').run(LOG_KEEP);
+    }, false);
+  }
+
+  async requeueAll(): Promise<number> {
+    return this.conn.write(() => {
+      this.conn.db.exec(REQUEUE_ALL_SQL);
+      return this.conn.count('embedding_queue');
+    }, false);
+  }
+
+  /** Where the in-memory vector cache came from ('file', 'chunks', 'rows'); undefined before it loaded or when there is none. */
+  async cacheSource(): Promise<VectorCache['loadedFrom'] | undefined> {
+    return (await this.cache)?.loadedFrom;
+  }
+
+  /** Saves the vector cache's file when it is owed one (vector-cache-keeper.ts); call before the database closes. */
+  async close(): Promise<void> {
+    await this.keeper?.close();
+  }
+
+  /** The vec0 table exists once configure() ran, in this process or another. */
+  private hasTable(): boolean {
+    return this.conn.tableExists('entity_embeddings');
+  }
+
+  /**
+   * Loads the in-memory cache once (usearch imported lazily): from its file when that fits this
+   * database, else from sqlite-vec's storage. Undefined when it is off or cannot load.
+   */
+  private loadCache(): Promise<VectorCache | undefined> {
+    if (this.cache !== undefined) return this.cache;
+    const dims = Number(this.conn.metaGet('vector_dims'));
+    if (!this.useCache || !Number.isInteger(dims) || dims <= 0) return Promise.resolve(undefined);
+    this.cache = (async () => {
+      try {
+        const exactSearch = (await import('usearch')).exactSearch as unknown as ExactSearch;
+        if (this.keeper !== undefined) return await this.keeper.load(exactSearch, dims);
+        return await VectorCache.loadInBackground(this.conn.db, exactSearch, dims);
+      } catch {
+        // No usearch for this platform (or the store closed while loading): sqlite-vec's own KNN
+        // answers, slower but the same.
+        return undefined;
+      }
+    })();
+    return this.cache;
+  }
+}
+
+function vectorBytes(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}

@@ -1,0 +1,45 @@
+/** The vector capability: KNN over entity embeddings, and the queue of entities to embed. A backend may lack it. */
+import type { VectorHit } from '../core/signals.js';
+import type { Entity, EntityId, Relation } from '../core/types.js';
+
+/** An entity whose text changed and whose vector must be (re)made. */
+export interface EmbeddingJob {
+  readonly id: EntityId;
+  /** Queue version taken; a later change re-queues with a newer version and is not lost. */
+  readonly version: number;
+  readonly entity: Entity;
+  /** Relations leaving this entity, for the `Rel:` part of its text. */
+  readonly relations: readonly Relation[];
+}
+
+export interface EmbeddingResult {
+  readonly id: EntityId;
+  readonly version: number;
+  readonly vector: Float32Array;
+}
+
+export interface VectorStatus {
+  readonly model: string | undefined;
+  readonly dims: number | undefined;
+  readonly indexed: number;
+  readonly pending: number;
+}
+
+export interface VectorIndex {
+  /** Binds the index to a model; a different model or size drops old vectors and re-queues all. */
+  configure(model: string, dims: number): Promise<{ readonly reset: boolean }>;
+  status(): Promise<VectorStatus>;
+  /** KNN by cosine distance, nearest first. */
+  search(query: Float32Array, limit: number): Promise<VectorHit[]>;
+  /** Gets the index ready (loads any in-memory copy) so the first search does not pay for it. */
+  warm(): Promise<void>;
+
+  /** Queued jobs, counted up to `upTo` (cheap: the search path asks on every call). */
+  countPending(upTo: number): Promise<number>;
+  /** Oldest queued jobs first. */
+  takeJobs(limit: number): Promise<EmbeddingJob[]>;
+  /** Stores vectors; a job whose entity changed again since it was taken stays queued. */
+  put(results: readonly EmbeddingResult[]): Promise<void>;
+  /** Queues every entity for re-embedding; returns how many. */
+  requeueAll(): Promise<number>;
+}

@@ -1,0 +1,42 @@
+/** The usage capability: what the re-ranker reads of candidates, and the accesses it learns from. */
+import { describe, expect, it } from 'vitest';
+import { asEntityId } from '../../../src/core/types.js';
+import { seed, T0, useStore, type StoreFactory } from './fixture.js';
+
+export function usageConformance(name: string, makeStore: StoreFactory): void {
+  describe(`Store conformance: ${name}: usage`, () => {
+    const store = useStore(makeStore);
+
+    it('records access, access days and co-occurrences in canonical order', async () => {
+      const { graph, usage } = store();
+      await seed(graph);
+      const ids = await graph.idsByName(['Acme', 'Alice']);
+      await usage.recordAccess(ids, T0);
+      await usage.recordAccess(ids, T0 + 86_400_000);
+      const signals = await usage.signals(ids);
+      for (const id of ids) {
+        expect(signals.access.get(id)).toEqual({ accessCount: 2, lastAccess: T0 + 86_400_000, accessDays: 2 });
+      }
+      expect(signals.coOccurrences).toHaveLength(1);
+      const pair = signals.coOccurrences[0];
+      expect(pair && pair.a < pair.b).toBe(true);
+      expect(pair?.count).toBe(2);
+      const [alice] = await graph.idsByName(['Alice']);
+      expect(signals.degree.get(alice ?? asEntityId(0))).toBe(2);
+    });
+
+    it('gives each candidate\'s facts with its signals, without reading observations, and none for a deleted id', async () => {
+      const { graph, usage } = store();
+      await seed(graph);
+      await graph.addObservations([{ entityName: 'Acme', contents: ['source: crm', 'id: 42', 'imported 2026'], kind: 'metadata' }], T0 + 5);
+      await graph.setStatus('Bob', 'archivado', T0 + 6);
+      const [alice, acme, bob] = await graph.idsByName(['Alice', 'Acme', 'Bob']);
+      if (alice === undefined || acme === undefined || bob === undefined) throw new Error('seed missing');
+      await graph.deleteEntities(['Alice']);
+      const { facts } = await usage.signals([alice, acme, bob]);
+      expect(facts.has(alice)).toBe(false);
+      expect(facts.get(acme)).toEqual({ id: acme, name: 'Acme', entityType: 'company', status: 'activo', createdAt: T0, updatedAt: T0 + 5, metadataRatio: 3 / 4 });
+      expect(facts.get(bob)).toMatchObject({ name: 'Bob', status: 'archivado', metadataRatio: 0 });
+    });
+  });
+}
