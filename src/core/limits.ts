@@ -15,6 +15,8 @@ export const LIMITS = {
   maxQueryChars: 10_000,
   /** Results a search may return at once. */
   maxSearchLimit: 100,
+  /** Entities in one page of read_graph or search_nodes, when the caller asks for pages. */
+  maxGraphPage: 1_000,
   /**
    * UTF-8 bytes of all the text in one tool call (every string summed). create_entities and
    * add_observations answer with what they stored, twice (as text and as structuredContent), and

@@ -116,8 +116,17 @@ export const EntityOutputSchema = z.object({
   entityType: z.string(),
   observations: z.array(z.string()),
 });
+export const EntityOutlineSchema = z.object({ name: z.string(), entityType: z.string(), observationCount: z.number().int() });
 export const RelationOutputSchema = z.object({ from: z.string(), to: z.string(), relationType: z.string() });
-export const GraphOutput = { entities: z.array(EntityOutputSchema), relations: z.array(RelationOutputSchema) };
+/** The official graph, plus the page fields when the caller asked for a page (or read_graph's compact form). */
+export const GraphOutput = {
+  entities: z.array(z.union([EntityOutputSchema, EntityOutlineSchema])),
+  relations: z.array(RelationOutputSchema),
+  total: z.number().int().optional(),
+  offset: z.number().int().optional(),
+  limit: z.number().int().optional(),
+  next_offset: z.number().int().optional(),
+};
 export const SuccessOutput = { success: z.boolean(), message: z.string() };
 
 export const createEntitiesInput = official({ entities: items(NewEntitySchema, LIMITS.maxItemsPerCall, 'entities') });
@@ -151,10 +160,26 @@ export const deleteObservationsInput = official({
 export const deleteRelationsInput = official({
   relations: items(RelationSchema, LIMITS.maxItemsPerCall, 'relations').describe('An array of relations to delete'),
 });
+/** Limbic's paging of read_graph and search_nodes: a client that sends neither gets the whole answer. */
+const pageFields = {
+  limit: wholeNumber('limit', 1, LIMITS.maxGraphPage)
+    .optional()
+    .describe(`Limbic: entities per page (1-${LIMITS.maxGraphPage}). With limit or offset the answer is one page plus total and next_offset; with neither, the whole answer`),
+  offset: wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER).optional().describe('Limbic: entities to skip before the page (default 0)'),
+};
+
+export const readGraphInput = official({
+  ...pageFields,
+  compact: z
+    .boolean()
+    .optional()
+    .describe('Limbic: each entity as name, entityType and observationCount instead of its observations: an overview that fits a context window'),
+});
 export const searchNodesInput = official({
   query: chars(LIMITS.maxQueryChars, 'the query').describe(
     'The search query to match against entity names, types, and observation content',
   ),
+  ...pageFields,
 });
 export const openNodesInput = official({
   names: items(name, LIMITS.maxItemsPerCall, 'names').describe('An array of entity names to retrieve'),

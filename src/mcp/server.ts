@@ -8,9 +8,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isMemoryError } from '../core/errors.js';
+import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
-import type { MemoryService } from '../service/memory-service.js';
+import type { MemoryService, Page } from '../service/memory-service.js';
 import { toHybridOptions } from './hybrid-options.js';
 import * as s from './schemas.js';
 
@@ -31,6 +32,12 @@ const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true,
  */
 function structured(value: Record<string, unknown>, shown: unknown = value): CallToolResult {
   return { content: [{ type: 'text', text: typeof shown === 'string' ? shown : JSON.stringify(shown, null, 2) }], structuredContent: value };
+}
+
+/** A page when the caller asked for one (limit or offset); undefined keeps the official whole answer. */
+function pageOf(limit: number | undefined, offset: number | undefined): Page | undefined {
+  if (limit === undefined && offset === undefined) return undefined;
+  return { limit: limit ?? LIMITS.maxGraphPage, offset: offset ?? 0 };
 }
 
 function success(message: string): CallToolResult {
@@ -170,12 +177,13 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'read_graph',
     {
       title: 'Read Graph',
-      description: 'Read the entire knowledge graph',
-      inputSchema: {},
+      description:
+        'Read the entire knowledge graph. Limbic: limit/offset read it a page at a time (with total and next_offset), and compact gives names, types and observation counts only',
+      inputSchema: s.readGraphInput,
       outputSchema: s.GraphOutput,
       annotations: READ,
     },
-    guard(async () => structured({ ...(await service.readGraph()) })),
+    guard(async ({ limit, offset, compact }) => structured({ ...(await service.graphView({ page: pageOf(limit, offset), compact })) })),
   );
 
   server.registerTool(
@@ -183,12 +191,12 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Search Nodes',
       description:
-        'Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (case-insensitive), best matches first',
+        'Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (case-insensitive), best matches first. Limbic: limit/offset return one page, with total and next_offset',
       inputSchema: s.searchNodesInput,
       outputSchema: s.GraphOutput,
       annotations: READ,
     },
-    guard(async ({ query }) => structured({ ...(await service.searchNodes(query)) })),
+    guard(async ({ query, limit, offset }) => structured({ ...(await service.graphView({ query, page: pageOf(limit, offset) })) })),
   );
 
   server.registerTool(

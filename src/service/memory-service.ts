@@ -16,7 +16,7 @@ import type {
 } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Reranker } from '../embed/reranker.js';
-import type { CompactionListener, ImportBatch, ImportCounts, Store, VectorStatus } from '../store/store.js';
+import type { CompactionListener, EntityOutline, ImportBatch, ImportCounts, Page, Store, VectorStatus } from '../store/store.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
 import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './search/hybrid-search.js';
 import { searchSemantic, type SemanticResponse } from './search/search-semantic.js';
@@ -34,6 +34,32 @@ export interface MemoryServiceDeps {
   readonly reranker?: Reranker | undefined;
   /** How long a search waits for just-written entities to be embedded. @default CATCH_UP_WAIT_MS */
   readonly catchUpWaitMs?: number;
+}
+
+export type { Page };
+
+export interface GraphView {
+  /** search_nodes' query; undefined reads the graph. */
+  readonly query?: string | undefined;
+  readonly page?: Page | undefined;
+  /** read_graph only: names, types and observation counts. */
+  readonly compact?: boolean | undefined;
+}
+
+export interface GraphViewAnswer {
+  readonly entities: readonly (Entity | EntityOutline)[];
+  readonly relations: readonly Relation[];
+  /** With a page: how many entities the whole answer holds, and where the next page starts. */
+  readonly total?: number;
+  readonly offset?: number;
+  readonly limit?: number;
+  readonly next_offset?: number;
+}
+
+function withPage(entities: readonly (Entity | EntityOutline)[], relations: readonly Relation[], total: number, page: Page | undefined): GraphViewAnswer {
+  if (page === undefined) return { entities, relations };
+  const next = page.offset + entities.length;
+  return { entities, relations, total, offset: page.offset, limit: page.limit, ...(next < total && entities.length > 0 ? { next_offset: next } : {}) };
 }
 
 export interface Statistics {
@@ -145,6 +171,21 @@ export class MemoryService {
   async searchNodes(query: string): Promise<KnowledgeGraph> {
     const { entities, relations } = await this.deps.store.graph.searchNodes(query);
     return { entities, relations };
+  }
+
+  /**
+   * read_graph and search_nodes with Limbic's options: a page (when `page` is given) with its total
+   * and next offset, and read_graph's compact form. Neither option: exactly the official answer.
+   */
+  async graphView(view: GraphView): Promise<GraphViewAnswer> {
+    const { graph } = this.deps.store;
+    const { page } = view;
+    if (view.query === undefined && view.compact) {
+      const outline = await graph.outline(page);
+      return withPage(outline.entities, outline.relations, outline.total, page);
+    }
+    const answer = view.query === undefined ? await graph.readGraph(page) : await graph.searchNodes(view.query, page);
+    return withPage(answer.entities, answer.relations, answer.total, page);
   }
 
   /** Opens entities and, after the answer is built, counts the access (and co-occurrence of 2+). */
