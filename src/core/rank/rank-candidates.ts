@@ -16,7 +16,6 @@ import {
   STATUS_DEBOOST,
 } from './constants.js';
 import { reciprocalRankFusion, type FusedCandidate } from './fuse-rrf.js';
-import { DEFAULT_SIGNAL_WEIGHTS, normalizeBm25, redistributeWeights } from './fuse-weighted.js';
 import { computeCoocBoost, computeImportance, computeLimbicScore, computeTemporalFactor, cosineSimilarity } from './limbic.js';
 import { minMaxNormalize } from './normalize.js';
 import { ROUTING_WEIGHTS, type RoutingStrategy } from './routing.js';
@@ -24,17 +23,17 @@ import { ROUTING_WEIGHTS, type RoutingStrategy } from './routing.js';
 export { minMaxNormalize };
 
 /**
- * How rankHybridCandidates sets base relevance.
+ * How rankHybridCandidates sets base relevance: the spec's reference bases, which the quality bench
+ * compares with the search pipeline (src/service/search). The pipeline itself fuses by weighted
+ * signals: search_semantic's preset weighs BM25 0.30 and cosine 0.55 over the legs that answered.
  * - `spec`: spec/hybrid-search.md's table: max(0, 1 - distance) for every KNN hit, normalised RRF
  *   for FTS-only hits. Being found by the keyword leg too adds nothing to a KNN hit.
  * - `fused`: 0.2 + 0.6 × (RRF as a share of its maximum) for every candidate, so agreement between
  *   the two legs counts, by rank only.
- * - `scores`: engrava's two retrieval signals, by score: (0.30 × min-max normalised BM25 +
- *   0.55 × cosine similarity) / 0.85, over the legs that answered. The pipeline uses this one.
- * bench/quality on LoCoMo (recall@5): `spec` 0.401 (ranks exactly like semantic-only search),
- * `fused` 0.509, `scores` 0.541; see the README.
+ * bench/quality on LoCoMo (recall@5, MiniLM): `spec` 0.401 (ranks exactly like semantic-only
+ * search), `fused` 0.509, the pipeline's weighted relevance 0.541; see the README.
  */
-export type HybridBase = 'spec' | 'fused' | 'scores';
+export type HybridBase = 'spec' | 'fused';
 
 export interface RankOptions {
   readonly limit: number;
@@ -148,26 +147,6 @@ export function rrfShareOfMaximum(candidates: readonly FusedCandidate[], k: numb
   return candidates.map((c) => (max > 0 ? Math.min(1, c.rrfScore / max) : 0));
 }
 
-/**
- * The `scores` base: engrava's keyword and vector weights over the legs that answered; a candidate
- * missing from a leg gets 0 for it. BM25 is min-max normalised over the keyword hits.
- */
-export function scoreBase(candidates: readonly FusedCandidate[], similarityFloor = 0): number[] {
-  const hits = candidates.filter((c) => c.keyword !== undefined);
-  const values = normalizeBm25(hits.map((h) => h.keyword?.bm25 ?? 0));
-  const normalized = new Map(hits.map((c, i) => [c.id, values[i] ?? 0]));
-  const weights = redistributeWeights(DEFAULT_SIGNAL_WEIGHTS, {
-    fts: hits.length > 0,
-    vector: candidates.some((c) => c.semantic !== undefined),
-    recency: false,
-    priority: false,
-    graph: false,
-  });
-  return candidates.map(
-    (c) => weights.fts * (normalized.get(c.id) ?? 0) + weights.vector * (c.semantic === undefined ? 0 : cosineSimilarity(c.semantic.distance, similarityFloor)),
-  );
-}
-
 /** Pure semantic mode: base relevance is always the cosine similarity. */
 export function rankCandidates(hits: readonly VectorHit[], signals: CandidateSignals<RankFacts>, options: RankOptions): RankedCandidate[] {
   return rankByBase(
@@ -191,16 +170,13 @@ export function rankHybridCandidates(
 ): RankedCandidate[] {
   const mode = options.hybridBase ?? 'spec';
   const norm = mode === 'fused' ? rrfShareOfMaximum(candidates, options.rrfK ?? RRF_K) : minMaxNormalize(candidates.map((c) => c.rrfScore));
-  const scores = mode === 'scores' ? scoreBase(candidates, options.similarityFloor) : undefined;
   return rankByBase(
     candidates.map((candidate, i) => ({
       candidate,
       base:
-        scores !== undefined
-          ? (scores[i] ?? 0)
-          : candidate.semantic === undefined || mode === 'fused'
-            ? FTS_BASE_FLOOR + FTS_BASE_SPAN * (norm[i] ?? 0)
-            : cosineSimilarity(candidate.semantic.distance, options.similarityFloor),
+        candidate.semantic === undefined || mode === 'fused'
+          ? FTS_BASE_FLOOR + FTS_BASE_SPAN * (norm[i] ?? 0)
+          : cosineSimilarity(candidate.semantic.distance, options.similarityFloor),
     })),
     signals,
     options,

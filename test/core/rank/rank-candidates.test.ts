@@ -409,7 +409,7 @@ describe('properties of rankHybridCandidates over random candidates and signals'
   });
 });
 
-describe("rankHybridCandidates with hybridBase 'fused' (what the pipeline uses)", () => {
+describe("rankHybridCandidates with hybridBase 'fused'", () => {
   it('lets agreement between the legs count: a hit in both ranks above a closer KNN-only hit', () => {
     // 1: found by both legs, farther in meaning; 2: KNN only, closer; 3: FTS only.
     const candidates = reciprocalRankFusion(
@@ -455,39 +455,5 @@ describe('rrfShareOfMaximum', () => {
     const keywordOnly = reciprocalRankFusion([], [{ id: id(1), bm25: -1 }, { id: id(2), bm25: -1 }]);
     expect(rrfShareOfMaximum(keywordOnly, 60)[0]).toBeCloseTo(1, 12);
     expect(rrfShareOfMaximum([], 60)).toEqual([]);
-  });
-});
-
-describe("rankHybridCandidates with hybridBase 'scores' (what search_semantic uses)", () => {
-  it('blends normalised BM25 and cosine similarity with weights 0.30 and 0.55 over 0.85', () => {
-    const candidates = reciprocalRankFusion(
-      [
-        { id: id(1), distance: 0.2 },
-        { id: id(2), distance: 0.6 },
-      ],
-      [
-        { id: id(2), bm25: -8 },
-        { id: id(3), bm25: -2 },
-      ],
-    );
-    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'scores' });
-    const w = { fts: 0.3 / 0.85, vector: 0.55 / 0.85 };
-    expect(byId(ranked, 1).base).toBeCloseTo(w.vector * 0.8, 12);
-    expect(byId(ranked, 2).base).toBeCloseTo(w.fts * 1 + w.vector * 0.4, 12);
-    expect(byId(ranked, 3).base).toBeCloseTo(0, 12);
-  });
-
-  it('uses the keyword scores alone when no vector leg answered', () => {
-    const candidates = reciprocalRankFusion(
-      [],
-      [
-        { id: id(1), bm25: -5 },
-        { id: id(2), bm25: -1 },
-      ],
-    );
-    const ranked = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(2), hybridBase: 'scores' });
-    expect(byId(ranked, 1).base).toBeCloseTo(1, 12);
-    expect(byId(ranked, 2).base).toBeCloseTo(0, 12);
-    expect(ranked.map((r) => r.id)).toEqual([id(1), id(2)]);
   });
 });
