@@ -90,6 +90,9 @@ let made = 0;
 /** The tool calls timed, each a few shapes: a name, a common word, a rare word; one and five names. */
 const TOOLS: Record<string, (i: number) => [string, Record<string, unknown>]> = {
   search_nodes: (i) => ['search_nodes', { query: [`entity-${(i * 37) % ENTITIES}-`, pick(WORDS), `${pick(WORDS)} ${pick(WORDS)}`][i % 3] ?? '' }],
+  // The same shapes a page at a time: a common word matches ~70% of the entities, a 3 MB answer
+  // that no server returns in 50 ms; a client that pages gets what it reads.
+  'search_nodes (limit 50)': (i) => ['search_nodes', { query: [`entity-${(i * 37) % ENTITIES}-`, pick(WORDS), `${pick(WORDS)} ${pick(WORDS)}`][i % 3] ?? '', limit: 50 }],
   open_nodes: (i) => ['open_nodes', { names: Array.from({ length: 1 + (i % 5) }, (_, k) => entities[(i * 13 + k * 101) % ENTITIES]?.name ?? '') }],
   create_entities: () => ['create_entities', { entities: [{ name: `late-${made++}`, entityType: 'note', observations: [sentence()] }] }],
   add_observations: (i) => ['add_observations', { observations: [{ entityName: `late-${i % Math.max(made, 1)}`, contents: [`${sentence()} ${i}`] }] }],
