@@ -24,6 +24,7 @@ import { MemoryService } from '../service/memory-service.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { importFile } from './import-file.js';
 import { progressBar } from './progress.js';
+import type { TuneFlags } from './tune.js';
 import { WholeLines } from './stdin-lines.js';
 
 const PACKAGE = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
@@ -253,6 +254,24 @@ program
   });
 
 program
+  .command('tune')
+  .description('how the ranking does on the searches logged so far, and the GAMMA, BETA_SAL and RRF k that would do better')
+  .option('--apply', 'store the better values: every Limbic process\'s next search uses them')
+  .option('--reset', 'forget tuned values: back to the defaults (0.01, 0.5, 60)')
+  .option('--blend <share>', 'with --apply: move this share of the way to the better values (0-1)', undefined)
+  .option('--min-events <n>', 'searches with feedback needed before tuning', undefined)
+  .option('--json', 'print the report as JSON')
+  .action(async (o: TuneFlags) => {
+    const { tuneCommand } = await import('./tune.js');
+    const store = openSqliteStore({ path: config().dbPath, logger: stderrLogger, vectors: false });
+    try {
+      process.stdout.write(await tuneCommand(store, o, Date.now()));
+    } finally {
+      await store.close();
+    }
+  });
+
+program
   .command('connect')
   .description('add Limbic to an MCP client: claude-desktop, claude-code, cursor, vscode or windsurf (keeps the rest of its config, backs it up first)')
   .argument('<client>', 'claude-desktop, claude-code, cursor, vscode or windsurf')
@@ -315,7 +334,7 @@ program
   .option('--offset <n>', 'results to skip, for paging', '0')
   .option('--modes <modes>', 'legs to run: fts, semantic or fts,semantic', collect)
   .option('--fusion <method>', 'rrf or weighted', 'rrf')
-  .option('--rrf-k <k>', 'RRF smoothing constant (1-1000)', '60')
+  .option('--rrf-k <k>', 'RRF smoothing constant (1-1000; default the value in force, see limbic tune)')
   .option('--weight <signal=w>', 'weighted-fusion weight, repeatable: fts, vector, recency, priority, graph', collect)
   .option('--no-limbic', 'rank by fusion alone, without the limbic re-rank')
   .option('--rerank', 'cross-encoder re-rank (when installed)')
@@ -341,7 +360,7 @@ program
       offset: Number(o.offset),
       search_modes: o.modes,
       fusion_method: o.fusion,
-      rrf_k: Number(o.rrfK),
+      rrf_k: o.rrfK === undefined ? undefined : Number(o.rrfK),
       weights: Object.keys(weights).length === 0 ? undefined : weights,
       limbic: o.limbic !== false,
       rerank: o.rerank === true,

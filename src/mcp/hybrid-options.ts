@@ -1,6 +1,5 @@
 /** hybrid_search's input (snake_case, as clients send it) → the service's options. Shared by MCP and CLI. */
 import type { z } from 'zod';
-import { RRF_K } from '../core/rank/constants.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { HybridSearchOptions } from '../service/search/hybrid-search.js';
 import { hybridSearchInput } from './schemas.js';
@@ -18,7 +17,7 @@ export function toHybridOptions(input: HybridSearchInput): HybridSearchOptions {
     offset: input.offset ?? 0,
     searchModes: input.search_modes,
     fusionMethod: input.fusion_method ?? 'rrf',
-    rrfK: input.rrf_k ?? RRF_K,
+    rrfK: input.rrf_k, // undefined: the value in force (tuned, or 60)
     weights: Object.fromEntries(Object.entries(input.weights ?? {}).filter(([, v]) => v !== undefined)),
     limbic: input.limbic ?? true,
     rerank: input.rerank ?? false,

@@ -237,7 +237,7 @@ export const hybridSearchInput = withinCallText(strict({
     .optional()
     .describe('Legs to run: ["fts"], ["semantic"] or both (default: both, whichever are available)'),
   fusion_method: z.enum(['rrf', 'weighted']).optional().describe('"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals'),
-  rrf_k: wholeNumber('rrf_k', 1, 1000).optional().describe('RRF smoothing constant (1-1000, default 60)'),
+  rrf_k: wholeNumber('rrf_k', 1, 1000).optional().describe('RRF smoothing constant (1-1000); default the value in force: 60, or what "limbic tune --apply" chose (get_statistics.ranking)'),
   weights: strict({ fts: weight('fts'), vector: weight('vector'), recency: weight('recency'), priority: weight('priority'), graph: weight('graph') })
     .optional()
     .describe(

@@ -242,7 +242,8 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'get_statistics',
     {
       title: 'Get Statistics',
-      description: 'Counts of entities, observations and relations, database size, and the state of keyword and semantic indexes',
+      description:
+        'Counts of entities, observations and relations, database size, the state of keyword and semantic indexes, and the ranking parameters in force (GAMMA, BETA_SAL, RRF k: defaults, or tuned by "limbic tune --apply")',
       inputSchema: s.statisticsInput,
       annotations: READ,
     },

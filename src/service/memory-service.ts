@@ -6,6 +6,7 @@ import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type {
   Entity,
+  EntityId,
   EntityStatus,
   KnowledgeGraph,
   NewEntity,
@@ -20,6 +21,9 @@ import type { CompactionListener, EntityOutline, ImportBatch, ImportCounts, Page
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
 import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './search/hybrid-search.js';
 import { searchSemantic, type SemanticResponse } from './search/search-semantic.js';
+import { FEEDBACK_WINDOW_MS } from './search/shadow-log.js';
+import { parametersInForce } from './tuning.js';
+import type { ShadowEvent } from '../core/tune/shadow.js';
 
 /** What get_statistics reports of a store without a vector index. */
 const NO_VECTORS: VectorStatus = { model: undefined, dims: undefined, indexed: 0, pending: 0 };
@@ -85,6 +89,14 @@ export interface Statistics {
     readonly reason?: string;
     /** While the model loads or is installed: what it is doing. */
     readonly progress?: string;
+  };
+  /** The ranking parameters in force and their source: the spec's defaults, or `limbic tune --apply`. */
+  readonly ranking: {
+    readonly gamma: number;
+    readonly beta_sal: number;
+    readonly rrf_k: number;
+    readonly source: 'default' | 'tuned';
+    readonly tuned_at: string | null;
   };
 }
 
@@ -192,33 +204,39 @@ export class MemoryService {
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
     const graph = await this.deps.store.graph.openNodes(names);
     const opened = graph.entities.map((e) => e.name);
-    this.later(async () => this.deps.store.usage.recordAccess(await this.deps.store.graph.idsByName(opened), this.deps.clock()));
+    this.later(async () => {
+      const now = this.deps.clock();
+      const ids = await this.deps.store.graph.idsByName(opened);
+      await this.deps.store.usage.recordAccess(ids, now);
+      // Opening what a search listed is the implicit relevance the tuner learns from.
+      await this.deps.store.tuning?.recordFeedback(ids, now, FEEDBACK_WINDOW_MS);
+    });
     return graph;
   }
 
   /** search_semantic: the pipeline's preset; signals for the returned top-k are recorded afterwards. */
-  async searchSemantic(query: string, limit: number): Promise<Omit<SemanticResponse, 'ids'>> {
+  async searchSemantic(query: string, limit: number): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
-    const { ids, ...response } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
-    this.later(() => this.deps.store.usage.recordAccess(ids, now));
+    const { ids, shadow, ...response } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
+    this.later(() => this.recordSearch(ids, shadow, now));
     return response;
   }
 
   /** hybrid_search: every option, scores explained; signals for the returned page are recorded afterwards. */
-  async hybridSearch(options: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids'>> {
+  async hybridSearch(options: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
-    const { ids, ...response } = await hybridSearch(
+    const { ids, shadow, ...response } = await hybridSearch(
       { store: this.deps.store, indexer: this.indexer, reranker: this.deps.reranker },
       options,
       now,
     );
-    this.later(() => this.deps.store.usage.recordAccess(ids, now));
+    this.later(() => this.recordSearch(ids, shadow, now));
     return response;
   }
 
   async statistics(): Promise<Statistics> {
     const store = this.deps.store;
-    const [stats, vectors] = await Promise.all([store.stats(), store.vectors?.status() ?? NO_VECTORS]);
+    const [stats, vectors, ranking] = await Promise.all([store.stats(), store.vectors?.status() ?? NO_VECTORS, parametersInForce(store)]);
     const state = this.deps.embedder.state();
     const ready = state.state === 'ready' ? state.embedder : undefined;
     return {
@@ -244,6 +262,13 @@ export class MemoryService {
         ...(state.state === 'unavailable' ? { reason: state.reason } : {}),
         ...(state.state === 'loading' && state.detail !== undefined ? { progress: state.detail } : {}),
       },
+      ranking: {
+        gamma: ranking.gamma,
+        beta_sal: ranking.betaSal,
+        rrf_k: ranking.rrfK,
+        source: ranking.source,
+        tuned_at: ranking.tunedAt === undefined ? null : new Date(ranking.tunedAt).toISOString(),
+      },
     };
   }
 
@@ -265,6 +290,12 @@ export class MemoryService {
   /** Embeds whatever is queued now (used by import and tests); resolves to how many. */
   drainEmbeddings(progress?: DrainProgress): Promise<number> {
     return this.indexer.drain(progress);
+  }
+
+  /** After a search's answer: its access signals, then its shadow-log entry. */
+  private async recordSearch(ids: readonly EntityId[], shadow: ShadowEvent | undefined, now: number): Promise<void> {
+    await this.deps.store.usage.recordAccess(ids, now);
+    if (shadow !== undefined) await this.deps.store.tuning?.appendShadow(shadow);
   }
 
   private afterWrite(): void {

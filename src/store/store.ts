@@ -6,11 +6,13 @@
  */
 import type { GraphStore } from './graph-store.js';
 import type { KeywordIndex } from './keyword-index.js';
+import type { TuningStore } from './tuning-store.js';
 import type { UsageStore } from './usage-store.js';
 import type { VectorIndex } from './vector-index.js';
 
 export type * from './graph-store.js';
 export type * from './keyword-index.js';
+export type * from './tuning-store.js';
 export type * from './usage-store.js';
 export type * from './vector-index.js';
 export type { KeywordHit, VectorHit, EntityFacts, CandidateSignals } from '../core/signals.js';
@@ -31,6 +33,8 @@ export interface Store {
   readonly keywords: KeywordIndex | undefined;
   /** Undefined when the backend has no vector index: search runs on words alone. */
   readonly vectors: VectorIndex | undefined;
+  /** Undefined when the backend keeps no shadow log: search ranks with the spec's constants. */
+  readonly tuning?: TuningStore | undefined;
   stats(): Promise<StoreStats>;
   close(): Promise<void>;
 }

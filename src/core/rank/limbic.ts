@@ -75,11 +75,19 @@ export function computeCoocBoost(
 }
 
 /**
- * limbic = base × (1 + β_sal × importance) × temporal × (1 + γ × cooc_boost)
+ * limbic = base × (1 + β_sal × importance) × temporal × (1 + γ × cooc_boost). γ and β_sal default
+ * to the spec's constants; `limbic tune --apply` stores others, which the search passes in.
  * @example computeLimbicScore(0.65, 0.850, 0.931, 5.170) // ≈ 0.908 (the worked FastMCP example)
  */
-export function computeLimbicScore(base: number, importance: number, temporalFactor: number, coocBoost: number): number {
-  return base * (1 + BETA_SAL * importance) * temporalFactor * (1 + GAMMA * coocBoost);
+export function computeLimbicScore(
+  base: number,
+  importance: number,
+  temporalFactor: number,
+  coocBoost: number,
+  gamma = GAMMA,
+  betaSal = BETA_SAL,
+): number {
+  return base * (1 + betaSal * importance) * temporalFactor * (1 + gamma * coocBoost);
 }
 
 /**

@@ -45,6 +45,10 @@ export interface RankOptions {
   readonly rrfK?: number;
   /** The model's cosine of unrelated texts, counted as 0 similarity (cosineSimilarity). @default 0 */
   readonly similarityFloor?: number;
+  /** Weight of the co-occurrence boost; the tuned value when one is in force. @default GAMMA */
+  readonly gamma?: number;
+  /** Weight of the salience boost; the tuned value when one is in force. @default BETA_SAL */
+  readonly betaSal?: number;
 }
 
 export interface RankedCandidate {
@@ -108,21 +112,15 @@ export function rankByBase(candidates: readonly BaseCandidate[], signals: Candid
     });
     const temporalFactor = computeTemporalFactor(access?.lastAccess, facts?.createdAt ?? options.now, options.now);
     const coocBoost = computeCoocBoost(id, signals.coOccurrences, ids, options.now);
-    const limbic = computeLimbicScore(c.base, importance, temporalFactor, coocBoost);
-    return { c, facts, importance, temporalFactor, coocBoost, limbic };
+    const limbic = computeLimbicScore(c.base, importance, temporalFactor, coocBoost, options.gamma, options.betaSal);
+    return { c, facts, importance, temporalFactor, coocBoost, limbic, multiplier: statusMultiplier(facts) };
   });
-  const weights = ROUTING_WEIGHTS[options.strategy];
-  // Status and metadata multipliers apply to the limbic score before it is min-max normalised, and
-  // to the blend: min-max turns a hair's difference between two near-identical candidates into 0
-  // versus 1, which a multiplier applied only after the blend could never overturn.
-  const multipliers = partial.map((p) => statusMultiplier(p.facts));
-  const limbicNorm = minMaxNormalize(partial.map((p, i) => p.limbic * (multipliers[i] ?? 1)));
+  const scores = blendScores(partial.map((p) => ({ base: p.c.base, limbic: p.limbic, multiplier: p.multiplier })), options.strategy);
   const ranked = partial.map((p, i): RankedCandidate => {
-    const multiplier = multipliers[i] ?? 1;
-    const blended = weights.cosine * p.c.base + weights.limbic * (limbicNorm[i] ?? 0);
+    const multiplier = p.multiplier;
     return {
       id: p.c.candidate.id,
-      score: blended * multiplier,
+      score: scores[i] ?? 0,
       base: p.c.base,
       limbic: p.limbic,
       importance: p.importance,
@@ -134,6 +132,23 @@ export function rankByBase(candidates: readonly BaseCandidate[], signals: Candid
   });
   ranked.sort((a, b) => b.score - a.score || a.id - b.id);
   return ranked.slice(0, options.limit);
+}
+
+/**
+ * The final scores of a candidate set from its base, limbic score and multiplier: the routing
+ * blend of base and min-max normalised limbic score, times the multiplier. Shared with the tuner
+ * (src/core/tune), which replays logged searches with other parameters through this same step.
+ */
+export function blendScores(
+  items: readonly { readonly base: number; readonly limbic: number; readonly multiplier: number }[],
+  strategy: RoutingStrategy,
+): number[] {
+  const weights = ROUTING_WEIGHTS[strategy];
+  // Status and metadata multipliers apply to the limbic score before it is min-max normalised, and
+  // to the blend: min-max turns a hair's difference between two near-identical candidates into 0
+  // versus 1, which a multiplier applied only after the blend could never overturn.
+  const limbicNorm = minMaxNormalize(items.map((p) => p.limbic * p.multiplier));
+  return items.map((p, i) => (weights.cosine * p.base + weights.limbic * (limbicNorm[i] ?? 0)) * p.multiplier);
 }
 
 /**

@@ -3,7 +3,7 @@
  * (as a share of the best possible) or by weighted signals (spec/engrava-hybrid-search.md), plus the
  * optional graph signal. Every value a result later explains is kept here.
  */
-import { STATUS_DEBOOST, TEMPORAL_FLOOR } from '../../core/rank/constants.js';
+import { RRF_K, STATUS_DEBOOST, TEMPORAL_FLOOR } from '../../core/rank/constants.js';
 import { fuseWeighted, normalizeBm25, redistributeWeights, type Signal, type SignalWeights } from '../../core/rank/fuse-weighted.js';
 import { reciprocalRankFusion, type FusedCandidate } from '../../core/rank/fuse-rrf.js';
 import { graphBoost } from '../../core/rank/graph-boost.js';
@@ -33,7 +33,9 @@ export async function fuse(
   similarityFloor: number,
   now: number,
 ): Promise<Fused> {
-  const fused = reciprocalRankFusion(legs.semantic, legs.keyword, request.rrfK);
+  // The pipeline fills in the k in force; a request without one (a test of this stage) takes the spec's.
+  const k = request.rrfK ?? RRF_K;
+  const fused = reciprocalRankFusion(legs.semantic, legs.keyword, k);
   const bm25 = normalizeBm25(legs.keyword.map((h) => h.bm25));
   const ftsNorm = new Map(legs.keyword.map((h, i) => [h.id, bm25[i] ?? 0]));
   const similarity = (c: FusedCandidate): number | undefined =>
@@ -50,7 +52,7 @@ export async function fuse(
   }
 
   if (request.fusion === 'rrf') {
-    const share = rrfShareOfMaximum(fused, request.rrfK);
+    const share = rrfShareOfMaximum(fused, k);
     const candidates = fused.map((candidate, i) => ({
       candidate,
       base: (share[i] ?? 0) + request.weights.graph * (graph?.get(candidate.id) ?? 0),

@@ -6,9 +6,11 @@
  */
 import { DEFAULT_SIGNAL_WEIGHTS, type Signal, type SignalWeights } from '../../core/rank/fuse-weighted.js';
 import type { RoutingStrategy } from '../../core/rank/routing.js';
+import type { ShadowEvent } from '../../core/tune/shadow.js';
 import type { EntityId, EntityStatus } from '../../core/types.js';
 import { runSearch, type SearchDeps, type SearchOutcome } from './pipeline.js';
-import { countFilters, type FusionMethod, type SearchFilters, type SearchMode } from './request.js';
+import { countFilters, type FusionMethod, type SearchFilters, type SearchMode, type SearchRequest } from './request.js';
+import { shadowEvent } from './shadow-log.js';
 
 export type { FusionMethod, SearchMode } from './request.js';
 export type HybridFilters = SearchFilters;
@@ -23,7 +25,8 @@ export interface HybridSearchOptions {
   /** Undefined means "both, whichever are available"; a list is a request, and a missing mode is an error. */
   readonly searchModes: readonly SearchMode[] | undefined;
   readonly fusionMethod: FusionMethod;
-  readonly rrfK: number;
+  /** Undefined takes the value in force (tuned, or the spec's RRF_K). */
+  readonly rrfK: number | undefined;
   /** Weighted fusion weights (and the graph weight for either method); missing keys take the defaults. */
   readonly weights: Partial<SignalWeights>;
   readonly limbic: boolean;
@@ -79,6 +82,8 @@ export interface HybridResponse {
   readonly stats?: unknown;
   /** Ids of the returned results, for signal recording. */
   readonly ids: readonly EntityId[];
+  /** What the shadow log records of this search, after the answer; undefined when nothing. */
+  readonly shadow: ShadowEvent | undefined;
 }
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
@@ -86,25 +91,22 @@ const round = (x: number): number => Math.round(x * 1e6) / 1e6;
 export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now: number): Promise<HybridResponse> {
   const started = performance.now();
   const weights: SignalWeights = { ...DEFAULT_SIGNAL_WEIGHTS, ...o.weights };
-  const outcome = await runSearch(
-    deps,
-    {
-      query: o.query,
-      limit: o.limit,
-      offset: o.offset,
-      modes: o.searchModes,
-      depth: HYBRID_DEPTH,
-      keywordSyntax: 'expert',
-      fusion: o.fusionMethod,
-      rrfK: o.rrfK,
-      weights,
-      limbic: o.limbic,
-      routingLimit: undefined,
-      rerank: o.rerank,
-      filters: o.filters,
-    },
-    now,
-  );
+  const request: SearchRequest = {
+    query: o.query,
+    limit: o.limit,
+    offset: o.offset,
+    modes: o.searchModes,
+    depth: HYBRID_DEPTH,
+    keywordSyntax: 'expert',
+    fusion: o.fusionMethod,
+    rrfK: o.rrfK,
+    weights,
+    limbic: o.limbic,
+    routingLimit: undefined,
+    rerank: o.rerank,
+    filters: o.filters,
+  };
+  const outcome = await runSearch(deps, request, now);
   const { fused } = outcome;
   const results: HybridResult[] = outcome.page.map(({ ranked: r, entity: e }) => {
     const { semantic, keyword, rrfScore } = r.candidate;
@@ -155,6 +157,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     ...(hint === undefined ? {} : { hint }),
     ...(o.explainQuery ? { stats: explain(outcome, o, round(performance.now() - started)) } : {}),
     ids: outcome.page.map((p) => p.ranked.id),
+    shadow: shadowEvent('hybrid_search', request, outcome, now),
   };
 }
 
@@ -188,7 +191,7 @@ function explain(outcome: SearchOutcome, o: HybridSearchOptions, totalMs: number
           },
     fusion_stats: {
       method: o.fusionMethod,
-      rrf_k: o.rrfK,
+      rrf_k: outcome.parameters.rrfK,
       total_unique_documents: candidates.length,
       documents_in_both: candidates.filter((c) => c.keyword !== undefined && c.semantic !== undefined).length,
       documents_fts_only: candidates.filter((c) => c.keyword !== undefined && c.semantic === undefined).length,

@@ -8,6 +8,7 @@ import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { rankByBase, rankWithoutLimbic, type RankedCandidate } from '../../core/rank/rank-candidates.js';
 import { detectQueryType, type RoutingStrategy } from '../../core/rank/routing.js';
 import type { CandidateSignals, EntityFacts, KeywordHit, VectorHit } from '../../core/signals.js';
+import { DEFAULT_PARAMETERS, type ParametersInForce } from '../../core/tune/shadow.js';
 import type { EntityId } from '../../core/types.js';
 import type { Reranker } from '../../embed/reranker.js';
 import type { StoredEntity } from '../../store/graph-store.js';
@@ -42,7 +43,13 @@ export interface SearchOutcome {
   readonly warnings: string[];
   readonly model: string | undefined;
   readonly timings: StageTimings;
+  /** γ, β_sal and k this search ranked with, and where they came from; k is the caller's when given. */
+  readonly parameters: ParametersInForce;
+  /** Every ranked candidate after filters, best first (the page is a slice of it), for the shadow log. */
+  readonly ranked: readonly RankedCandidate[];
 }
+
+const DEFAULTS_IN_FORCE: ParametersInForce = { ...DEFAULT_PARAMETERS, source: 'default', tunedAt: undefined };
 
 /** `kinds` (the entity's observation kinds) is read only when the filter asks for kinds. */
 function matchesFilters(e: EntityFacts, kinds: readonly string[] | undefined, f: SearchFilters): boolean {
@@ -101,8 +108,12 @@ async function rerankStage(
   return { ranked: sorted, scores };
 }
 
-export async function runSearch(deps: SearchDeps, request: SearchRequest, now: number): Promise<SearchOutcome> {
+export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: number): Promise<SearchOutcome> {
   const { store, indexer } = deps;
+  // Read per search (cheaply: tuning-store.ts), so another process's `limbic tune --apply` counts at once.
+  const inForce = (await store.tuning?.parameters()) ?? DEFAULTS_IN_FORCE;
+  const request = { ...asked, rrfK: asked.rrfK ?? inForce.rrfK };
+  const parameters: ParametersInForce = { ...inForce, rrfK: request.rrfK };
   const legs = await chooseLegs(store, indexer, request.modes);
   if (legs.keywords === undefined && legs.vectors === undefined) {
     throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'No search modes available: the keyword index and the embedding model are both unavailable. Run "limbic model install".');
@@ -129,7 +140,9 @@ export async function runSearch(deps: SearchDeps, request: SearchRequest, now: n
 
   const strategy = detectQueryType(request.query, request.routingLimit);
   let ranked = await timed(timings, 'limbic', () =>
-    request.limbic ? rankByBase(fused.candidates, filtered.signals, { limit: fused.candidates.length, strategy, now }) : rankWithoutLimbic(fused.candidates),
+    request.limbic
+      ? rankByBase(fused.candidates, filtered.signals, { limit: fused.candidates.length, strategy, now, gamma: parameters.gamma, betaSal: parameters.betaSal })
+      : rankWithoutLimbic(fused.candidates),
   );
   let rerankScores = new Map<EntityId, number>();
   if (request.rerank && deps.reranker !== undefined) {
@@ -159,5 +172,7 @@ export async function runSearch(deps: SearchDeps, request: SearchRequest, now: n
     warnings,
     model: legs.vectors?.embedder.id,
     timings,
+    parameters,
+    ranked,
   };
 }

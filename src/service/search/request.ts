@@ -31,7 +31,8 @@ export interface SearchRequest {
   /** `expert` reads phrases, NOT, prefixes and column filters; `plain` OR-matches the words. */
   readonly keywordSyntax: 'expert' | 'plain';
   readonly fusion: FusionMethod;
-  readonly rrfK: number;
+  /** RRF's k; undefined takes the value in force (tuned, or the spec's RRF_K). */
+  readonly rrfK: number | undefined;
   /** Weighted fusion's weights (and the graph weight for either method), before redistribution. */
   readonly weights: SignalWeights;
   readonly limbic: boolean;

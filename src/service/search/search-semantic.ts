@@ -7,12 +7,14 @@
  * whose words match is never answered with nothing.
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
-import { EXPANSION_FACTOR, RRF_K } from '../../core/rank/constants.js';
+import { EXPANSION_FACTOR } from '../../core/rank/constants.js';
 import { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from '../../core/rank/fuse-weighted.js';
 import type { RoutingStrategy } from '../../core/rank/routing.js';
+import type { ShadowEvent } from '../../core/tune/shadow.js';
 import type { EntityId } from '../../core/types.js';
 import { runSearch, type SearchDeps } from './pipeline.js';
 import type { SearchRequest } from './request.js';
+import { shadowEvent } from './shadow-log.js';
 
 /**
  * The preset's fusion: weighted relevance, BM25 and cosine only. bench:quality on LoCoMo
@@ -40,6 +42,8 @@ export interface SemanticResponse {
   readonly warning?: string;
   /** Ids of the returned entities, in order, for signal recording. */
   readonly ids: readonly EntityId[];
+  /** What the shadow log records of this search, after the answer; undefined when nothing. */
+  readonly shadow: ShadowEvent | undefined;
 }
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
@@ -54,7 +58,7 @@ export function semanticRequest(query: string, limit: number, overrides: Partial
     depth: limit * EXPANSION_FACTOR,
     keywordSyntax: 'plain',
     fusion: 'weighted',
-    rrfK: RRF_K,
+    rrfK: undefined,
     weights: SEMANTIC_WEIGHTS,
     limbic: true,
     routingLimit: limit,
@@ -71,7 +75,8 @@ export async function searchSemantic(
   now: number,
   overrides: Partial<SearchRequest> = {},
 ): Promise<SemanticResponse> {
-  const outcome = await runSearch(deps, semanticRequest(query, limit, overrides), now);
+  const request = semanticRequest(query, limit, overrides);
+  const outcome = await runSearch(deps, request, now);
   const semantic = outcome.model !== undefined;
   const hybrid = outcome.keywordHits.length > 0;
   if (!semantic && !hybrid) {
@@ -95,6 +100,7 @@ export async function searchSemantic(
   return {
     results,
     ids: outcome.page.map((p) => p.ranked.id),
+    shadow: shadowEvent('search_semantic', request, outcome, now),
     mode: hybrid ? (semantic ? 'hybrid' : 'keyword') : 'semantic',
     ...(warning === undefined ? {} : { warning }),
   };

@@ -15,6 +15,7 @@ import type { Store, StoreStats } from '../store.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { SqliteGraph } from './sqlite-graph.js';
 import { SqliteKeywordIndex } from './sqlite-keywords.js';
+import { SqliteTuning } from './sqlite-tuning.js';
 import { SqliteUsage } from './sqlite-usage.js';
 import { SqliteVectorIndex } from './sqlite-vectors.js';
 
@@ -52,6 +53,8 @@ export class SqliteStore implements Store {
   readonly graph: SqliteGraph;
   readonly usage: SqliteUsage;
   readonly keywords: SqliteKeywordIndex;
+  /** The tuner's shadow log and applied parameters (sqlite-tuning.ts). */
+  readonly tuning: SqliteTuning;
   /** Undefined when sqlite-vec could not be loaded (or was switched off). */
   readonly vectors: SqliteVectorIndex | undefined;
   private readonly conn: SqliteConnection;
@@ -62,6 +65,7 @@ export class SqliteStore implements Store {
     this.graph = new SqliteGraph(this.conn);
     this.usage = new SqliteUsage(this.conn);
     this.keywords = new SqliteKeywordIndex(this.conn, splitFrom);
+    this.tuning = new SqliteTuning(this.conn);
     this.vectors = this.conn.vectorsLoaded
       ? new SqliteVectorIndex(this.conn, {
           cache: options.vectorCache ?? true,

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { graphConformance } from './graph.js';
 import { graphPagingConformance } from './graph-paging.js';
 import { keywordConformance } from './keywords.js';
+import { tuningConformance } from './tuning.js';
 import { usageConformance } from './usage.js';
 import { vectorConformance } from './vectors.js';
 import { useStore, type StoreFactory } from './fixture.js';
@@ -30,4 +31,5 @@ export function runStoreSuite(name: string, makeStore: StoreFactory): void {
   usageConformance(name, makeStore);
   keywordConformance(name, makeStore);
   vectorConformance(name, makeStore);
+  tuningConformance(name, makeStore);
 }

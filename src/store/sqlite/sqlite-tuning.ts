@@ -1,0 +1,174 @@
+/**
+ * The tuning capability on SQLite: the shadow log (tables tuning_events and tuning_candidates,
+ * schema.ts migration 5) and the applied parameters (meta keys tuning_*). Every search reads the
+ * parameters, so they are cached per process behind meta `tuning_version`, which every apply and
+ * reset increments: one indexed read per search, and another process's apply is seen by the next
+ * search without a restart.
+ */
+import type { RoutingStrategy } from '../../core/rank/routing.js';
+import type { ParametersInForce, RankParameters, ShadowCandidate, ShadowEvent } from '../../core/tune/shadow.js';
+import { asEntityId, type EntityId } from '../../core/types.js';
+import type { TuningStore } from '../tuning-store.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+
+/** The log keeps this many searches, the newest; at most ~60 candidates each, a few MB in all. */
+export const SHADOW_LOG_EVENTS = 2_000;
+
+const KEYS = { gamma: 'tuning_gamma', betaSal: 'tuning_beta_sal', rrfK: 'tuning_rrf_k', at: 'tuning_at', version: 'tuning_version' } as const;
+
+interface EventRow {
+  id: number;
+  at: number;
+  tool: ShadowEvent['tool'];
+  query_hash: string;
+  fusion: ShadowEvent['fusion'];
+  legs: number;
+  strategy: RoutingStrategy;
+  page_offset: number;
+  shown: number;
+  gamma: number;
+  beta_sal: number;
+  rrf_k: number;
+  rrf_k_pinned: number;
+}
+
+interface CandidateRow {
+  event_id: number;
+  entity_id: number;
+  base: number;
+  semantic_rank: number | null;
+  keyword_rank: number | null;
+  graph_part: number;
+  importance: number;
+  temporal: number;
+  cooc: number;
+  multiplier: number;
+  relevance: number;
+}
+
+export class SqliteTuning implements TuningStore {
+  private cached: { version: string | undefined; value: ParametersInForce | undefined } | undefined;
+
+  constructor(
+    private readonly conn: SqliteConnection,
+    private readonly keep = SHADOW_LOG_EVENTS,
+  ) {}
+
+  async parameters(): Promise<ParametersInForce | undefined> {
+    const version = this.conn.metaGet(KEYS.version);
+    if (this.cached !== undefined && this.cached.version === version) return this.cached.value;
+    const gamma = this.conn.metaGet(KEYS.gamma);
+    const betaSal = this.conn.metaGet(KEYS.betaSal);
+    const rrfK = this.conn.metaGet(KEYS.rrfK);
+    const at = this.conn.metaGet(KEYS.at);
+    const value =
+      gamma === undefined || betaSal === undefined || rrfK === undefined
+        ? undefined
+        : { gamma: Number(gamma), betaSal: Number(betaSal), rrfK: Number(rrfK), source: 'tuned' as const, tunedAt: at === undefined ? undefined : Number(at) };
+    this.cached = { version, value };
+    return value;
+  }
+
+  async setParameters(p: RankParameters, at: number): Promise<void> {
+    this.conn.write(() => {
+      this.conn.metaSet(KEYS.gamma, String(p.gamma));
+      this.conn.metaSet(KEYS.betaSal, String(p.betaSal));
+      this.conn.metaSet(KEYS.rrfK, String(p.rrfK));
+      this.conn.metaSet(KEYS.at, String(at));
+      this.bumpVersion();
+    }, false);
+  }
+
+  async resetParameters(): Promise<void> {
+    this.conn.write(() => {
+      this.conn.stmt('DELETE FROM meta WHERE key IN (?, ?, ?, ?)').run(KEYS.gamma, KEYS.betaSal, KEYS.rrfK, KEYS.at);
+      this.bumpVersion();
+    }, false);
+  }
+
+  async appendShadow(e: ShadowEvent): Promise<void> {
+    this.conn.write(() => {
+      const info = this.conn
+        .stmt(
+          `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(e.at, e.tool, e.queryHash, e.fusion, e.legs, e.strategy, e.offset, e.shown, e.parameters.gamma, e.parameters.betaSal, e.parameters.rrfK, e.rrfKPinned ? 1 : 0);
+      const id = Number(info.lastInsertRowid);
+      const insert = this.conn.stmt(
+        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      e.candidates.forEach((c, i) => {
+        insert.run(id, i, c.id, c.base, c.semanticRank ?? null, c.keywordRank ?? null, c.graphPart, c.importance, c.temporal, c.cooc, c.multiplier, c.relevance);
+      });
+      // Bounded: ids only grow (AUTOINCREMENT), so everything this far behind the newest is the oldest.
+      this.conn.stmt('DELETE FROM tuning_events WHERE id <= ?').run(id - this.keep);
+    }, false);
+  }
+
+  async recordFeedback(ids: readonly EntityId[], now: number, windowMs: number): Promise<number> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return 0;
+    return this.conn.write(() => {
+      const credit = this.conn.stmt(
+        // The window's searches by time (index tuning_events_at), newest first, each one's
+        // candidates by the primary key's prefix.
+        `UPDATE tuning_candidates SET relevance = 1
+          WHERE entity_id = @id AND event_id = (
+            SELECT e.id FROM tuning_events e
+             WHERE e.at BETWEEN @since AND @now
+               AND EXISTS (SELECT 1 FROM tuning_candidates c WHERE c.event_id = e.id AND c.entity_id = @id)
+             ORDER BY e.id DESC LIMIT 1)`,
+      );
+      let credited = 0;
+      for (const id of unique) credited += credit.run({ id, now, since: now - windowMs }).changes > 0 ? 1 : 0;
+      return credited;
+    }, false);
+  }
+
+  async shadowEvents(): Promise<ShadowEvent[]> {
+    const byEvent = new Map<number, ShadowCandidate[]>();
+    for (const r of this.conn.stmt<[], CandidateRow>('SELECT * FROM tuning_candidates ORDER BY event_id, position').all()) {
+      let list = byEvent.get(r.event_id);
+      if (list === undefined) byEvent.set(r.event_id, (list = []));
+      list.push({
+        id: asEntityId(r.entity_id),
+        base: r.base,
+        semanticRank: r.semantic_rank ?? undefined,
+        keywordRank: r.keyword_rank ?? undefined,
+        graphPart: r.graph_part,
+        importance: r.importance,
+        temporal: r.temporal,
+        cooc: r.cooc,
+        multiplier: r.multiplier,
+        relevance: r.relevance,
+      });
+    }
+    return this.conn.stmt<[], EventRow>('SELECT * FROM tuning_events ORDER BY id').all().map((r) => ({
+      id: r.id,
+      at: r.at,
+      tool: r.tool,
+      queryHash: r.query_hash,
+      fusion: r.fusion,
+      legs: r.legs,
+      strategy: r.strategy,
+      offset: r.page_offset,
+      shown: r.shown,
+      parameters: { gamma: r.gamma, betaSal: r.beta_sal, rrfK: r.rrf_k },
+      rrfKPinned: r.rrf_k_pinned === 1,
+      candidates: byEvent.get(r.id) ?? [],
+    }));
+  }
+
+  async pruneShadow(keep: number): Promise<number> {
+    return this.conn.write(() => {
+      const newest = this.conn.stmt<[], { id: number | null }>('SELECT max(id) AS id FROM tuning_events').get()?.id ?? 0;
+      return this.conn.stmt('DELETE FROM tuning_events WHERE id <= ?').run(newest - keep).changes;
+    }, false);
+  }
+
+  private bumpVersion(): void {
+    this.conn.stmt("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1").run(KEYS.version);
+  }
+}
