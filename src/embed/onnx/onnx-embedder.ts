@@ -9,6 +9,8 @@ import { basename, dirname, join } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { embedEntitiesAsPassages, type Embedder, type ModelDescription, type TextKind } from '../embedder.js';
 import { installedModels, readManifest, similarityFloorOf, type ModelManifest } from './model-files.js';
+import { loadTransformers } from './transformers-runtime.js';
+import { loadUnigramTokenizer } from './unigram-vocab.js';
 
 export interface OnnxModelOptions {
   /** A folder holding one model (config.json, tokenizer.json, onnx/*.onnx). */
@@ -109,8 +111,8 @@ export interface OnnxEngine extends Embedder {
 
 export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxEngine> {
   const model = resolveModel(options);
-  const transformers = await import('@huggingface/transformers');
-  const { env, pipeline } = transformers;
+  const transformers = loadTransformers();
+  const { env, AutoModel, AutoTokenizer, FeatureExtractionPipeline } = transformers;
   env.allowLocalModels = true;
   env.allowRemoteModels = model.source === 'hub';
   if (model.source === 'hub') env.cacheDir = options.cacheDir;
@@ -120,7 +122,15 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxE
   try {
     const threads = options.threads;
     const session_options = threads === undefined ? {} : { intraOpNumThreads: threads, interOpNumThreads: 1 };
-    extractor = (await pipeline('feature-extraction', modelName, { dtype: model.dtype, session_options })) as unknown as Extractor;
+    // What pipeline('feature-extraction') builds, with a local Unigram tokenizer (e5's) loaded
+    // through unigram-vocab.ts: the library's own load of it took most of a start's first answer.
+    const [encoder, tokenizer] = await Promise.all([
+      AutoModel.from_pretrained(modelName, { dtype: model.dtype, session_options }),
+      (model.source === 'hub' ? Promise.resolve(undefined) : loadUnigramTokenizer(transformers, model.location, model.source === 'cache')).then(
+        (fast) => fast ?? AutoTokenizer.from_pretrained(modelName),
+      ),
+    ]);
+    extractor = new FeatureExtractionPipeline({ task: 'feature-extraction', model: encoder, tokenizer }) as unknown as Extractor;
   } catch (cause) {
     throw new MemoryError(
       ERROR_CODES.MODEL_UNAVAILABLE,
