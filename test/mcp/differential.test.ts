@@ -2,6 +2,8 @@
  * One script of tool calls against the official server (@modelcontextprotocol/server-memory, a dev
  * dependency) and against the built `limbic` binary, both over stdio, compared field by field.
  * search_nodes results are compared as sets: Limbic ranks them, the official server keeps file order.
+ * Limbic runs the script twice when a PostgreSQL can be started (test/helpers/pg-server.ts): on a
+ * SQLite file and on `--db postgres://...`; both must answer as the official server does.
  */
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,6 +11,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, REPO_ROOT, tempDir, textOf } from '../helpers/fixtures.js';
+import { startPgServer } from '../helpers/pg-server.js';
+
+const pg = await startPgServer();
 
 const OFFICIAL = join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
 
@@ -83,6 +88,8 @@ function normalise(value: unknown, unordered: boolean): unknown {
 describe('differential: Limbic vs the official memory server', () => {
   let official: Outcome[];
   let limbic: Outcome[];
+  /** The same script on PostgreSQL; undefined when no server could be started. */
+  let limbicPg: Outcome[] | undefined;
   const tmp = tempDir();
 
   beforeAll(async () => {
@@ -108,32 +115,45 @@ describe('differential: Limbic vs the official memory server', () => {
     limbic = await runScript(limbicClient);
     await officialClient.close();
     await limbicClient.close();
+    if ('url' in pg) {
+      const pgClient = new Client({ name: 'diff', version: '1' });
+      await pgClient.connect(
+        new StdioClientTransport({ command: process.execPath, args: [CLI, '--db', await pg.createDatabase(), '--no-model'], env: { ...process.env } as Record<string, string>, stderr: 'ignore' }),
+      );
+      limbicPg = await runScript(pgClient);
+      await pgClient.close();
+    }
   });
 
-  afterAll(() => tmp.cleanup());
+  afterAll(async () => {
+    tmp.cleanup();
+    if ('url' in pg) await pg.stop();
+  });
 
   SCRIPT.forEach((step, i) => {
     it(`step ${i + 1}: ${step.tool} ${JSON.stringify(step.args).slice(0, 80)}`, () => {
-      const o = official[i];
-      const l = limbic[i];
-      expect(o).toBeDefined();
-      expect(l?.isError).toBe(o?.isError);
-      if (o?.isError) {
-        // Limbic keeps the official wording and adds what to do next.
-        expect(l?.text.startsWith(o.text)).toBe(true);
-        return;
-      }
-      expect(normalise(l?.structured, step.unordered === true)).toEqual(normalise(o?.structured, step.unordered === true));
-      const parse = (t: string): unknown => {
-        try {
-          return JSON.parse(t);
-        } catch {
-          return t;
-        }
-      };
-      expect(normalise(parse(l?.text ?? ''), step.unordered === true)).toEqual(normalise(parse(o?.text ?? ''), step.unordered === true));
+      for (const answers of limbicPg === undefined ? [limbic] : [limbic, limbicPg]) compareStep(step, official[i], answers[i]);
     });
   });
+
+  function compareStep(step: Step, o: Outcome | undefined, l: Outcome | undefined): void {
+    expect(o).toBeDefined();
+    expect(l?.isError).toBe(o?.isError);
+    if (o?.isError) {
+      // Limbic keeps the official wording and adds what to do next.
+      expect(l?.text.startsWith(o.text)).toBe(true);
+      return;
+    }
+    expect(normalise(l?.structured, step.unordered === true)).toEqual(normalise(o?.structured, step.unordered === true));
+    const parse = (t: string): unknown => {
+      try {
+        return JSON.parse(t);
+      } catch {
+        return t;
+      }
+    };
+    expect(normalise(parse(l?.text ?? ''), step.unordered === true)).toEqual(normalise(parse(o?.text ?? ''), step.unordered === true));
+  }
 
   it('ran every step on both servers', () => {
     expect(official).toHaveLength(SCRIPT.length);
@@ -141,5 +161,7 @@ describe('differential: Limbic vs the official memory server', () => {
     expect(official.filter((o) => o.isError)).toHaveLength(1);
     expect((official[6]?.structured as { entities: unknown[] }).entities).toHaveLength(4);
     expect((limbic[6]?.structured as { relations: unknown[] }).relations).toHaveLength(3);
+    if (limbicPg !== undefined) expect(limbicPg).toHaveLength(SCRIPT.length);
+    else process.stderr.write(`differential: the PostgreSQL leg did not run: ${'unavailable' in pg ? pg.unavailable : ''}\n`);
   });
 });

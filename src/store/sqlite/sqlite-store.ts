@@ -16,6 +16,7 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { SqliteGraph } from './sqlite-graph.js';
 import { SqliteKeywordIndex } from './sqlite-keywords.js';
 import { SqliteTuning } from './sqlite-tuning.js';
+import { SqliteTransfer } from './sqlite-transfer.js';
 import { SqliteUsage } from './sqlite-usage.js';
 import { SqliteVectorIndex } from './sqlite-vectors.js';
 
@@ -57,6 +58,8 @@ export class SqliteStore implements Store {
   readonly tuning: SqliteTuning;
   /** Undefined when sqlite-vec could not be loaded (or was switched off). */
   readonly vectors: SqliteVectorIndex | undefined;
+  /** Whole-memory reads and merges for limbic migrate (sqlite-transfer.ts). */
+  readonly transfer: SqliteTransfer;
   private readonly conn: SqliteConnection;
 
   constructor(options: SqliteStoreOptions) {
@@ -73,6 +76,7 @@ export class SqliteStore implements Store {
           logger: options.logger ?? noopLogger,
         })
       : undefined;
+    this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);
     this.graph.backfillIndexes();
   }
 

@@ -1,0 +1,115 @@
+/**
+ * `limbic serve --http`: checks the options, refuses an open door (a non-loopback address with no
+ * token), starts the HTTP server and stops it gracefully on SIGINT/SIGTERM. Concrete backends come
+ * in from main.ts (the composition root).
+ */
+import { MemoryError, ERROR_CODES } from '../core/errors.js';
+import { LIMITS } from '../core/limits.js';
+import type { Logger } from '../core/logger.js';
+import type { LazyEmbedder } from '../embed/embedder.js';
+import { isLoopback } from '../http/guard.js';
+import { startHttpServer, type HttpLimits, type RunningHttpServer } from '../http/http-server.js';
+import { NamespaceRegistry, tokenFilePath } from '../http/namespaces.js';
+import type { ServerInfo } from '../mcp/server.js';
+import type { Store } from '../store/store.js';
+import type { TokenStore } from '../store/token-store.js';
+
+export const DEFAULT_HTTP_PORT = 7411;
+
+/**
+ * A call within every limit carries at most LIMITS.maxCallTextBytes of text, which JSON escaping
+ * can grow up to 6x; 8x leaves room for field names (the same bound stdio uses).
+ */
+export const DEFAULT_LIMITS: HttpLimits = {
+  maxBodyBytes: 8 * LIMITS.maxCallTextBytes,
+  maxAnswerBytes: 16 * 1024 * 1024,
+  maxSessions: 1_000,
+  sessionIdleMs: 30 * 60_000,
+  drainMs: 30_000,
+};
+
+export interface ServeHttpOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly allowedHosts: readonly string[];
+  /** Overrides of DEFAULT_LIMITS (tests use small ones). */
+  readonly limits?: Partial<HttpLimits> | undefined;
+}
+
+export interface ServeHttpDeps {
+  /** The --db file: the default namespace; the others and the token file live beside it. */
+  readonly dbPath: string;
+  readonly openStore: (path: string) => Store;
+  readonly openTokens: (path: string) => TokenStore;
+  readonly embedder: LazyEmbedder;
+  readonly info: ServerInfo;
+  readonly logger: Logger;
+}
+
+export async function startServeHttp(options: ServeHttpOptions, deps: ServeHttpDeps): Promise<{ server: RunningHttpServer; close: () => Promise<void> }> {
+  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535) {
+    throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `--port ${options.port} is not a port: give a number from 1 to 65535 (0 picks a free one).`);
+  }
+  const tokenPath = tokenFilePath(deps.dbPath);
+  const tokens = deps.openTokens(tokenPath);
+  const count = tokens.count();
+  if (count === 0 && !isLoopback(options.host)) {
+    tokens.close();
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      `Refusing to listen on ${options.host} with no token configured: a server reachable from the network must admit clients by token. ` +
+        `Make one first with "limbic token create --namespace default" (it prints the token once), or serve on 127.0.0.1.`,
+    );
+  }
+  if (count === 0) {
+    deps.logger.warn(`no token exists yet (${tokenPath}): every request will get 401. Make one with "limbic token create --namespace default".`);
+  }
+  const registry = new NamespaceRegistry({ dbPath: deps.dbPath, openStore: deps.openStore, embedder: deps.embedder, logger: deps.logger });
+  let server: RunningHttpServer;
+  try {
+    server = await startHttpServer({
+      host: options.host,
+      port: options.port,
+      allowedHosts: options.allowedHosts,
+      registry,
+      tokens,
+      info: deps.info,
+      logger: deps.logger,
+      limits: { ...DEFAULT_LIMITS, ...options.limits },
+    });
+  } catch (error) {
+    await registry.close();
+    tokens.close();
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `Port ${options.port} on ${options.host} is in use: pick another with --port.`);
+    throw error;
+  }
+  deps.logger.info(`serving MCP over HTTP at ${server.url}/mcp and the page at ${server.url}/ (${count} token${count === 1 ? '' : 's'}; database ${deps.dbPath})`);
+  return {
+    server,
+    close: async () => {
+      await server.close();
+      tokens.close();
+    },
+  };
+}
+
+/** Runs until SIGINT/SIGTERM, then stops gracefully (requests under way finish first). */
+export async function serveHttp(options: ServeHttpOptions, deps: ServeHttpDeps): Promise<void> {
+  const { close } = await startServeHttp(options, deps);
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    deps.logger.info('stopping: finishing the requests under way');
+    close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        deps.logger.warn('shutdown failed', error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

@@ -1,0 +1,75 @@
+/** `limbic token create | list | revoke`: the tokens of `serve --http`, kept as hashes beside the memory. */
+import type { Command } from 'commander';
+import { createToken } from '../http/tokens.js';
+import { tokenFilePath } from '../http/namespaces.js';
+import type { TokenStore } from '../store/token-store.js';
+
+export interface TokenCommandDeps {
+  /** The --db file (not a namespace's): the token file lives beside it. */
+  readonly dbPath: () => string;
+  readonly openTokens: (path: string) => TokenStore;
+  readonly fail: (error: unknown) => never;
+  /**
+   * The program's global --namespace: commander gives a flag the program also declares to the
+   * program, so `token create --namespace X` arrives there.
+   */
+  readonly globalNamespace: () => string | undefined;
+}
+
+function withTokens<T>(deps: TokenCommandDeps, work: (tokens: TokenStore, path: string) => T): T {
+  const path = tokenFilePath(deps.dbPath());
+  const tokens = deps.openTokens(path);
+  try {
+    return work(tokens, path);
+  } finally {
+    tokens.close();
+  }
+}
+
+export function registerTokenCommands(program: Command, deps: TokenCommandDeps): void {
+  const token = program.command('token').description('access tokens for serve --http: each is bound to one namespace, stored only as a hash');
+  token
+    .command('create')
+    .description('make a token and print it once (stdout); only its hash is kept')
+    .option('--namespace <name>', 'the memory it opens ("default" is the --db file itself); required')
+    .option('--read-only', 'it may read and search but not change the memory')
+    .option('--label <text>', 'a note shown by "token list" (who or what uses it)')
+    .action((o: { namespace?: string; readOnly?: boolean; label?: string }) => {
+      const namespace = o.namespace ?? deps.globalNamespace();
+      if (namespace === undefined) deps.fail(new Error('Say which memory the token opens: --namespace NAME ("default" is the --db file itself).'));
+      try {
+        const made = withTokens(deps, (tokens) => createToken(tokens, { namespace, readOnly: o.readOnly === true, label: o.label }));
+        process.stdout.write(`${made.token}\n`);
+        process.stderr.write(
+          `limbic: token ${made.record.id} for namespace "${made.record.namespace}"${made.record.readOnly ? ' (read-only)' : ''}. ` +
+            'This is the only time it is shown: store it now. Send it as "Authorization: Bearer <token>".\n',
+        );
+      } catch (error) {
+        deps.fail(error);
+      }
+    });
+  token
+    .command('list')
+    .description('the tokens (ids, namespaces, read-only, labels; never the tokens themselves)')
+    .option('--json', 'print JSON')
+    .action((o: { json?: boolean }) => {
+      const records = withTokens(deps, (tokens) => tokens.list());
+      if (o.json === true) {
+        process.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
+        return;
+      }
+      if (records.length === 0) process.stderr.write('limbic: no tokens yet; make one with "limbic token create --namespace NAME".\n');
+      for (const r of records) {
+        process.stdout.write(`${r.id}  ${r.namespace}  ${r.readOnly ? 'read-only ' : 'read-write'}  ${new Date(r.createdAt).toISOString()}  ${r.label ?? ''}\n`);
+      }
+    });
+  token
+    .command('revoke')
+    .description('remove a token by its id (from "token list"); a running server refuses it from the next request on')
+    .argument('<id>', 'the token id')
+    .action((id: string) => {
+      const removed = withTokens(deps, (tokens) => tokens.revoke(id));
+      if (!removed) deps.fail(new Error(`No token with id ${id}. "limbic token list" shows the ids.`));
+      process.stderr.write(`limbic: revoked token ${id}\n`);
+    });
+}

@@ -1,0 +1,279 @@
+/**
+ * `limbic serve --http`: MCP over the SDK's Streamable HTTP transport, many clients at once on one
+ * process. Each MCP session gets its own McpServer and transport, bound at initialize to the token
+ * that opened it (and so to one namespace); a later request on that session must carry the same
+ * token. The same server answers the web page and its JSON reads. Shutdown stops taking requests,
+ * lets the ones under way finish (so a write in flight is committed and answered), then closes
+ * every session and memory. Requests still arriving on open connections meanwhile are served
+ * (each answer closes its connection), up to HttpLimits.drainMs.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isMemoryError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { createMcpServer, type ServerInfo } from '../mcp/server.js';
+import type { TokenRecord, TokenStore } from '../store/token-store.js';
+import { BodyTooLarge, allowedHostNames, authorize, readBody, rebindingRefusal, sendJson, sendRpcError } from './guard.js';
+import type { NamespaceRegistry } from './namespaces.js';
+import { gateWritingTools, readOnlyService, readOnlyToolNames } from './read-only.js';
+import { serveApi, serveStatic } from './web-api.js';
+
+export interface HttpLimits {
+  /** Bytes of one request body; larger → 413. */
+  readonly maxBodyBytes: number;
+  /** Bytes of one JSON-RPC answer; larger → a JSON-RPC error saying how to ask for less. */
+  readonly maxAnswerBytes: number;
+  /** Open MCP sessions at once; more → 503 until one ends or idles out. */
+  readonly maxSessions: number;
+  /** A session unused this long is closed (its client re-initializes on its next call). */
+  readonly sessionIdleMs: number;
+  /** How long shutdown waits for requests under way. */
+  readonly drainMs: number;
+}
+
+export interface HttpServerOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Host names besides loopback and the bound host that requests may name (Host, Origin). */
+  readonly allowedHosts: readonly string[];
+  readonly registry: NamespaceRegistry;
+  readonly tokens: TokenStore;
+  readonly info: ServerInfo;
+  readonly logger: Logger;
+  readonly limits: HttpLimits;
+}
+
+export interface RunningHttpServer {
+  readonly url: string;
+  readonly port: number;
+  sessionCount(): number;
+  /** Requests being answered now (SSE streams not counted). */
+  inFlightCount(): number;
+  /** Graceful: finishes requests under way, then closes sessions and memories. */
+  close(): Promise<void>;
+}
+
+interface Session {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly close: () => Promise<void>;
+  readonly tokenId: string;
+  lastUsed: number;
+}
+
+/** The JSON-RPC id of an answer, when `message` is one. */
+const answerId = (message: JSONRPCMessage): string | number | undefined =>
+  'id' in message && ('result' in message || 'error' in message) ? (message.id ?? undefined) : undefined;
+
+export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
+  const allowed = allowedHostNames(o.host, o.allowedHosts);
+  const sessions = new Map<string, Session>();
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  let closing = false;
+  /** Which tools a read-only token may call; asked of the server once, on the first read-only session. */
+  let readOnlyTools: Promise<ReadonlySet<string>> | undefined;
+
+  const openSession = async (token: TokenRecord, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    const base = o.registry.service(token.namespace);
+    const service = token.readOnly ? readOnlyService(base, token.namespace) : base;
+    const server = createMcpServer(service, o.info, o.logger);
+    let id: string | undefined;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => {
+        id = sessionId;
+        sessions.set(sessionId, { transport, close: () => server.close(), tokenId: token.id, lastUsed: Date.now() });
+      },
+    });
+    transport.onclose = () => {
+      if (id !== undefined) sessions.delete(id);
+    };
+    // Answers over the limit become an error that says how to ask for less, so no client receives
+    // a reply it would choke on. Measuring costs one more JSON.stringify per answer.
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      const rid = answerId(message);
+      if (rid !== undefined) {
+        const bytes = Buffer.byteLength(JSON.stringify(message));
+        if (bytes > o.limits.maxAnswerBytes) {
+          return send(
+            {
+              jsonrpc: '2.0',
+              id: rid,
+              error: {
+                code: -32000,
+                message: `The answer is ${bytes} bytes, over this server's limit of ${o.limits.maxAnswerBytes} bytes, and was not sent (a write in it was still made). Ask for less: read_graph and search_nodes take limit/offset, searches take limit.`,
+              },
+            },
+            options,
+          );
+        }
+      }
+      return send(message, options);
+    };
+    await server.connect(transport);
+    if (token.readOnly) {
+      readOnlyTools ??= readOnlyToolNames(base, o.info, o.logger);
+      gateWritingTools(transport, await readOnlyTools, token.namespace);
+    }
+    await transport.handleRequest(req, res, body);
+  };
+
+  const handleMcp = async (token: TokenRecord, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const sessionId = req.headers['mcp-session-id'];
+    const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (typeof sessionId === 'string') {
+      if (session === undefined) {
+        sendRpcError(res, 404, 'No such MCP session (it ended, idled out, or the server restarted). Initialize a new one.');
+        return;
+      }
+      if (session.tokenId !== token.id) {
+        sendRpcError(res, 403, 'This MCP session was opened with another token; a session answers only the token that opened it.');
+        return;
+      }
+      session.lastUsed = Date.now();
+    }
+    if (req.method === 'POST') {
+      let body: unknown;
+      try {
+        const raw = await readBody(req, o.limits.maxBodyBytes);
+        body = JSON.parse(raw.toString('utf8'));
+      } catch (error) {
+        if (error instanceof BodyTooLarge) {
+          sendRpcError(res, 413, error.message, { connection: 'close' });
+          req.resume();
+          return;
+        }
+        sendRpcError(res, 400, `The request body is not JSON: ${error instanceof Error ? error.message : String(error)}.`);
+        return;
+      }
+      if (session !== undefined) {
+        await session.transport.handleRequest(req, res, body);
+        return;
+      }
+      if (closing) {
+        sendRpcError(res, 503, 'The server is shutting down; retry against the next one.', { 'retry-after': '2' });
+        return;
+      }
+      if (!isInitializeRequest(body)) {
+        sendRpcError(res, 400, 'No MCP session: send initialize first, then the session id it returns (header Mcp-Session-Id).');
+        return;
+      }
+      if (sessions.size >= o.limits.maxSessions) {
+        sendRpcError(res, 503, `This server holds its limit of ${o.limits.maxSessions} MCP sessions; retry shortly (idle sessions close after ${Math.round(o.limits.sessionIdleMs / 1000)} s).`, { 'retry-after': '5' });
+        return;
+      }
+      await openSession(token, req, res, body);
+      return;
+    }
+    if (session === undefined) {
+      sendRpcError(res, 400, 'GET and DELETE need the Mcp-Session-Id header of an initialized session.');
+      return;
+    }
+    await session.transport.handleRequest(req, res);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const refusal = rebindingRefusal(req, allowed);
+    if (refusal !== undefined) {
+      sendRpcError(res, 403, refusal);
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://limbic.invalid');
+    if (req.method === 'GET' && serveStatic(url.pathname, res)) return;
+    const isMcp = url.pathname === '/mcp';
+    const isApi = url.pathname.startsWith('/api/');
+    if (!isMcp && !isApi) {
+      sendJson(res, 404, { error: `Nothing at ${url.pathname}: MCP is at /mcp, the page at /.` });
+      return;
+    }
+    // While draining, requests already on an open connection are still served (a client may have
+    // sent them before the stop), each answer closing its connection; new sessions are refused.
+    if (closing) res.setHeader('connection', 'close');
+    const auth = authorize(req, o.tokens);
+    if (!auth.ok) {
+      sendRpcError(res, auth.status, auth.message, { 'www-authenticate': auth.challenge });
+      return;
+    }
+    if (isMcp) {
+      await handleMcp(auth.token, req, res);
+      return;
+    }
+    if (req.method !== 'GET' || !(await serveApi(url, o.registry.service(auth.token.namespace), auth.token, res))) {
+      sendJson(res, 404, { error: `No ${req.method ?? ''} ${url.pathname}: the page reads /api/session, /api/search, /api/entity and /api/stats.` });
+    }
+  };
+
+  const http = createServer((req, res) => {
+    // An SSE stream (GET /mcp) stays open for the session's life: it is no write to wait for.
+    const counted = !(req.method === 'GET' && req.url?.startsWith('/mcp') === true);
+    if (counted) inFlight++;
+    let done = false;
+    const finish = (): void => {
+      if (done || !counted) return;
+      done = true;
+      inFlight--;
+      if (inFlight === 0) drained?.();
+    };
+    res.on('close', finish);
+    handle(req, res).catch((error: unknown) => {
+      // Messages never include headers, so a token cannot reach the log.
+      if (!isMemoryError(error)) o.logger.warn(`${req.method ?? ''} ${req.url ?? ''} failed`, error);
+      if (!res.headersSent) sendRpcError(res, 500, `Internal error: ${error instanceof Error ? error.message : String(error)}. Nothing was changed unless the answer said so; please report it if it repeats.`);
+      else res.end();
+    });
+  });
+  http.requestTimeout = 120_000;
+  http.headersTimeout = 30_000;
+  // Longer than clients keep idle connections (undici: 4 s, or the server's hint less 1 s), so a
+  // client never reuses a socket the server is closing at that moment (ECONNRESET under load).
+  http.keepAliveTimeout = 65_000;
+
+  const sweeper = setInterval(() => {
+    const cutoff = Date.now() - o.limits.sessionIdleMs;
+    for (const [id, s] of sessions) {
+      if (s.lastUsed < cutoff) {
+        sessions.delete(id);
+        void s.close().catch(() => undefined);
+      }
+    }
+  }, Math.min(60_000, o.limits.sessionIdleMs)).unref();
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(o.port, o.host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (http.address() as AddressInfo).port;
+  const shownHost = o.host.includes(':') ? `[${o.host}]` : o.host;
+
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    sessionCount: () => sessions.size,
+    inFlightCount: () => inFlight,
+    async close() {
+      if (closing) return;
+      closing = true;
+      clearInterval(sweeper);
+      http.close(); // no new connections; the callback would wait for SSE streams, so it is not awaited
+      http.closeIdleConnections();
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          setTimeout(resolve, o.limits.drainMs).unref();
+        });
+      }
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(open.map((s) => s.close().catch(() => undefined)));
+      http.closeAllConnections();
+      await o.registry.close();
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * Read-only tokens. The gate is per tool: a read-only session may call only the tools whose
+ * annotations say `readOnlyHint: true` (asked of the server itself, so a tool added later is
+ * writing until it says otherwise); any other call is answered with an isError result naming the
+ * tool, without running it. Behind it, the service's writing methods refuse too, in case a reading
+ * tool ever wrote. Reads still count as uses (access and co-occurrence signals), as every search
+ * does: ranking learns from readers too.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ERROR_CODES, MemoryError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { createMcpServer, type ServerInfo } from '../mcp/server.js';
+import type { MemoryService } from '../service/memory-service.js';
+
+const refusal = (tool: string, namespace: string): string =>
+  `This token is read-only: ${tool} may change namespace "${namespace}", so it was not run and nothing was changed. Use a token made without --read-only (limbic token create --namespace ${namespace}).`;
+
+/** The names of the tools that declare themselves read-only, asked over MCP of a server like the one served. */
+export async function readOnlyToolNames(service: MemoryService, info: ServerInfo, logger: Logger): Promise<ReadonlySet<string>> {
+  const server = createMcpServer(service, info, logger);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'limbic-read-only-gate', version: info.version });
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  try {
+    const { tools } = await client.listTools();
+    return new Set(tools.filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name));
+  } finally {
+    await client.close();
+    await server.close();
+  }
+}
+
+/** Answers every tools/call of a tool outside `allowed` with an isError result; call after connect. */
+export function gateWritingTools(transport: Transport, allowed: ReadonlySet<string>, namespace: string): void {
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (isJSONRPCRequest(message) && message.method === 'tools/call') {
+      const name = (message.params as { name?: unknown } | undefined)?.name;
+      if (typeof name !== 'string' || !allowed.has(name)) {
+        const text = refusal(typeof name === 'string' ? name : 'this tool', namespace);
+        void transport.send({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text }], isError: true } }, { relatedRequestId: message.id });
+        return;
+      }
+    }
+    deliver?.(message, extra);
+  };
+}
+
+/** The service methods that write, and the tool each one backs: refused behind the gate as well. */
+const WRITERS: Readonly<Record<string, string>> = {
+  createEntities: 'create_entities',
+  createRelations: 'create_relations',
+  addObservations: 'add_observations',
+  deleteEntities: 'delete_entities',
+  deleteObservations: 'delete_observations',
+  deleteRelations: 'delete_relations',
+  setStatus: 'set_entity_status',
+  importBatch: 'import',
+  reembed: 'reembed',
+  optimizeIndexes: 'optimize',
+};
+
+export function readOnlyService(service: MemoryService, namespace: string): MemoryService {
+  return new Proxy(service, {
+    get(target, property, receiver) {
+      if (typeof property === 'string' && Object.hasOwn(WRITERS, property)) {
+        return () => Promise.reject(new MemoryError(ERROR_CODES.INVALID_INPUT, refusal(WRITERS[property] ?? property, namespace)));
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      // Methods run against the real service (its private fields are not on the proxy).
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

@@ -1,0 +1,177 @@
+/**
+ * The pool every part of the PostgreSQL store shares: opening it (pool size, statement timeout, TLS
+ * from the URL), migrations, and write transactions. Several Limbic processes on several machines
+ * may write at once: each write is one transaction, and the two ways concurrent transactions fail
+ * without anyone being wrong (a deadlock between two batches inserting the same names in another
+ * order, a serialization failure) are retried from the start, so no write is lost.
+ */
+import type pg from 'pg';
+import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { migrate } from './migrations.js';
+
+export interface PgConnectionOptions {
+  /** postgres:// or postgresql:// URL; TLS options (sslmode, sslrootcert...) pass through to node-postgres. */
+  readonly url: string;
+  /** Connections this process opens at most. @default 10 */
+  readonly poolSize?: number;
+  /** A statement running longer is cancelled (ms, 0 for none). @default 30000 */
+  readonly statementTimeoutMs?: number;
+  /** Settings every connection starts with (`-c name=value`), e.g. hnsw.ef_search. */
+  readonly sessionSettings?: Readonly<Record<string, string>>;
+}
+
+/** A pool or one of its connections (inside a transaction): what the parts run statements on. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/**
+ * PostgreSQL text cannot hold U+0000, which the official contract keeps verbatim (SQLite does). Every
+ * string parameter is escaped reversibly on its way in and every text column unescaped on its way
+ * out: U+0000 becomes U+FFFF U+FFFE and U+FFFF becomes U+FFFF U+FFFF (both noncharacters, valid
+ * UTF-8). Text holding neither, which is all ordinary text, is unchanged, stored and compared as is.
+ */
+export function encodeText(text: string): string {
+  // eslint-disable-next-line no-control-regex -- U+0000 is exactly what this looks for
+  return /[\u0000\uFFFF]/.test(text) ? text.replace(/[\u0000\uFFFF]/g, (c) => (c === '\u0000' ? '\uFFFF\uFFFE' : '\uFFFF\uFFFF')) : text;
+}
+
+export function decodeText(text: string): string {
+  return text.includes('\uFFFF') ? text.replace(/\uFFFF([\uFFFE\uFFFF])/g, (_, c: string) => (c === '\uFFFE' ? '\u0000' : '\uFFFF')) : text;
+}
+
+const encodeParam = (value: unknown): unknown =>
+  typeof value === 'string' ? encodeText(value) : Array.isArray(value) ? value.map(encodeParam) : value;
+
+/** Runs statements with their string parameters escaped (see encodeText). */
+function escaping(db: Queryable): Queryable {
+  return { query: (text, values) => db.query(text, values?.map(encodeParam)) };
+}
+
+/** SQLSTATEs a write is retried on: deadlock_detected, serialization_failure. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const MAX_ATTEMPTS = 8;
+
+
+export class PgConnection {
+  /** The URL with its password replaced, for messages and stats: passwords are never logged. */
+  readonly location: string;
+  private pool: pg.Pool | undefined;
+  private ready: Promise<pg.Pool> | undefined;
+
+  constructor(private readonly options: PgConnectionOptions) {
+    this.location = redactPassword(options.url);
+  }
+
+  /** Connects and migrates once; every public method of the store awaits this first. */
+  open(): Promise<pg.Pool> {
+    this.ready ??= this.connectAndMigrate().catch(async (error: unknown) => {
+      this.ready = undefined; // the next call tries again (the server may be starting)
+      await this.close().catch(() => undefined);
+      throw error;
+    });
+    return this.ready;
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    const pool = await this.open();
+    return (await pool.query<R>(sql, params.map(encodeParam))).rows;
+  }
+
+  /** Runs fn in one transaction on one connection, retried whole on deadlock or serialization failure. */
+  async write<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    const pool = await this.open();
+    for (let attempt = 1; ; attempt++) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(escaping(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        const code = (error as { code?: unknown }).code;
+        if (typeof code === 'string' && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+          continue;
+        }
+        throw error;
+      } finally {
+        client.release();
+      }
+    }
+  }
+
+  async metaGet(key: string, client?: Queryable): Promise<string | undefined> {
+    const db = client ?? escaping(await this.open());
+    return (await db.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key])).rows[0]?.value;
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.end();
+  }
+
+  private async connectAndMigrate(): Promise<pg.Pool> {
+    // node-postgres is loaded on first use: a SQLite user never pays for it.
+    const { default: driver } = await import('pg');
+    // int8 and numeric as numbers: ids, counts and millisecond times all fit a double.
+    // Text and text[] unescaped (see encodeText).
+    const builtinParser = driver.types.getTypeParser as (oid: number, format?: 'text' | 'binary') => (value: string) => unknown;
+    const textArray = builtinParser(1009, 'text') as (value: string) => (string | null)[];
+    const getTypeParser = ((oid: number, format?: 'text' | 'binary') => {
+      if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+      if (oid === 25 || oid === 1043) return decodeText;
+      if (oid === 1009 || oid === 1015) return (value: string) => textArray(value).map((v) => (v === null ? v : decodeText(v)));
+      return builtinParser(oid, format);
+    }) as typeof driver.types.getTypeParser;
+    const pool = new driver.Pool({
+      connectionString: this.options.url,
+      max: this.options.poolSize ?? 10,
+      statement_timeout: this.options.statementTimeoutMs ?? 30_000,
+      application_name: 'limbic',
+      ...(this.options.sessionSettings === undefined
+        ? {}
+        : { options: Object.entries(this.options.sessionSettings).map(([name, value]) => `-c ${name}=${value}`).join(' ') }),
+      types: { getTypeParser },
+    });
+    // An idle connection dropped by the server must not crash the process; the next query reconnects.
+    pool.on('error', () => undefined);
+    this.pool = pool;
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (cause) {
+      throw new MemoryError(
+        ERROR_CODES.STORE_FAILED,
+        `Cannot connect to PostgreSQL at ${this.location}: ${(cause as Error).message}. Check that the server runs and the URL (host, port, user, password, sslmode) is right.`,
+        { cause },
+      );
+    }
+    try {
+      await migrate(client);
+    } finally {
+      client.release();
+    }
+    return pool;
+  }
+}
+
+/** postgres://user:secret@host/db → postgres://user:***@host/db */
+export function redactPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    for (const key of ['password', 'sslpassword']) if (parsed.searchParams.has(key)) parsed.searchParams.set(key, '***');
+    return parsed.toString();
+  } catch {
+    return url.replace(/:\/\/([^:/@]*):[^@]*@/, '://$1:***@');
+  }
+}
+
+export interface RelationRow {
+  from_name: string;
+  to_name: string;
+  relation_type: string;
+}

@@ -1,0 +1,197 @@
+/**
+ * Graph reads on PostgreSQL: read_graph and its outline, search_nodes, open_nodes and the hydration
+ * of search results. search_nodes is the official substring test on text lower-cased by JavaScript
+ * (entity_keywords' lname/ltype/lobs, so 'SESIÓN' finds 'Sesión' whatever the server's locale),
+ * narrowed by LIKE (a pg_trgm index when the server has it) and ranked exact name, name prefix,
+ * name substring, type, observation; ties in creation order, as on SQLite.
+ */
+import { asEntityId, METADATA_KIND, type Entity, type EntityId, type EntityStatus, type KnowledgeGraph, type Relation } from '../../core/types.js';
+import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
+import { SUBSTRING_TEXT } from './migrations.js';
+import type { PgConnection, RelationRow } from './pg-connection.js';
+
+interface EntityRow {
+  id: number;
+  name: string;
+  entity_type: string;
+  status: EntityStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+const toRelation = (r: RelationRow): Relation => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type });
+const RELATION_COLUMNS = 'from_name, to_name, relation_type';
+
+export class PgGraphReads {
+  constructor(protected readonly conn: PgConnection) {}
+
+  async readGraph(page?: Page): Promise<GraphPage> {
+    const { limit, offset } = page === undefined ? { limit: null, offset: 0 } : cleanPage(page);
+    const rows = await this.conn.query<EntityRow & { obs: string[] | null }>(
+      `SELECT e.name, e.entity_type, (SELECT array_agg(o.content ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs
+         FROM entities e ORDER BY e.id LIMIT $1 OFFSET $2`,
+      [limit, offset],
+    );
+    const entities = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: r.obs ?? [] }));
+    if (page === undefined) return { entities, relations: await this.allRelations(), total: entities.length };
+    const total = await this.countEntities();
+    return { entities, relations: await this.pageRelations(entities.map((e) => e.name), { limit: limit ?? 0, offset }, total), total };
+  }
+
+  async outline(page?: Page): Promise<GraphOutline> {
+    const { limit, offset } = page === undefined ? { limit: null, offset: 0 } : cleanPage(page);
+    const rows = await this.conn.query<{ name: string; entity_type: string; n: number }>(
+      `SELECT e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id) AS n
+         FROM entities e ORDER BY e.id LIMIT $1 OFFSET $2`,
+      [limit, offset],
+    );
+    const entities: EntityOutline[] = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observationCount: r.n }));
+    if (page === undefined) return { entities, relations: await this.allRelations(), total: entities.length };
+    const total = await this.countEntities();
+    return { entities, relations: await this.pageRelations(rows.map((r) => r.name), { limit: limit ?? 0, offset }, total), total };
+  }
+
+  async searchNodes(query: string, page?: Page): Promise<GraphPage> {
+    const q = query.toLowerCase();
+    const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    // lobs joins observations with newlines: a query holding one could match across two of them,
+    // so it is ranked observation by observation (the whole answer, then cut).
+    if (page === undefined || q.includes('\n')) {
+      const candidates = (await this.conn.query<{ id: number }>(`SELECT entity_id AS id FROM entity_keywords WHERE (${SUBSTRING_TEXT}) LIKE $1 ORDER BY entity_id`, [like])).map(
+        (r) => r.id,
+      );
+      const found = rankMatches(await hydrate(this.conn, candidates), candidates, q);
+      const shown = page === undefined ? found : found.slice(cleanPage(page).offset, cleanPage(page).offset + cleanPage(page).limit);
+      return { entities: shown.map(publicEntity), relations: await this.relationsTouching(shown.map((e) => e.name)), total: found.length };
+    }
+    const { limit, offset } = cleanPage(page);
+    const tiered = `SELECT entity_id AS id, CASE WHEN lname = $1 THEN 0 WHEN starts_with(lname, $1) THEN 1 WHEN strpos(lname, $1) > 0 THEN 2
+                            WHEN strpos(ltype, $1) > 0 THEN 3 WHEN strpos(lobs, $1) > 0 THEN 4 END AS tier
+                       FROM entity_keywords WHERE (${SUBSTRING_TEXT}) LIKE $2`;
+    const rows = await this.conn.query<{ id: number; total: number }>(
+      `SELECT id, count(*) OVER () AS total FROM (${tiered}) t WHERE tier IS NOT NULL ORDER BY tier, id LIMIT $3 OFFSET $4`,
+      [q, like, limit, offset],
+    );
+    const total =
+      rows[0]?.total ?? (offset === 0 && limit !== 0 ? 0 : ((await this.conn.query<{ n: number }>(`SELECT count(*) AS n FROM (${tiered}) t WHERE tier IS NOT NULL`, [q, like]))[0]?.n ?? 0));
+    const ids = rows.map((r) => r.id);
+    const entities = await hydrate(this.conn, ids);
+    const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
+    return { entities: found.map(publicEntity), relations: await this.relationsTouching(found.map((e) => e.name)), total };
+  }
+
+  async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
+    const ids = (await this.conn.query<{ id: number }>('SELECT id FROM entities WHERE name = ANY($1) ORDER BY id', [names])).map((r) => r.id);
+    const entities = await hydrate(this.conn, ids);
+    const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
+    return { entities: found.map(publicEntity), relations: await this.relationsTouching(found.map((e) => e.name)) };
+  }
+
+  async idsByName(names: readonly string[]): Promise<EntityId[]> {
+    const rows = await this.conn.query<{ id: number }>(
+      'SELECT e.id FROM unnest($1::text[]) WITH ORDINALITY AS x(name, i) JOIN entities e ON e.name = x.name ORDER BY x.i',
+      [names],
+    );
+    return rows.map((r) => asEntityId(r.id));
+  }
+
+  async entitiesById(ids: readonly EntityId[]): Promise<Map<EntityId, StoredEntity>> {
+    return hydrate(this.conn, ids);
+  }
+
+  async edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.conn.query<{ a: number; b: number }>(
+      `SELECT ef.id AS a, et.id AS b FROM relations r
+         JOIN entities ef ON ef.name = r.from_name
+         JOIN entities et ON et.name = r.to_name
+        WHERE ef.id = ANY($1) OR et.id = ANY($1)
+        ORDER BY r.id`,
+      [ids],
+    );
+    return rows.map((r) => ({ from: asEntityId(r.a), to: asEntityId(r.b) }));
+  }
+
+  private async countEntities(): Promise<number> {
+    return (await this.conn.query<{ n: number }>('SELECT count(*) AS n FROM entities'))[0]?.n ?? 0;
+  }
+
+  private async allRelations(): Promise<Relation[]> {
+    return (await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations ORDER BY id`)).map(toRelation);
+  }
+
+  /** Relations leaving the page's entities; the last page also carries those leaving a name that is no entity. */
+  private async pageRelations(names: readonly string[], page: Page, total: number): Promise<Relation[]> {
+    const leaving = names.length === 0 ? [] : await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) ORDER BY id`, [names]);
+    const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
+    if (!last) return leaving.map(toRelation);
+    const dangling = await this.conn.query<RelationRow>(
+      `SELECT ${RELATION_COLUMNS} FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name) ORDER BY id`,
+    );
+    return [...leaving, ...dangling].map(toRelation);
+  }
+
+  private async relationsTouching(names: readonly string[]): Promise<Relation[]> {
+    if (names.length === 0) return [];
+    return (await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) OR to_name = ANY($1) ORDER BY id`, [names])).map(
+      toRelation,
+    );
+  }
+}
+
+/** Full entities with status, kinds and metadata share, in no particular order. */
+export async function hydrate(conn: PgConnection, ids: readonly number[]): Promise<Map<EntityId, StoredEntity>> {
+  const result = new Map<EntityId, StoredEntity>();
+  if (ids.length === 0) return result;
+  const sql = `SELECT e.*, o.contents, o.kinds FROM entities e
+                 LEFT JOIN LATERAL (SELECT array_agg(content ORDER BY id) AS contents, array_agg(kind ORDER BY id) AS kinds
+                                      FROM observations WHERE entity_id = e.id) o ON true
+                WHERE e.id = ANY($1)`;
+  const rows = await conn.query<EntityRow & { contents: string[] | null; kinds: string[] | null }>(sql, [ids]);
+  for (const r of rows) {
+    const kinds = r.kinds ?? [];
+    const metadata = kinds.filter((k) => k === METADATA_KIND).length;
+    result.set(asEntityId(r.id), {
+      id: asEntityId(r.id),
+      name: r.name,
+      entityType: r.entity_type,
+      observations: r.contents ?? [],
+      kinds,
+      status: r.status,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      metadataRatio: kinds.length === 0 ? 0 : metadata / kinds.length,
+    });
+  }
+  return result;
+}
+
+export function publicEntity(e: Entity): Entity {
+  return { name: e.name, entityType: e.entityType, observations: [...e.observations] };
+}
+
+function cleanPage(page: Page): { limit: number; offset: number } {
+  return { limit: Math.max(0, Math.floor(page.limit)), offset: Math.max(0, Math.floor(page.offset)) };
+}
+
+/** The official substring test's tier for a lower-cased query; undefined when it does not match. */
+function substringTier(entity: Entity, q: string): number | undefined {
+  const n = entity.name.toLowerCase();
+  if (n === q) return 0;
+  if (n.startsWith(q)) return 1;
+  if (n.includes(q)) return 2;
+  if (entity.entityType.toLowerCase().includes(q)) return 3;
+  return entity.observations.some((o) => o.toLowerCase().includes(q)) ? 4 : undefined;
+}
+
+/** The hydrated candidates that match, best first (`candidates` in creation order). */
+function rankMatches(entities: ReadonlyMap<EntityId, StoredEntity>, candidates: readonly number[], q: string): StoredEntity[] {
+  const ranked: { entity: StoredEntity; tier: number; order: number }[] = [];
+  candidates.forEach((id, order) => {
+    const entity = entities.get(asEntityId(id));
+    const tier = entity === undefined ? undefined : substringTier(entity, q);
+    if (entity !== undefined && tier !== undefined) ranked.push({ entity, tier, order });
+  });
+  ranked.sort((a, b) => a.tier - b.tier || a.order - b.order);
+  return ranked.map((r) => r.entity);
+}

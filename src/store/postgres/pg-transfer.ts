@@ -1,0 +1,169 @@
+/**
+ * The transfer capability on PostgreSQL (limbic migrate): whole entities read out page by page, and
+ * merged in with their times, statuses, kinds, usage signals and vectors. See transfer-store.ts.
+ */
+import { asEntityId, type EntityId } from '../../core/types.js';
+import type {
+  CoOccurrenceRecord,
+  EntityRecord,
+  RelationRecord,
+  TransferPage,
+  TransferStore,
+  TransferWriteCounts,
+} from '../transfer-store.js';
+import { decodeText, type PgConnection } from './pg-connection.js';
+import { syncEntities } from './pg-graph.js';
+
+interface EntityRow {
+  id: number;
+  name: string;
+  entity_type: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  obs: { c: string; k: string; t: number }[] | null;
+  access_count: number | null;
+  last_access: number | null;
+  days: string[] | null;
+  vector: string | null;
+}
+
+const page = <T>(records: T[], limit: number, next: number): TransferPage<T> => ({ records, next: records.length < limit ? undefined : next });
+
+export class PgTransfer implements TransferStore {
+  constructor(private readonly conn: PgConnection) {}
+
+  async vectorModel(): Promise<{ readonly model: string; readonly dims: number } | undefined> {
+    const model = await this.conn.metaGet('vector_model');
+    const dims = Number(await this.conn.metaGet('vector_dims'));
+    return model === undefined || !(dims > 0) || !(await this.hasVectors()) ? undefined : { model, dims };
+  }
+
+  async readEntities(cursor: number, limit: number): Promise<TransferPage<EntityRecord>> {
+    const vectors = await this.hasVectors();
+    const rows = await this.conn.query<EntityRow>(
+      `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
+              (SELECT json_agg(json_build_object('c', o.content, 'k', o.kind, 't', o.created_at) ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs,
+              a.access_count, a.last_access,
+              (SELECT array_agg(d.day::text ORDER BY d.day) FROM entity_access_days d WHERE d.entity_id = e.id) AS days,
+              ${vectors ? '(SELECT v.embedding::text FROM entity_embeddings v WHERE v.entity_id = e.id)' : 'NULL'} AS vector
+         FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
+        WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
+      [cursor, limit],
+    );
+    const records = rows.map((r) => ({
+      name: r.name,
+      entityType: r.entity_type,
+      status: r.status,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      observations: (r.obs ?? []).map((o) => ({ content: decodeText(o.c), kind: decodeText(o.k), createdAt: Number(o.t) })),
+      access: r.access_count === null ? undefined : { count: r.access_count, lastAccess: r.last_access ?? 0, days: r.days ?? [] },
+      vector: r.vector === null ? undefined : Float32Array.from(JSON.parse(r.vector) as number[]),
+    }));
+    return page(records, limit, rows.at(-1)?.id ?? cursor);
+  }
+
+  async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
+    const rows = await this.conn.query<{ id: number; from_name: string; to_name: string; relation_type: string; created_at: number }>(
+      'SELECT id, from_name, to_name, relation_type, created_at FROM relations WHERE id > $1 ORDER BY id LIMIT $2',
+      [cursor, limit],
+    );
+    return page(
+      rows.map((r) => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type, createdAt: r.created_at })),
+      limit,
+      rows.at(-1)?.id ?? cursor,
+    );
+  }
+
+  async readCoOccurrences(cursor: number, limit: number): Promise<TransferPage<CoOccurrenceRecord>> {
+    const rows = await this.conn.query<{ a: string; b: string; co_count: number; last_co: number }>(
+      `SELECT ea.name AS a, eb.name AS b, c.co_count, c.last_co FROM co_occurrences c
+         JOIN entities ea ON ea.id = c.entity_a_id JOIN entities eb ON eb.id = c.entity_b_id
+        ORDER BY c.entity_a_id, c.entity_b_id LIMIT $2 OFFSET $1`,
+      [cursor, limit],
+    );
+    return page(rows.map((r) => ({ a: r.a, b: r.b, count: r.co_count, lastCo: r.last_co })), limit, cursor + rows.length);
+  }
+
+  async writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts> {
+    if (records.length === 0) return { entities: 0, observations: 0, vectors: 0 };
+    return this.conn.write(async (db) => {
+      const fresh = await db.query<{ id: number; name: string }>(
+        `INSERT INTO entities (name, entity_type, status, created_at, updated_at)
+         SELECT n, t, s, c, u FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS x(n, t, s, c, u, i) ORDER BY i
+         ON CONFLICT (name) DO NOTHING RETURNING id, name`,
+        [records.map((r) => r.name), records.map((r) => r.entityType), records.map((r) => r.status), records.map((r) => r.createdAt), records.map((r) => r.updatedAt)],
+      );
+      const freshIds = new Set(fresh.rows.map((r) => r.id));
+      const idOf = new Map(
+        (await db.query<{ id: number; name: string }>('SELECT id, name FROM entities WHERE name = ANY($1)', [records.map((r) => r.name)])).rows.map((r) => [r.name, r.id]),
+      );
+      const obs = records.flatMap((r) => r.observations.map((o) => ({ id: idOf.get(r.name) as number, ...o })));
+      const added = await db.query<{ entity_id: number }>(
+        `INSERT INTO observations (entity_id, content, kind, created_at)
+         SELECT e, c, k, t FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS x(e, c, k, t, i) ORDER BY i
+         ON CONFLICT (entity_id, md5(content)) DO NOTHING RETURNING entity_id`,
+        [obs.map((o) => o.id), obs.map((o) => o.content), obs.map((o) => o.kind), obs.map((o) => o.createdAt)],
+      );
+      const grown = new Set(added.rows.map((r) => r.entity_id));
+      await syncEntities(db, [...new Set([...freshIds, ...grown])].map(asEntityId));
+      const withAccess = records.filter((r) => r.access !== undefined && idOf.has(r.name));
+      await db.query(
+        `INSERT INTO entity_access (entity_id, access_count, last_access) SELECT * FROM unnest($1::int[], $2::int[], $3::bigint[])
+         ON CONFLICT (entity_id) DO UPDATE SET access_count = greatest(entity_access.access_count, excluded.access_count),
+                                               last_access = greatest(entity_access.last_access, excluded.last_access)`,
+        [withAccess.map((r) => idOf.get(r.name)), withAccess.map((r) => r.access?.count), withAccess.map((r) => r.access?.lastAccess)],
+      );
+      const days = withAccess.flatMap((r) => (r.access?.days ?? []).map((day) => ({ id: idOf.get(r.name) as number, day })));
+      await db.query('INSERT INTO entity_access_days (entity_id, day) SELECT * FROM unnest($1::int[], $2::date[]) ON CONFLICT DO NOTHING', [
+        days.map((d) => d.id),
+        days.map((d) => d.day),
+      ]);
+      // A vector is copied for an entity whose text is what it was made from: new here, or unchanged.
+      let copied = 0;
+      if (vectors) {
+        const ready = records.filter((r) => r.vector !== undefined && idOf.has(r.name) && !(grown.has(idOf.get(r.name) as number) && !freshIds.has(idOf.get(r.name) as number)));
+        const ids = ready.map((r) => idOf.get(r.name) as EntityId);
+        const inserted = await db.query(
+          `INSERT INTO entity_embeddings (entity_id, embedding) SELECT id, v::vector FROM unnest($1::int[], $2::text[]) AS x(id, v)
+           ON CONFLICT (entity_id) DO NOTHING`,
+          [ids, ready.map((r) => `[${Array.from(r.vector ?? []).join(',')}]`)],
+        );
+        copied = inserted.rowCount ?? 0;
+        await db.query('DELETE FROM embedding_queue WHERE entity_id = ANY($1) AND NOT entity_id = ANY($2)', [ids, [...grown].filter((id) => !freshIds.has(id))]);
+      }
+      return { entities: freshIds.size, observations: added.rows.length, vectors: copied };
+    });
+  }
+
+  async writeRelations(records: readonly RelationRecord[]): Promise<number> {
+    if (records.length === 0) return 0;
+    // The endpoints' vectors were made with these relations in their text: nothing is re-queued.
+    const rows = await this.conn.query(
+      `INSERT INTO relations (from_name, to_name, relation_type, created_at)
+       SELECT f, t, ty, c FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS x(f, t, ty, c, i) ORDER BY i
+       ON CONFLICT DO NOTHING RETURNING id`,
+      [records.map((r) => r.from), records.map((r) => r.to), records.map((r) => r.relationType), records.map((r) => r.createdAt)],
+    );
+    return rows.length;
+  }
+
+  async writeCoOccurrences(records: readonly CoOccurrenceRecord[]): Promise<number> {
+    if (records.length === 0) return 0;
+    const rows = await this.conn.query(
+      `INSERT INTO co_occurrences (entity_a_id, entity_b_id, co_count, last_co)
+       SELECT least(ea.id, eb.id), greatest(ea.id, eb.id), x.c, x.l FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[]) AS x(a, b, c, l)
+         JOIN entities ea ON ea.name = x.a JOIN entities eb ON eb.name = x.b WHERE ea.id <> eb.id
+       ON CONFLICT (entity_a_id, entity_b_id) DO UPDATE SET co_count = greatest(co_occurrences.co_count, excluded.co_count),
+                                                           last_co = greatest(co_occurrences.last_co, excluded.last_co)
+       RETURNING 1`,
+      [records.map((r) => r.a), records.map((r) => r.b), records.map((r) => r.count), records.map((r) => r.lastCo)],
+    );
+    return rows.length;
+  }
+
+  private async hasVectors(): Promise<boolean> {
+    return (await this.conn.query<{ e: boolean }>("SELECT to_regclass('entity_embeddings') IS NOT NULL AS e"))[0]?.e === true;
+  }
+}

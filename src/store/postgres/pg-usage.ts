@@ -1,0 +1,95 @@
+/**
+ * Usage signals on PostgreSQL: what the limbic re-ranker reads of a candidate set (facts, degree,
+ * accesses, co-occurrences) and the accesses each answer records. Nothing is cached between
+ * searches: every read sees the other processes' writes, and a candidate set costs three queries.
+ */
+import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
+import { asEntityId, type EntityId, type EntityStatus } from '../../core/types.js';
+import type { UsageStore } from '../usage-store.js';
+import type { PgConnection } from './pg-connection.js';
+
+const DAY_MS = 86_400_000;
+
+interface FactsRow {
+  id: number;
+  name: string;
+  entity_type: string;
+  status: EntityStatus;
+  created_at: number;
+  updated_at: number;
+  degree: number;
+  metadata: number;
+  observations: number;
+}
+
+export class PgUsage implements UsageStore {
+  constructor(private readonly conn: PgConnection) {}
+
+  async signals(ids: readonly EntityId[]): Promise<CandidateSignals> {
+    const facts = new Map<EntityId, EntityFacts>();
+    const degree = new Map<EntityId, number>();
+    const access = new Map<EntityId, AccessFacts>();
+    if (ids.length === 0) return { facts, access, degree, coOccurrences: [] };
+    const list = [...new Set(ids)];
+    const [factRows, accessRows, pairRows] = await Promise.all([
+      this.conn.query<FactsRow>(
+        `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
+                (SELECT count(*) FROM relations WHERE from_name = e.name) + (SELECT count(*) FROM relations WHERE to_name = e.name) AS degree,
+                (SELECT count(*) FROM observations m WHERE m.entity_id = e.id AND m.kind = 'metadata') AS metadata,
+                (SELECT count(*) FROM observations o WHERE o.entity_id = e.id) AS observations
+           FROM entities e WHERE e.id = ANY($1)`,
+        [list],
+      ),
+      this.conn.query<{ id: number; access_count: number; last_access: number; days: number }>(
+        `SELECT a.entity_id AS id, a.access_count, a.last_access,
+                (SELECT count(*) FROM entity_access_days d WHERE d.entity_id = a.entity_id) AS days
+           FROM entity_access a WHERE a.entity_id = ANY($1)`,
+        [list],
+      ),
+      this.conn.query<{ a: number; b: number; co_count: number; last_co: number }>(
+        'SELECT entity_a_id AS a, entity_b_id AS b, co_count, last_co FROM co_occurrences WHERE entity_a_id = ANY($1) AND entity_b_id = ANY($1)',
+        [list],
+      ),
+    ]);
+    for (const r of factRows) {
+      const id = asEntityId(r.id);
+      facts.set(id, {
+        id,
+        name: r.name,
+        entityType: r.entity_type,
+        status: r.status,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+        metadataRatio: r.observations === 0 ? 0 : r.metadata / r.observations,
+      });
+      degree.set(id, r.degree);
+    }
+    for (const r of accessRows) access.set(asEntityId(r.id), { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
+    const coOccurrences: CoOccurrencePair[] = pairRows.map((r) => ({ a: asEntityId(r.a), b: asEntityId(r.b), count: r.co_count, lastCo: r.last_co }));
+    return { facts, access, degree, coOccurrences };
+  }
+
+  async recordAccess(ids: readonly EntityId[], now: number): Promise<void> {
+    // Sorted, so concurrent writers take row locks in one order (fewer deadlocks to retry).
+    const unique = [...new Set(ids)].sort((a, b) => a - b);
+    if (unique.length === 0) return;
+    const day = new Date(Math.floor(now / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+    await this.conn.write(async (db) => {
+      const live = (await db.query<{ id: number }>('SELECT id FROM entities WHERE id = ANY($1) ORDER BY id', [unique])).rows.map((r) => r.id);
+      if (live.length === 0) return;
+      await db.query(
+        `INSERT INTO entity_access (entity_id, access_count, last_access) SELECT id, 1, $2 FROM unnest($1::int[]) AS x(id) ORDER BY id
+         ON CONFLICT (entity_id) DO UPDATE SET access_count = entity_access.access_count + 1, last_access = excluded.last_access`,
+        [live, now],
+      );
+      await db.query('INSERT INTO entity_access_days (entity_id, day) SELECT id, $2::date FROM unnest($1::int[]) AS x(id) ON CONFLICT DO NOTHING', [live, day]);
+      if (live.length < 2) return;
+      await db.query(
+        `INSERT INTO co_occurrences (entity_a_id, entity_b_id, co_count, last_co)
+         SELECT a.id, b.id, 1, $2 FROM unnest($1::int[]) AS a(id) JOIN unnest($1::int[]) AS b(id) ON a.id < b.id ORDER BY a.id, b.id
+         ON CONFLICT (entity_a_id, entity_b_id) DO UPDATE SET co_count = co_occurrences.co_count + 1, last_co = excluded.last_co`,
+        [live, now],
+      );
+    });
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The token file of `limbic serve --http`: a small SQLite database beside the memory (its own file,
+ * so the memory's schema and its backups stay as they were, and `token` commands never open the
+ * memory). Holds hashes only; see src/store/token-store.ts.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { TokenRecord, TokenStore } from '../token-store.js';
+
+interface Row {
+  id: string;
+  namespace: string;
+  read_only: number;
+  label: string | null;
+  created_at: number;
+}
+
+const toRecord = (row: Row): TokenRecord => ({
+  id: row.id,
+  namespace: row.namespace,
+  readOnly: row.read_only === 1,
+  label: row.label ?? undefined,
+  createdAt: row.created_at,
+});
+
+/** Opens (creating when absent) the token file at `path`. */
+export function openSqliteTokenStore(path: string): TokenStore {
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(`CREATE TABLE IF NOT EXISTS tokens (
+    id TEXT PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    namespace TEXT NOT NULL,
+    read_only INTEGER NOT NULL,
+    label TEXT,
+    created_at INTEGER NOT NULL
+  ) STRICT`);
+  const insert = db.prepare('INSERT INTO tokens (id, hash, namespace, read_only, label, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+  const byHash = db.prepare<[string], Row>('SELECT id, namespace, read_only, label, created_at FROM tokens WHERE hash = ?');
+  const all = db.prepare<[], Row>('SELECT id, namespace, read_only, label, created_at FROM tokens ORDER BY namespace, created_at');
+  const remove = db.prepare('DELETE FROM tokens WHERE id = ?');
+  const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tokens');
+  return {
+    add(record, hash) {
+      insert.run(record.id, hash, record.namespace, record.readOnly ? 1 : 0, record.label ?? null, record.createdAt);
+    },
+    byHash(hash) {
+      const row = byHash.get(hash);
+      return row === undefined ? undefined : toRecord(row);
+    },
+    list: () => all.all().map(toRecord),
+    revoke: (id) => remove.run(id).changes > 0,
+    count: () => count.get()?.n ?? 0,
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The transfer capability (optional): a whole memory read out and merged in with nothing lost, for
+ * `limbic migrate` between backends. Records carry what the graph API leaves out: statuses, times
+ * and kinds of observations, usage signals by name, vectors. Reads page by a cursor; writes merge
+ * idempotently (what exists stays, counts take the larger value), so running a migration twice adds
+ * nothing.
+ */
+
+export interface ObservationRecord {
+  readonly content: string;
+  readonly kind: string;
+  readonly createdAt: number;
+}
+
+export interface EntityRecord {
+  readonly name: string;
+  readonly entityType: string;
+  readonly status: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** In creation order. */
+  readonly observations: readonly ObservationRecord[];
+  readonly access: { readonly count: number; readonly lastAccess: number; readonly days: readonly string[] } | undefined;
+  /** The stored vector, when one is indexed (for the model `vectorModel()` names). */
+  readonly vector: Float32Array | undefined;
+}
+
+export interface RelationRecord {
+  readonly from: string;
+  readonly to: string;
+  readonly relationType: string;
+  readonly createdAt: number;
+}
+
+export interface CoOccurrenceRecord {
+  readonly a: string;
+  readonly b: string;
+  readonly count: number;
+  readonly lastCo: number;
+}
+
+export interface TransferPage<T> {
+  readonly records: T[];
+  /** Pass back for the next page; undefined after the last. */
+  readonly next: number | undefined;
+}
+
+export interface TransferWriteCounts {
+  readonly entities: number;
+  readonly observations: number;
+  readonly vectors: number;
+}
+
+export interface TransferStore {
+  /** The model and size the stored vectors were made with, if any. */
+  vectorModel(): Promise<{ readonly model: string; readonly dims: number } | undefined>;
+  readEntities(cursor: number, limit: number): Promise<TransferPage<EntityRecord>>;
+  readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>>;
+  readCoOccurrences(cursor: number, limit: number): Promise<TransferPage<CoOccurrenceRecord>>;
+  /**
+   * Merges entities: new ones with their times and status, new observations with their kind and
+   * time, access counts raised to the record's. Vectors are stored only when `vectors` is true (the
+   * caller checked both sides use the same model); an entity whose text changed is queued instead.
+   */
+  writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts>;
+  /** Merges relations; returns how many were new. */
+  writeRelations(records: readonly RelationRecord[]): Promise<number>;
+  /** Raises co-occurrence counts to the records' (pairs of names that are both entities). */
+  writeCoOccurrences(records: readonly CoOccurrenceRecord[]): Promise<number>;
+}

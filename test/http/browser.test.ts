@@ -1,0 +1,141 @@
+/**
+ * The page in a real browser: Debian's chromium driven by playwright-core. Logs in (a wrong token is
+ * refused first), searches, opens a result, waits for the graph drawing, visits statistics, works
+ * by keyboard and on a phone-sized screen; a screenshot of each view goes to test-artifacts/browser/.
+ * Skips, saying why, only where /usr/bin/chromium is absent; .ci/run installs it, so CI runs it.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, realEmbedder } from '../helpers/fixtures.js';
+import { connect, startTestServer, type TestServer } from './http-helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = process.env.LIMBIC_TEST_ARTIFACTS ?? join(REPO_ROOT, 'test-artifacts', 'browser');
+const present = existsSync(CHROMIUM);
+/** Evaluated in the page (this file is compiled without the DOM's types): no sideways scrolling. */
+const FITS = 'document.documentElement.scrollWidth <= window.innerWidth';
+if (!present) console.warn(`browser tests skipped: ${CHROMIUM} is absent (install Debian's chromium: apt-get install -y chromium)`);
+
+describe.skipIf(!present)('the web page in chromium', () => {
+  let s: TestServer;
+  let token: string;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    s = await startTestServer({}, realEmbedder);
+    token = s.token('garden').token;
+    const c = await connect(s.url, token);
+    await c.ok('create_entities', { entities: [
+      { name: 'Tomato', entityType: 'plant', observations: ['needs full sun', 'water at the roots in the morning'] },
+      { name: 'Basil', entityType: 'plant', observations: ['grows well next to tomatoes', 'keeps aphids away'] },
+      { name: 'Greenhouse', entityType: 'place', observations: ['south-facing, built in 2024'] },
+      { name: 'Aphids', entityType: 'pest', observations: ['small green insects on young leaves'] },
+    ] });
+    await c.ok('create_relations', { relations: [
+      { from: 'Basil', to: 'Tomato', relationType: 'companion of' },
+      { from: 'Tomato', to: 'Greenhouse', relationType: 'grows in' },
+      { from: 'Basil', to: 'Aphids', relationType: 'repels' },
+    ] });
+    await c.close();
+    profile = mkdtempSync(join(tmpdir(), 'limbic-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1200, height: 900 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    // Nothing may leave loopback: every request the page makes is checked.
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.protocol !== 'data:' && url.hostname !== '127.0.0.1') throw new Error(`the page fetched ${request.url()}`);
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await s?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('refuses a wrong token on the login form', async () => {
+    await page.goto(s.url);
+    await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+    await page.fill('#token', 'limbic_this-is-not-a-token');
+    await page.press('#token', 'Enter');
+    await expect.poll(() => page.textContent('#login-error')).toMatch(/not valid/);
+    expect(await page.locator('#search').isVisible()).toBe(false);
+    await page.screenshot({ path: join(ARTIFACTS, 'login-refused.png'), fullPage: true });
+  });
+
+  it('logs in, searches, and shows each result with its score breakdown', async () => {
+    await page.fill('#token', token);
+    await page.click('#login button[type=submit]');
+    await expect.poll(() => page.textContent('#who')).toBe('namespace garden');
+    await page.fill('#q', 'tomatoes sun');
+    await page.press('#q', 'Enter');
+    await expect.poll(() => page.locator('#results li').count()).toBeGreaterThan(0);
+    const first = await page.locator('#results li').first().textContent();
+    expect(first).toMatch(/Tomato|Basil/);
+    expect(first).toMatch(/found by (words|meaning)/);
+    expect(first).toMatch(/final/);
+    expect(await page.textContent('#search-summary')).toMatch(/legs: .*fts/);
+    await page.screenshot({ path: join(ARTIFACTS, 'search.png'), fullPage: true });
+  });
+
+  it('opens a result and draws its neighbourhood with cytoscape', async () => {
+    await page.locator('#results a', { hasText: /^Basil$/ }).first().click();
+    await expect.poll(() => page.textContent('#entity-name')).toBe('Basil');
+    await expect.poll(() => page.locator('#graph canvas').count()).toBeGreaterThan(0);
+    expect(await page.getAttribute('#graph', 'data-nodes')).toBe('3');
+    expect(await page.textContent('#entity-observations')).toContain('keeps aphids away');
+    expect(await page.textContent('#entity-relations')).toContain('companion of');
+    expect(await page.textContent('#entity-usage')).toMatch(/recalled/);
+    await page.screenshot({ path: join(ARTIFACTS, 'entity.png'), fullPage: true });
+  });
+
+  it('shows statistics: counts, embedding model and queue, database size', async () => {
+    await page.click('#nav-stats');
+    await expect.poll(() => page.textContent('#stats-list')).toMatch(/entities4/);
+    const text = await page.textContent('#stats-list');
+    expect(text).toMatch(/relations3/);
+    expect(text).toMatch(/embedding model/);
+    expect(text).toMatch(/database size\d+\.\d+ MB/);
+    await page.screenshot({ path: join(ARTIFACTS, 'stats.png'), fullPage: true });
+  });
+
+  it('works by keyboard alone', async () => {
+    await page.click('#nav-search');
+    await page.locator('body').focus();
+    await page.keyboard.press('/');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('q');
+    await page.keyboard.type('aphids');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#results li').count()).toBeGreaterThan(0);
+    // Tab from the search box reaches the first result; Enter opens it.
+    await page.focus('#q');
+    await page.keyboard.press('Tab'); // the Search button
+    await page.keyboard.press('Tab'); // the first result
+    const focused = await page.evaluate<string>('document.activeElement?.textContent');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.textContent('#entity-name')).toBe(focused);
+  });
+
+  it('fits a phone-sized screen without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${s.url}/#/search?q=${encodeURIComponent('basil')}`);
+    await expect.poll(() => page.locator('#results li').count()).toBeGreaterThan(0);
+    expect(await page.evaluate(FITS)).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, 'search-phone.png'), fullPage: true });
+    await page.locator('#results a').first().click();
+    await expect.poll(() => page.locator('#graph canvas').count()).toBeGreaterThan(0);
+    expect(await page.evaluate(FITS)).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, 'entity-phone.png'), fullPage: true });
+  });
+});

@@ -1,0 +1,128 @@
+/** Wiring for the HTTP tests: a real server on loopback over real SQLite files, and SDK clients. */
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startServeHttp, type ServeHttpOptions } from '../../src/cli/serve-http.js';
+import { noopLogger } from '../../src/core/logger.js';
+import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
+import type { RunningHttpServer } from '../../src/http/http-server.js';
+import { tokenFilePath } from '../../src/http/namespaces.js';
+import { createToken } from '../../src/http/tokens.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
+import type { Store } from '../../src/store/store.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+export interface TestServer {
+  readonly dir: string;
+  readonly dbPath: string;
+  readonly server: RunningHttpServer;
+  readonly url: string;
+  /** Makes a token in the server's token file (as `limbic token create` does). */
+  token(namespace: string, readOnly?: boolean): { token: string; id: string };
+  revoke(id: string): void;
+  close(): Promise<void>;
+}
+
+/** `embedder`: undefined runs keyword-only, as `--no-model` does. */
+export async function startTestServer(
+  options: Partial<ServeHttpOptions> = {},
+  embedder?: () => Promise<Embedder>,
+  wrapStore: (store: Store) => Store = (store) => store,
+): Promise<TestServer> {
+  const { dir, cleanup } = tempDir('limbic-http-');
+  const dbPath = join(dir, 'memory.db');
+  const tokens = openSqliteTokenStore(tokenFilePath(dbPath));
+  const started = await startServeHttp(
+    { host: '127.0.0.1', port: 0, allowedHosts: [], ...options },
+    {
+      dbPath,
+      openStore: (path) => wrapStore(openSqliteStore({ path })),
+      openTokens: openSqliteTokenStore,
+      embedder: new LazyEmbedder(embedder ?? (() => Promise.reject(new Error('no model in this test (keyword search only)')))),
+      info: { name: 'limbic', version: 'test' },
+      logger: noopLogger,
+    },
+  );
+  let closed = false;
+  return {
+    dir,
+    dbPath,
+    server: started.server,
+    url: started.server.url,
+    token(namespace, readOnly = false) {
+      const made = createToken(tokens, { namespace, readOnly });
+      return { token: made.token, id: made.record.id };
+    },
+    revoke: (id) => void tokens.revoke(id),
+    async close() {
+      if (!closed) {
+        closed = true;
+        await started.close();
+      }
+      tokens.close();
+      cleanup();
+    },
+  };
+}
+
+export interface HttpClient {
+  readonly client: Client;
+  readonly transport: StreamableHTTPClientTransport;
+  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  ok<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** An SDK client over Streamable HTTP with a bearer token, connected (initialized). */
+export async function connect(url: string, token: string | undefined): Promise<HttpClient> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: 'limbic-http-test', version: '0' });
+  await client.connect(transport);
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  return {
+    client,
+    transport,
+    call,
+    async ok<T>(name: string, args: Record<string, unknown> = {}) {
+      const result = await call(name, args);
+      if (result.isError === true) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+      return result.structuredContent as T;
+    },
+    close: () => client.close(),
+  };
+}
+
+export const textOf = (r: CallToolResult): string => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+
+/** A raw request with exactly these headers (fetch will not send a forged Host or Origin). */
+export function rawRequest(
+  url: string,
+  options: { method?: string; path?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: target.hostname, port: target.port, method: options.method ?? 'POST', path: options.path ?? '/mcp', headers: options.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    req.on('error', reject);
+    if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
+}
+
+export const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+});

@@ -1,0 +1,194 @@
+// Limbic's page: plain JS, no build step. Reads the memory through /api/* with the bearer token the
+// user typed (kept in sessionStorage: this tab only). Every value is set as text, never as HTML.
+/* global document, window, location, sessionStorage, fetch */
+const KEY = 'limbic-token';
+const $ = (id) => document.getElementById(id);
+const views = ['login', 'search', 'entity', 'stats'];
+let graph; // the cytoscape instance of the entity view
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'class') node.className = v;
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const child of children) if (child !== undefined && child !== null) node.append(child);
+  return node;
+}
+
+class AuthError extends Error {}
+
+async function api(path) {
+  const token = sessionStorage.getItem(KEY);
+  if (!token) throw new AuthError('Log in with a token first.');
+  const res = await fetch(path, { headers: { authorization: `Bearer ${token}` } });
+  const body = await res.json().catch(() => ({}));
+  if (res.status === 401) throw new AuthError(body.error?.message ?? 'The token was refused.');
+  if (!res.ok) throw new Error(body.error?.message ?? body.error ?? `HTTP ${res.status}`);
+  return body;
+}
+
+function show(view) {
+  for (const v of views) $(v).hidden = v !== view;
+  $('nav').hidden = view === 'login';
+  $('nav-search').toggleAttribute('aria-current', view === 'search' || view === 'entity');
+  $('nav-stats').toggleAttribute('aria-current', view === 'stats');
+  if ($('nav-search').hasAttribute('aria-current')) $('nav-search').setAttribute('aria-current', 'page');
+  if ($('nav-stats').hasAttribute('aria-current')) $('nav-stats').setAttribute('aria-current', 'page');
+  $('error').textContent = '';
+}
+
+const fmt = (n, digits = 3) => (n === null || n === undefined ? '–' : typeof n === 'number' ? Number(n.toFixed(digits)).toString() : String(n));
+
+/** One sentence on why a result ranked where it did, from its score breakdown. */
+function why(s, position) {
+  const legs = [];
+  if (s.fts_rank !== null) legs.push(`words (keyword rank ${s.fts_rank})`);
+  if (s.semantic_rank !== null) legs.push(`meaning (semantic rank ${s.semantic_rank})`);
+  const parts = [`#${position}: found by ${legs.length ? legs.join(' and ') : 'a filter only'}`];
+  if (s.limbic) {
+    const m = s.limbic.multiplier;
+    parts.push(m > 1.001 ? `raised ×${fmt(m, 2)} by use (importance ${fmt(s.limbic.importance, 2)}, recency ${fmt(s.limbic.temporal_factor, 2)}, co-occurrence ${fmt(s.limbic.cooc_boost, 2)})` : m < 0.999 ? `lowered ×${fmt(m, 2)} (status or age)` : 'no usage adjustment');
+  }
+  if (s.graph_boost) parts.push(`graph boost ${fmt(s.graph_boost)}`);
+  if (s.rerank_score !== null) parts.push(`re-ranked (${fmt(s.rerank_score)})`);
+  return `${parts.join('; ')}.`;
+}
+
+function scoreList(s) {
+  const rows = [
+    ['final', s.final], ['rrf', s.rrf], ['keyword rank', s.fts_rank], ['bm25', s.fts_score],
+    ['semantic rank', s.semantic_rank], ['distance', s.semantic_distance],
+    ['limbic ×', s.limbic?.multiplier], ['importance', s.limbic?.importance], ['recency', s.limbic?.temporal_factor],
+    ['co-occurrence', s.limbic?.cooc_boost], ['routing', s.limbic?.routing_strategy],
+  ];
+  return el('dl', { class: 'scores' }, ...rows.filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, fmt(v)))));
+}
+
+async function runSearch(q) {
+  show('search');
+  $('q').value = q;
+  $('results').replaceChildren();
+  if (!q) { $('search-summary').textContent = 'Type words or a question, then Enter.'; return; }
+  $('search-summary').textContent = 'Searching…';
+  const answer = await api(`/api/search?q=${encodeURIComponent(q)}&limit=20`);
+  const warn = answer.warnings?.length ? ` ${answer.warnings.join(' ')}` : '';
+  $('search-summary').textContent = `${answer.results.length} of ${answer.count} results (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}).${warn}`;
+  answer.results.forEach((r, i) => {
+    $('results').append(el('li', {},
+      el('a', { class: 'result-link', href: `#/entity/${encodeURIComponent(r.name)}` }, r.name),
+      el('span', { class: 'type' }, r.entityType),
+      r.status !== 'activo' ? el('span', { class: 'badge' }, r.status) : null,
+      r.observations.length ? el('p', { class: 'snippet' }, r.observations.slice(0, 2).join(' · ')) : null,
+      el('p', { class: 'why' }, why(r.scores, i + 1 + answer.offset)),
+      scoreList(r.scores),
+    ));
+  });
+}
+
+function drawGraph(view) {
+  if (graph) graph.destroy();
+  const nodes = [{ data: { id: view.name, label: view.name, center: 'yes' } },
+    ...view.neighbours.map((n) => ({ data: { id: n.name, label: `${n.name}\n(${n.entityType})` } }))];
+  const ids = new Set(nodes.map((n) => n.data.id));
+  const edges = view.relations.filter((r) => ids.has(r.from) && ids.has(r.to))
+    .map((r, i) => ({ data: { id: `e${i}`, source: r.from, target: r.to, label: r.relationType } }));
+  graph = window.cytoscape({
+    container: $('graph'),
+    elements: [...nodes, ...edges],
+    layout: { name: nodes.length > 2 ? 'cose' : 'grid', animate: false, padding: 20 },
+    wheelSensitivity: 0.3,
+    style: [
+      { selector: 'node', style: { label: 'data(label)', 'text-wrap': 'wrap', 'font-size': 10, 'background-color': '#8fa8d8', 'text-valign': 'bottom', 'text-margin-y': 4 } },
+      { selector: 'node[center = "yes"]', style: { 'background-color': '#2c5fb8', width: 38, height: 38, 'font-weight': 'bold' } },
+      { selector: 'edge', style: { label: 'data(label)', 'font-size': 9, 'curve-style': 'bezier', 'target-arrow-shape': 'triangle', width: 1.5, 'line-color': '#9aa3b5', 'target-arrow-color': '#9aa3b5', color: '#5b6475' } },
+    ],
+  });
+  graph.on('tap', 'node', (e) => { if (e.target.id() !== view.name) location.hash = `#/entity/${encodeURIComponent(e.target.id())}`; });
+  $('graph').dataset.nodes = String(nodes.length);
+}
+
+async function openEntity(name) {
+  show('entity');
+  const view = await api(`/api/entity?name=${encodeURIComponent(name)}`);
+  $('entity-name').textContent = name;
+  if (!view.found) {
+    $('entity-meta').textContent = 'No entity of that name in this namespace.';
+    $('entity-observations').replaceChildren();
+    $('entity-usage').replaceChildren();
+    $('entity-relations').replaceChildren();
+    return;
+  }
+  $('entity-meta').textContent = `${view.entityType} · ${view.status} · created ${new Date(view.createdAt).toLocaleString()} · updated ${new Date(view.updatedAt).toLocaleString()}`;
+  $('entity-observations').replaceChildren(...view.observations.map((o) => el('li', {}, o.text, el('span', { class: 'kind' }, o.kind))));
+  const u = view.usage;
+  $('entity-usage').replaceChildren(
+    el('dt', {}, 'recalled'), el('dd', {}, `${u.accessCount} times on ${u.accessDays} days`),
+    el('dt', {}, 'last recalled'), el('dd', {}, u.lastAccess ? new Date(u.lastAccess).toLocaleString() : 'never'),
+    el('dt', {}, 'relations'), el('dd', {}, String(u.degree)),
+  );
+  $('entity-relations').replaceChildren(...view.relations.map((r) => {
+    const other = r.from === name ? r.to : r.from;
+    return el('li', {}, `${r.from} —${r.relationType}→ ${r.to} `, other !== name ? el('button', { type: 'button', onclick: () => { location.hash = `#/entity/${encodeURIComponent(other)}`; } }, `open ${other}`) : null);
+  }));
+  drawGraph(view);
+}
+
+async function openStats() {
+  show('stats');
+  const s = await api('/api/stats');
+  const mb = (b) => (b === null ? 'unknown' : `${(b / 1048576).toFixed(2)} MB`);
+  const rows = [
+    ['entities', s.entities], ['observations', s.observations], ['relations', s.relations],
+    ['embedding model', s.embeddings.model ?? 'none'], ['model state', s.embeddings.state + (s.embeddings.reason ? ` (${s.embeddings.reason})` : '')],
+    ['embedded', s.embeddings.indexed], ['waiting to be embedded', s.embeddings.pending],
+    ['keyword index', s.fts.available ? `yes (${s.fts.indexed})` : 'no'], ['database size', mb(s.database.bytes)], ['database', s.database.path],
+  ];
+  $('stats-list').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, String(v))]));
+}
+
+async function route() {
+  if (!sessionStorage.getItem(KEY)) { show('login'); $('token').focus(); return; }
+  const hash = location.hash || '#/search';
+  try {
+    if (!$('who').textContent) {
+      const who = await api('/api/session');
+      $('who').textContent = `namespace ${who.namespace}${who.readOnly ? ' (read-only)' : ''}`;
+    }
+    if (hash.startsWith('#/entity/')) await openEntity(decodeURIComponent(hash.slice('#/entity/'.length)));
+    else if (hash.startsWith('#/stats')) await openStats();
+    else await runSearch(decodeURIComponent(hash.split('?q=')[1] ?? ''));
+    if (!$('search').hidden && !$('q').value) $('q').focus();
+    else $('main').focus({ preventScroll: true });
+  } catch (error) {
+    if (error instanceof AuthError) {
+      sessionStorage.removeItem(KEY);
+      $('who').textContent = '';
+      show('login');
+      $('login-error').textContent = error.message;
+      $('token').focus();
+    } else {
+      $('error').textContent = error.message;
+    }
+  }
+}
+
+$('login-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  sessionStorage.setItem(KEY, $('token').value.trim());
+  $('token').value = '';
+  $('login-error').textContent = '';
+  location.hash = '#/search';
+  void route();
+});
+$('search-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  location.hash = `#/search?q=${encodeURIComponent($('q').value.trim())}`;
+});
+$('logout').addEventListener('click', () => { sessionStorage.removeItem(KEY); $('who').textContent = ''; location.hash = ''; void route(); });
+document.addEventListener('keydown', (e) => {
+  if (e.key === '/' && document.activeElement?.tagName !== 'INPUT' && !$('search').hidden) { e.preventDefault(); $('q').focus(); }
+});
+window.addEventListener('hashchange', () => void route());
+void route();
