@@ -59,7 +59,7 @@ describe.skipIf(server === undefined)(`search on PostgreSQL${server === undefine
     const url = await (server as NonNullable<typeof server>).createDatabase();
     const dir = mkdtempSync(join(tmpdir(), 'limbic-bm25-'));
     const pg = openPgStore({ url });
-    const sqlite = openSqliteStore({ path: join(dir, 'm.db') });
+    const sqlite = openSqliteStore({ path: join(dir, 'm.db'), keywordTopK: false });
     try {
       for (const store of [pg, sqlite]) await store.graph.createEntities(MEMORY, 0);
       const nameOf = new Map<number, string>();

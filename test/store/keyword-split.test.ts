@@ -19,8 +19,8 @@ describe('keyword leg split over two cores', () => {
   it('returns the same entities with the same BM25 scores as one query, and sees new writes', async () => {
     const tmp = tempDir();
     const path = join(tmp.dir, 'memory.db');
-    const split = openSqliteStore({ path, keywordSplitFrom: 1 });
-    const single = openSqliteStore({ path, keywordSplitFrom: Infinity });
+    const split = openSqliteStore({ path, keywordSplitFrom: 1, keywordTopK: false });
+    const single = openSqliteStore({ path, keywordSplitFrom: Infinity, keywordTopK: false });
     await split.graph.createEntities(
       Array.from({ length: 600 }, (_, i) => ({ name: `Note ${i}`, entityType: 'note', observations: [text(i), text(i + 1000)] })),
       1,

@@ -156,6 +156,14 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (event_id, position)
   ) WITHOUT ROWID;
   `,
+  // 6: a log of keyword-row rewrites, replayed by each process's in-memory top-k keyword index
+  // (keyword-topk-sync.ts), as vector_log is by the vector cache.
+  `
+  CREATE TABLE keyword_log (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    entity_id INTEGER NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -13,6 +13,9 @@ import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { Relation } from '../../core/types.js';
 import { migrate } from './schema.js';
 
+/** keyword_log entries kept: a top-k keyword index further behind rebuilds (keyword-topk-sync.ts). */
+export const KEYWORD_LOG_KEEP = 50_000;
+
 export interface ConnectionOptions {
   readonly path: string;
   readonly busyTimeoutMs: number;
@@ -83,6 +86,8 @@ export class SqliteConnection {
         this.stmt("INSERT INTO meta (key, value) VALUES ('keyword_changes', ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value").run(
           this.keywordChanges,
         );
+        // A reader further behind than this rebuilds from FTS5, which costs less than the replay.
+        this.stmt('DELETE FROM keyword_log WHERE seq <= (SELECT max(seq) FROM keyword_log) - ?').run(KEYWORD_LOG_KEEP);
       }
       this.stmt('COMMIT').run();
       return result;
@@ -94,9 +99,13 @@ export class SqliteConnection {
     }
   }
 
-  /** One entity's keyword rows were rewritten in the open transaction (see termStats' cache). */
-  noteKeywordChange(): void {
+  /**
+   * One entity's keyword rows were rewritten in the open transaction (see termStats' cache); it is
+   * logged for every process's top-k keyword index (keyword-topk-sync.ts).
+   */
+  noteKeywordChange(id: number): void {
     this.keywordChanges++;
+    this.stmt('INSERT INTO keyword_log (entity_id) VALUES (?)').run(id);
   }
 
   stmt<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> {

@@ -224,7 +224,7 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
       .all(id)
       .map((o) => o.content)
       .join(OBS_SEPARATOR);
-    this.conn.noteKeywordChange();
+    this.conn.noteKeywordChange(id);
     for (const table of ['entity_fts', 'entity_trigram']) {
       this.conn.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(id);
       this.conn.stmt(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`).run(id, row.name, row.entity_type, obsText);
@@ -233,7 +233,7 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
   }
 
   private deleteIndexes(id: EntityId): void {
-    this.conn.noteKeywordChange();
+    this.conn.noteKeywordChange(id);
     this.conn.stmt('DELETE FROM entity_fts WHERE rowid = ?').run(id);
     this.conn.stmt('DELETE FROM entity_trigram WHERE rowid = ?').run(id);
     // The vec0 table can be written only with sqlite-vec loaded; the log entry tells every

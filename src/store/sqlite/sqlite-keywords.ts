@@ -1,7 +1,10 @@
 /**
  * The keyword index on SQLite: BM25 over FTS5 (its rows are written by sqlite-graph.ts with each
  * graph change), document frequencies for term pruning, the split of large searches over two cores
- * (keyword-split.ts), and compaction after a bulk load (fts5-compaction.ts).
+ * (keyword-split.ts), and compaction after a bulk load (fts5-compaction.ts). Plain OR expressions
+ * of single terms (what the pipeline builds from plain text) are answered by the in-memory top-k
+ * index (keyword-topk*.ts) with the same ids and scores; FTS5 answers everything else, and plain
+ * ones too while that index is first built.
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { asEntityId } from '../../core/types.js';
@@ -9,10 +12,16 @@ import type { KeywordHit } from '../../core/signals.js';
 import type { CompactionListener, KeywordIndex, TermStats } from '../keyword-index.js';
 import { compactFts5 } from './fts5-compaction.js';
 import { KeywordWorker, KeywordWorkerError, RANGE_SQL, mergeRanges, type RangeHit } from './keyword-split.js';
+import { keywordFilePath } from './keyword-topk-file.js';
+import { KeywordTopKSync } from './keyword-topk-sync.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 /** Entries kept in each of the keyword-term caches before they start over. */
 const TERM_CACHE_SIZE = 50_000;
+
+/** An OR of quoted strings and nothing else (what core/text's orOfWords writes). */
+const PLAIN_OR = /^"(?:[^"]|"")*"(?: OR "(?:[^"]|"")*")*$/;
+const QUOTED = /"((?:[^"]|"")*)"/g;
 
 export class SqliteKeywordIndex implements KeywordIndex {
   /** Keyword searches answered by two halves (for tests and diagnostics). */
@@ -20,6 +29,17 @@ export class SqliteKeywordIndex implements KeywordIndex {
   private termTablesReady = false;
   /** Query word → the stored terms it tokenizes to (porter, accents folded): fixed for the tokenizer. */
   private readonly stemsOf = new Map<string, readonly string[]>();
+  /** Query word → its one stored term, or null when it tokenizes to none or several (a phrase). */
+  private readonly termOf = new Map<string, string | null>();
+  /**
+   * Plain OR queries are answered top-k by an in-memory index (keyword-topk.ts) with FTS5's exact
+   * bm25(); undefined when switched off. Everything else (phrases, NOT, prefixes, columns) is FTS5's.
+   */
+  readonly topK: KeywordTopKSync | undefined;
+  /** Searches the top-k index answered (for tests and diagnostics). */
+  topKAnswers = 0;
+  /** Why the top-k index was set aside (FTS5 answers everything since), if it was. */
+  topKError: Error | undefined;
   /** Document frequency per stored term, with the keyword change count it was read at. */
   private readonly dfOf = new Map<string, { readonly df: number; readonly changes: number }>();
   /** The second half of split keyword queries; created on the first search that splits. */
@@ -29,9 +49,25 @@ export class SqliteKeywordIndex implements KeywordIndex {
   constructor(
     private readonly conn: SqliteConnection,
     private splitFrom: number,
-  ) {}
+    topK = true,
+  ) {
+    this.topK = topK ? new KeywordTopKSync(conn, { file: conn.path === ':memory:' ? undefined : keywordFilePath(conn.path) }) : undefined;
+  }
 
   async search(match: string, limit: number): Promise<KeywordHit[]> {
+    const phrases = this.topK === undefined || this.topKError !== undefined ? undefined : this.plainTerms(match);
+    if (phrases !== undefined && this.topK !== undefined) {
+      try {
+        const hits = this.topK.search(phrases, limit);
+        if (hits !== undefined) {
+          this.topKAnswers++;
+          return hits.map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
+        }
+      } catch (error) {
+        // FTS5 answers the same question exactly, only slower: a failing index is set aside.
+        this.topKError = error as Error;
+      }
+    }
     try {
       const hits = await this.hits(match, limit);
       return hits.map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
@@ -76,6 +112,7 @@ export class SqliteKeywordIndex implements KeywordIndex {
   }
 
   async close(): Promise<void> {
+    await this.topK?.close();
     await this.worker?.close();
   }
 
@@ -121,6 +158,23 @@ export class SqliteKeywordIndex implements KeywordIndex {
     return this.worker;
   }
 
+  /**
+   * The stored term of each phrase of a plain OR expression, in order, or undefined when the
+   * expression is anything else or a phrase is not exactly one term (FTS5 answers those).
+   */
+  private plainTerms(match: string): string[] | undefined {
+    if (!PLAIN_OR.test(match)) return undefined;
+    const words = [...match.matchAll(QUOTED)].map((m) => (m[1] ?? '').replaceAll('""', '"'));
+    this.learnStems([...new Set(words.filter((w) => !this.termOf.has(w)))]);
+    const terms: string[] = [];
+    for (const w of words) {
+      const term = this.termOf.get(w);
+      if (term === undefined || term === null) return undefined;
+      terms.push(term);
+    }
+    return terms;
+  }
+
   /** Puts the words through the index's own tokenizer, in a private temporary table. */
   private learnStems(words: readonly string[]): void {
     if (words.length === 0) return;
@@ -138,6 +192,11 @@ export class SqliteKeywordIndex implements KeywordIndex {
       return rows;
     })();
     if (this.stemsOf.size + words.length > TERM_CACHE_SIZE) this.stemsOf.clear();
-    words.forEach((w, i) => this.stemsOf.set(w, [...new Set(stems.filter((s) => s.doc === i + 1).map((s) => s.term))]));
+    if (this.termOf.size + words.length > TERM_CACHE_SIZE) this.termOf.clear();
+    words.forEach((w, i) => {
+      const tokens = stems.filter((s) => s.doc === i + 1).map((s) => s.term);
+      this.stemsOf.set(w, [...new Set(tokens)]);
+      this.termOf.set(w, tokens.length === 1 ? (tokens[0] as string) : null);
+    });
   }
 }

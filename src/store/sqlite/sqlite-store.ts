@@ -41,6 +41,11 @@ export interface SqliteStoreOptions {
    * single core or in memory. @default 5000
    */
   readonly keywordSplitFrom?: number;
+  /**
+   * Answer plain OR keyword queries from an in-memory top-k index with FTS5's exact bm25()
+   * (keyword-topk.ts); off sends every query to FTS5. @default true
+   */
+  readonly keywordTopK?: boolean;
 }
 
 /** Graphs from this size split the keyword leg over two cores (at 10k entities: 4.5 -> 3.6 ms median). */
@@ -67,7 +72,7 @@ export class SqliteStore implements Store {
     const splitFrom = options.path === ':memory:' || availableParallelism() < 2 ? Infinity : (options.keywordSplitFrom ?? KEYWORD_SPLIT_FROM);
     this.graph = new SqliteGraph(this.conn);
     this.usage = new SqliteUsage(this.conn);
-    this.keywords = new SqliteKeywordIndex(this.conn, splitFrom);
+    this.keywords = new SqliteKeywordIndex(this.conn, splitFrom, options.keywordTopK ?? true);
     this.tuning = new SqliteTuning(this.conn);
     this.vectors = this.conn.vectorsLoaded
       ? new SqliteVectorIndex(this.conn, {
