@@ -347,6 +347,32 @@ program
   });
 
 program
+  .command('consolidate')
+  .description('write reflections: clusters of related entities (by meaning and co-occurrence, no LLM), one reflection entity each')
+  .option('--max-entities <n>', 'entities read, newest first (default 500)')
+  .option('--min-size <n>', 'entities a cluster needs to become a reflection (default 3)')
+  .action(async (o: { maxEntities?: string; minSize?: string }) => {
+    for (const [flag, value] of [['--max-entities', o.maxEntities], ['--min-size', o.minSize]] as const) {
+      if (value !== undefined && !(Number.isInteger(Number(value)) && Number(value) >= 2)) {
+        process.stderr.write(`limbic: ${flag} must be a whole number of at least 2, not ${JSON.stringify(value)}\n`);
+        process.exitCode = 2;
+        return;
+      }
+    }
+    const service = buildService(config());
+    try {
+      print(
+        await service.reflections.consolidate({
+          ...(o.maxEntities === undefined ? {} : { maxEntities: Number(o.maxEntities) }),
+          ...(o.minSize === undefined ? {} : { minSize: Number(o.minSize) }),
+        }),
+      );
+    } finally {
+      await service.close();
+    }
+  });
+
+program
   .command('connect')
   .description('add Limbic to an MCP client: claude-desktop, claude-code, cursor, vscode or windsurf (keeps the rest of its config, backs it up first)')
   .argument('<client>', 'claude-desktop, claude-code, cursor, vscode or windsurf')

@@ -64,15 +64,38 @@ const WRITERS: Readonly<Record<string, string>> = {
   optimizeIndexes: 'optimize',
 };
 
+/** The maintenance methods that write (service.maintenance), refused the same way. */
+const MAINTENANCE_WRITERS: Readonly<Record<string, string>> = {
+  supersede: 'add_observations',
+  endRelation: 'end_relation',
+  executeEntitySplit: 'execute_entity_split',
+};
+/** The reflection methods that write (service.reflections). */
+const REFLECTION_WRITERS: Readonly<Record<string, string>> = { add: 'add_reflection', consolidate: 'run_consolidation' };
+
 export function readOnlyService(service: MemoryService, namespace: string): MemoryService {
   return new Proxy(service, {
     get(target, property, receiver) {
+      if (property === 'maintenance') return refusing(target.maintenance, MAINTENANCE_WRITERS, namespace);
+      if (property === 'reflections') return refusing(target.reflections, REFLECTION_WRITERS, namespace);
       if (typeof property === 'string' && Object.hasOwn(WRITERS, property)) {
         return () => Promise.reject(new MemoryError(ERROR_CODES.INVALID_INPUT, refusal(WRITERS[property] ?? property, namespace)));
       }
       const value: unknown = Reflect.get(target, property, receiver);
       // Methods run against the real service (its private fields are not on the proxy).
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+function refusing<T extends object>(target: T, writers: Readonly<Record<string, string>>, namespace: string): T {
+  return new Proxy(target, {
+    get(inner, property, receiver) {
+      if (typeof property === 'string' && Object.hasOwn(writers, property)) {
+        return () => Promise.reject(new MemoryError(ERROR_CODES.INVALID_INPUT, refusal(writers[property] ?? property, namespace)));
+      }
+      const value: unknown = Reflect.get(inner, property, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(inner) : value;
     },
   });
 }

@@ -32,5 +32,11 @@ export function toHybridOptions(input: HybridSearchInput): HybridSearchOptions {
       names: f.names,
     },
     explainQuery: input.explain_query ?? false,
+    reflections: {
+      include: input.include_reflections ?? true,
+      boost: input.reflection_boost ?? 1,
+      // Asking for reflections only while leaving them out finds nothing; "only" is the explicit ask.
+      only: input.reflections_only ?? false,
+    },
   };
 }

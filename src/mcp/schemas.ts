@@ -128,6 +128,21 @@ export const GraphOutput = {
   next_offset: z.number().int().optional(),
 };
 export const SuccessOutput = { success: z.boolean(), message: z.string() };
+/** open_nodes: the graph, and with include_superseded each entity's history and relations' end. */
+export const OpenNodesOutput = {
+  ...GraphOutput,
+  entities: z.array(
+    z.union([
+      EntityOutputSchema,
+      EntityOutputSchema.extend({
+        superseded_observations: z.array(
+          z.object({ content: z.string(), kind: z.string(), created_at: z.string(), superseded_at: z.string(), superseded_by: z.string() }),
+        ),
+      }),
+    ]),
+  ),
+  relations: z.array(z.union([RelationOutputSchema, RelationOutputSchema.extend({ ended_at: z.string() })])),
+};
 
 export const createEntitiesInput = official({ entities: items(NewEntitySchema, LIMITS.maxItemsPerCall, 'entities') });
 export const createRelationsInput = official({ relations: items(RelationSchema, LIMITS.maxItemsPerCall, 'relations') });
@@ -139,6 +154,11 @@ export const addObservationsInput = official({
       kind: chars(100, 'the kind')
         .optional()
         .describe('Optional kind of these observations (default "generic"; "metadata" ranks lower in search_semantic)'),
+      supersedes: observation
+        .optional()
+        .describe(
+          'Limbic: the exact text of a current observation of this entity that these contents replace. It leaves every answer and the ranking; open_nodes with include_superseded shows it',
+        ),
     }),
     LIMITS.maxItemsPerCall,
     'observation groups',
@@ -183,6 +203,10 @@ export const searchNodesInput = official({
 });
 export const openNodesInput = official({
   names: items(name, LIMITS.maxItemsPerCall, 'names').describe('An array of entity names to retrieve'),
+  include_superseded: z
+    .boolean()
+    .optional()
+    .describe('Limbic: add each entity\'s superseded_observations (what replaced them, and when) and ended_at on relations that end_relation ended'),
 });
 
 export const searchSemanticInput = withinCallText(strict({
@@ -258,4 +282,90 @@ export const hybridSearchInput = withinCallText(strict({
     .optional()
     .describe('Only entities matching every filter given: entity_types, status, observation_kinds (any of), created/updated date range, names'),
   explain_query: z.boolean().optional().describe('Add stats: per-leg times, embedding time, rows per leg, fusion overlap'),
+  include_reflections: z.boolean().optional().describe('Include reflections (entities of type "Reflection", see add_reflection); default true'),
+  reflection_boost: z
+    .number({ message: 'reflection_boost must be a number from 0 to 100' })
+    .min(0, { message: 'reflection_boost must be a number from 0 to 100' })
+    .max(100, { message: 'reflection_boost must be a number from 0 to 100' })
+    .optional()
+    .describe('Multiplies the final score of reflections (default 1.0: equal footing; above 1 surfaces them for broad queries)'),
+  reflections_only: z.boolean().optional().describe('Search reflections only (as search_reflections); default false'),
+}));
+
+// ---------- maintenance (seed-system.md §1.11-§1.17) ----------
+
+const share = (field: string) => {
+  const message = `${field} must be a number from 0 to 1`;
+  return z.number({ message }).min(0, { message }).max(1, { message });
+};
+
+export const endRelationInput = withinCallText(strict({
+  from: name.describe('The name of the entity where the relation starts'),
+  to: name.describe('The name of the entity where the relation ends'),
+  relationType: chars(LIMITS.maxNameChars, 'the relation type').describe('The type of the relation'),
+}));
+
+export const entityNameInput = withinCallText(strict({ entity_name: name.describe('The entity to examine') }));
+
+export const findDuplicateObservationsInput = withinCallText(strict({
+  entity_name: name.describe('The entity whose observations to compare'),
+  threshold: share('threshold').optional().describe('Cosine similarity (rescaled to the model) from which two observations are duplicates (0-1, default 0.85)'),
+  containment_threshold: share('containment_threshold')
+    .optional()
+    .describe('When one observation is at least twice as long: share of the shorter one\'s words found in the longer (0-1, default 0.7)'),
+}));
+
+export const consolidationReportInput = withinCallText(strict({
+  stale_days: z
+    .number({ message: 'stale_days must be a number from 0 to 36500' })
+    .min(0, { message: 'stale_days must be a number from 0 to 36500' })
+    .max(36_500, { message: 'stale_days must be a number from 0 to 36500' })
+    .optional()
+    .describe('Entities accessed at most twice and not in this many days (since creation when never accessed) are stale (default 90)'),
+  max_duplicate_entities: wholeNumber('max_duplicate_entities', 0, 100_000)
+    .optional()
+    .describe('Entities scanned for duplicate observations, those with the most observations first (default 100)'),
+}));
+
+export const executeEntitySplitInput = withinCallText(strict({
+  entity_name: name.describe('The entity to split'),
+  approved_splits: items(
+    strict({
+      name: name.describe('Name of the new entity (must not exist yet)'),
+      entity_type: chars(LIMITS.maxNameChars, 'the entity type').optional().describe('Its type (default: the original\'s)'),
+      observations: items(observation, LIMITS.maxObservationsPerItem, 'observations')
+        .min(1, { message: 'observations must list at least 1 observation of the original to move' })
+        .describe('Exact texts of current observations of the original, moved to the new entity'),
+    }),
+    LIMITS.maxItemsPerCall,
+    'splits',
+  )
+    .min(1, { message: 'approved_splits must hold at least 1 split' })
+    .describe('The new entities, usually propose_entity_split\'s suggested_splits as approved or edited'),
+  parent_entity_name: name
+    .optional()
+    .describe('Entity the new ones are linked to (parent contiene child, child parte_de parent); default the original'),
+}));
+
+export const findSplitCandidatesInput = strict({});
+
+// ---------- reflections (issue 16, part 2) ----------
+
+export const addReflectionInput = withinCallText(strict({
+  content: observation.min(1, { message: 'content is empty: it must have at least 1 character' }).describe('The reflection: a pattern, insight or lesson about the memory'),
+  about: items(name, LIMITS.maxItemsPerCall, 'names').optional().describe('Entities it is about (each must exist); linked reflects_on'),
+  author: chars(100, 'the author').optional().describe('Who reflects (free text)'),
+  mood: chars(100, 'the mood').optional().describe('Optional mood, e.g. insight, curiosity, doubt'),
+}));
+
+export const searchReflectionsInput = withinCallText(strict({
+  query: chars(LIMITS.maxQueryChars, 'the query')
+    .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
+    .describe('What to find among reflections, in words'),
+  limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
+}));
+
+export const runConsolidationInput = withinCallText(strict({
+  max_entities: wholeNumber('max_entities', 2, 100_000).optional().describe('Entities read, newest first (default 500)'),
+  min_size: wholeNumber('min_size', 2, 1_000).optional().describe('Entities a cluster needs to become a reflection (default 3)'),
 }));

@@ -13,6 +13,7 @@ import type { Logger } from '../core/logger.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { MemoryService, Page } from '../service/memory-service.js';
 import { toHybridOptions } from './hybrid-options.js';
+import { registerMaintenanceTools } from './maintenance-tools.js';
 import * as s from './schemas.js';
 
 export const RESOURCE_URI = 'memory://knowledge-graph';
@@ -115,11 +116,16 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Add Observations',
       description: 'Add new observations to existing entities in the knowledge graph',
       inputSchema: s.addObservationsInput,
-      outputSchema: { results: z.array(z.object({ entityName: z.string(), addedObservations: z.array(z.string()) })) },
+      outputSchema: {
+        results: z.array(z.object({ entityName: z.string(), addedObservations: z.array(z.string()), superseded: z.string().optional() })),
+      },
       annotations: WRITE,
     },
     guard(async ({ observations }) => {
-      const results = await service.addObservations(observations);
+      // Limbic's supersedes: the whole call goes to the maintenance store, in one transaction.
+      const results = observations.some((o) => o.supersedes !== undefined)
+        ? await service.maintenance.supersede(observations)
+        : await service.addObservations(observations);
       mutated();
       return structured({ results }, results);
     }),
@@ -205,10 +211,13 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Open Nodes',
       description: 'Open specific nodes in the knowledge graph by their names',
       inputSchema: s.openNodesInput,
-      outputSchema: s.GraphOutput,
+      outputSchema: s.OpenNodesOutput,
       annotations: READ,
     },
-    guard(async ({ names }) => structured({ ...(await service.openNodes(names)) })),
+    guard(async ({ names, include_superseded }) => {
+      const graph = await service.openNodes(names);
+      return structured(include_superseded === true ? await service.maintenance.withHistory(graph) : { ...graph });
+    }),
   );
 
   server.registerTool(
@@ -272,6 +281,8 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       return success(`Status of ${name} set to ${stored}`);
     }),
   );
+
+  registerMaintenanceTools(server, service, guard, mutated);
 
   server.registerResource(
     'knowledge-graph',

@@ -19,6 +19,8 @@ import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Reranker } from '../embed/reranker.js';
 import type { CompactionListener, EntityOutline, ImportBatch, ImportCounts, Page, Store, VectorStatus } from '../store/store.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
+import { Maintenance } from './maintenance.js';
+import { Reflections } from './reflections.js';
 import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './search/hybrid-search.js';
 import { searchSemantic, type SemanticResponse } from './search/search-semantic.js';
 import { FEEDBACK_WINDOW_MS } from './search/shadow-log.js';
@@ -103,9 +105,22 @@ export interface Statistics {
 export class MemoryService {
   private readonly indexer: EmbeddingIndexer;
   private readonly pending = new Set<Promise<void>>();
+  /** Supersedes, end_relation, duplicates, consolidation report, splits (maintenance.ts). */
+  readonly maintenance: Maintenance;
+  /** add_reflection, search_reflections and the consolidation run (reflections.ts). */
+  readonly reflections: Reflections;
 
   constructor(private readonly deps: MemoryServiceDeps) {
     this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger, undefined, deps.catchUpWaitMs);
+    this.maintenance = new Maintenance({ store: deps.store, embedder: deps.embedder, clock: deps.clock, afterWrite: () => this.afterWrite() });
+    this.reflections = new Reflections({
+      store: deps.store,
+      embedder: deps.embedder,
+      slots: this.maintenance.slots,
+      clock: deps.clock,
+      afterWrite: () => this.afterWrite(),
+      hybridSearch: (options) => this.hybridSearch(options),
+    });
   }
 
   get store(): Store {

@@ -247,6 +247,11 @@ function semanticExpectation(tool: string, args: Record<string, unknown>, model:
   });
   switch (tool) {
     case 'add_observations': {
+      // Limbic's supersedes: the first bad item (missing entity, or a text that is no current
+      // observation) decides the message; the model follows the answer's `superseded`.
+      if ((args.observations as { supersedes?: string }[]).some((o) => o.supersedes !== undefined)) {
+        return { outcome: 'ok-or-error', pattern: /not a current observation|cannot replace itself|not found/ };
+      }
       for (const item of args.observations as { entityName: string }[]) if (!model.has(item.entityName)) return missing(item.entityName);
       return { outcome: 'ok' };
     }
@@ -261,6 +266,26 @@ function semanticExpectation(tool: string, args: Record<string, unknown>, model:
       }
       if (args.rerank === true) return { outcome: 'error', mustName: ['rerank'], pattern: /cross-encoder/ };
       return { outcome: 'ok' };
+    }
+    // Maintenance tools (issue 16, part 3): an entity or relation the graph lacks is refused by name.
+    case 'find_duplicate_observations':
+    case 'analyze_entity_split':
+    case 'propose_entity_split':
+      return model.has(args.entity_name as string) ? { outcome: 'ok' } : missing(args.entity_name as string);
+    case 'end_relation':
+      return model.relations.has(relationKey(args as { from: string; to: string; relationType: string }))
+        ? { outcome: 'ok' }
+        : { outcome: 'error', mustName: [`-[${String(args.relationType)}]->`], pattern: /not found.*open_nodes/ };
+    case 'add_reflection': {
+      const absent = ((args.about ?? []) as string[]).find((name) => !model.has(name));
+      return absent === undefined ? { outcome: 'ok' } : missing(absent);
+    }
+    case 'execute_entity_split': {
+      if (!model.has(args.entity_name as string)) return missing(args.entity_name as string);
+      const parent = args.parent_entity_name as string | undefined;
+      if (parent !== undefined && !model.has(parent)) return missing(parent);
+      // Random splits name observations the original lacks, or names already taken: refused whole.
+      return { outcome: 'ok-or-error', pattern: /not a current observation|exists already|given to both|given twice/ };
     }
     default:
       return { outcome: 'ok' };
@@ -316,6 +341,18 @@ export class GraphModel {
     return n;
   }
 
+  /** A reflection (add_reflection, run_consolidation): an entity with its text, linked reflects_on. */
+  private addReflection(name: string, observations: readonly string[], about: readonly string[]): void {
+    const chars = JSON.stringify(name).length + JSON.stringify('Reflection').length;
+    this.entities.set(name, { observations: new Set(), chars });
+    this.storedChars += chars;
+    for (const o of observations) this.addObservation(name, o);
+    for (const to of about) {
+      const r = { from: name, to, relationType: 'reflects_on' };
+      this.relations.set(relationKey(r), r);
+    }
+  }
+
   private addObservation(name: string, content: string): void {
     const entity = this.entities.get(name);
     if (entity === undefined || entity.observations.has(content)) return;
@@ -347,8 +384,13 @@ export class GraphModel {
         for (const r of (structured?.relations ?? []) as { from: string; to: string; relationType: string }[]) this.relations.set(relationKey(r), r);
         return;
       case 'add_observations':
-        for (const r of (structured?.results ?? []) as { entityName: string; addedObservations: string[] }[]) {
+        for (const r of (structured?.results ?? []) as { entityName: string; addedObservations: string[]; superseded?: string }[]) {
           for (const o of r.addedObservations) this.addObservation(r.entityName, o);
+          const entity = this.entities.get(r.entityName);
+          if (r.superseded !== undefined && entity?.observations.delete(r.superseded) === true) {
+            entity.chars -= JSON.stringify(r.superseded).length;
+            this.storedChars -= JSON.stringify(r.superseded).length;
+          }
         }
         return;
       case 'delete_entities':
@@ -369,6 +411,42 @@ export class GraphModel {
       case 'delete_relations':
         for (const r of args.relations as { from: string; to: string; relationType: string }[]) this.relations.delete(relationKey(r));
         return;
+      case 'add_reflection': {
+        const r = structured?.reflection as { name: string; content: string; about: string[]; author?: string; mood?: string } | undefined;
+        if (r !== undefined) {
+          const meta = [...(r.author === undefined ? [] : [`author: ${r.author}`]), ...(r.mood === undefined ? [] : [`mood: ${r.mood}`])];
+          this.addReflection(r.name, [r.content, ...meta], r.about);
+        }
+        return;
+      }
+      case 'run_consolidation':
+        for (const r of (structured?.reflections_created ?? []) as { name: string; content: string; sources: string[] }[]) {
+          this.addReflection(r.name, [r.content, 'source: consolidation run'], r.sources);
+        }
+        return;
+      case 'execute_entity_split': {
+        const original = args.entity_name as string;
+        const parent = (args.parent_entity_name as string | undefined) ?? original;
+        for (const split of args.approved_splits as { name: string; entity_type?: string; observations: string[] }[]) {
+          this.entities.set(split.name, { observations: new Set(), chars: JSON.stringify(split.name).length });
+          this.storedChars += JSON.stringify(split.name).length;
+          for (const o of split.observations) {
+            this.addObservation(split.name, o);
+            const from = this.entities.get(original);
+            if (from?.observations.delete(o) === true) {
+              from.chars -= JSON.stringify(o).length;
+              this.storedChars -= JSON.stringify(o).length;
+            }
+          }
+          for (const r of [
+            { from: parent, to: split.name, relationType: 'contiene' },
+            { from: split.name, to: parent, relationType: 'parte_de' },
+          ]) {
+            this.relations.set(relationKey(r), r);
+          }
+        }
+        return;
+      }
       default:
     }
   }
@@ -432,6 +510,9 @@ export interface GeneratorOptions {
 const TOOL_WEIGHTS: Readonly<Record<string, number>> = {
   create_entities: 12, create_relations: 8, add_observations: 8, delete_entities: 5, delete_observations: 5, delete_relations: 4,
   read_graph: 1, search_nodes: 8, open_nodes: 7, search_semantic: 6, hybrid_search: 10, get_statistics: 3, set_entity_status: 5,
+  // Maintenance and reflections (issue 16): light, so the official tools keep their share of a run.
+  end_relation: 3, add_reflection: 3, search_reflections: 2, run_consolidation: 2, find_duplicate_observations: 2, consolidation_report: 2,
+  analyze_entity_split: 2, propose_entity_split: 2, execute_entity_split: 2, find_split_candidates: 2,
 };
 
 /** Defines a property even when its name is `__proto__`, as JSON.parse would. */

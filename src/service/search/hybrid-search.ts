@@ -33,6 +33,22 @@ export interface HybridSearchOptions {
   readonly rerank: boolean;
   readonly filters: HybridFilters;
   readonly explainQuery: boolean;
+  /**
+   * Reflections (entities of type REFLECTION_TYPE, engrava-hybrid-search.md): left out when
+   * `include` is false, their final score times `boost`, or nothing else when `only`.
+   * @default { include: true, boost: 1, only: false }
+   */
+  readonly reflections?: { readonly include: boolean; readonly boost: number; readonly only: boolean } | undefined;
+}
+
+/** The entity type add_reflection and the consolidation run write. */
+export const REFLECTION_TYPE = 'Reflection';
+
+function reflectionFilters(o: HybridSearchOptions): HybridFilters {
+  const r = o.reflections;
+  if (r?.only === true) return { ...o.filters, entityTypes: [REFLECTION_TYPE] };
+  if (r?.include === false) return { ...o.filters, excludeEntityTypes: [...(o.filters.excludeEntityTypes ?? []), REFLECTION_TYPE] };
+  return o.filters;
 }
 
 export interface HybridScores {
@@ -104,7 +120,8 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     limbic: o.limbic,
     routingLimit: undefined,
     rerank: o.rerank,
-    filters: o.filters,
+    filters: reflectionFilters(o),
+    typeBoost: o.reflections === undefined || o.reflections.boost === 1 ? undefined : { entityType: REFLECTION_TYPE, factor: o.reflections.boost },
   };
   const outcome = await runSearch(deps, request, now);
   const { fused } = outcome;

@@ -61,6 +61,7 @@ function matchesFilters(e: EntityFacts, kinds: readonly string[] | undefined, f:
   if (f.updatedAfter !== undefined && e.updatedAt < f.updatedAfter) return false;
   if (f.updatedBefore !== undefined && e.updatedAt > f.updatedBefore) return false;
   if (f.names !== undefined && !f.names.includes(e.name)) return false;
+  if (f.excludeEntityTypes?.some((t) => t.toLowerCase() === e.entityType.toLowerCase()) === true) return false;
   return true;
 }
 
@@ -144,6 +145,13 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
       ? rankByBase(fused.candidates, filtered.signals, { limit: fused.candidates.length, strategy, now, gamma: parameters.gamma, betaSal: parameters.betaSal })
       : rankWithoutLimbic(fused.candidates),
   );
+  const boost = request.typeBoost;
+  if (boost !== undefined && boost.factor !== 1) {
+    // engrava's reflection_boost: the final score of one type's entities times the factor, then the order again.
+    const type = boost.entityType.toLowerCase();
+    const boosted = (r: RankedCandidate): boolean => filtered.signals.facts.get(r.id)?.entityType.toLowerCase() === type;
+    ranked = ranked.map((r) => (boosted(r) ? { ...r, score: r.score * boost.factor } : r)).sort((a, b) => b.score - a.score || a.id - b.id);
+  }
   let rerankScores = new Map<EntityId, number>();
   if (request.rerank && deps.reranker !== undefined) {
     const reranker = deps.reranker;

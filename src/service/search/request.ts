@@ -18,6 +18,8 @@ export interface SearchFilters {
   readonly updatedAfter?: number | undefined;
   readonly updatedBefore?: number | undefined;
   readonly names?: readonly string[] | undefined;
+  /** Entities of none of these types (include_reflections false leaves out reflections). */
+  readonly excludeEntityTypes?: readonly string[] | undefined;
 }
 
 export interface SearchRequest {
@@ -40,6 +42,8 @@ export interface SearchRequest {
   readonly routingLimit: number | undefined;
   readonly rerank: boolean;
   readonly filters: SearchFilters;
+  /** Multiplies the final score of entities of one type, then re-sorts (reflection_boost). */
+  readonly typeBoost?: { readonly entityType: string; readonly factor: number } | undefined;
 }
 
 /** How long each stage took, in ms; a stage that did not run is absent. */

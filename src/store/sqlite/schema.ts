@@ -164,6 +164,23 @@ const MIGRATIONS: readonly string[] = [
     entity_id INTEGER NOT NULL
   );
   `,
+  // 7: maintenance (sqlite-maintenance.ts). A superseded observation moves to its own table, so every
+  // read of `observations` (read_graph, search_nodes, keyword rows, embedding text, ranking) leaves it
+  // out without a filter each; open_nodes with include_superseded reads it back. An ended relation
+  // keeps its row (read_graph still lists it) and stops counting for ranking (degree, graph boost).
+  `
+  CREATE TABLE superseded_observations (
+    id            INTEGER PRIMARY KEY,
+    entity_id     INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    content       TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    created_at    INTEGER NOT NULL,
+    superseded_at INTEGER NOT NULL,
+    superseded_by TEXT NOT NULL
+  );
+  CREATE INDEX superseded_observations_entity ON superseded_observations(entity_id);
+  ALTER TABLE relations ADD COLUMN ended_at INTEGER;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

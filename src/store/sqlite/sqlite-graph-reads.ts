@@ -102,7 +102,8 @@ export class SqliteGraphReads {
         `SELECT ef.id AS a, et.id AS b FROM relations r
            JOIN entities ef ON ef.name = r.from_name
            JOIN entities et ON et.name = r.to_name
-          WHERE ef.id IN (SELECT value FROM json_each(?)) OR et.id IN (SELECT value FROM json_each(?))
+          WHERE (ef.id IN (SELECT value FROM json_each(?)) OR et.id IN (SELECT value FROM json_each(?)))
+            AND r.ended_at IS NULL -- an ended relation (end_relation) no longer boosts
           ORDER BY r.id`,
       )
       .all(json(ids), json(ids))

@@ -44,8 +44,9 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
     return this.conn.write(() => {
       const added: Relation[] = [];
       const touched = new Set<string>();
+      // Creating a relation that end_relation ended makes it current again (and counts as added).
       const insert = this.conn.stmt(
-        'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(from_name, to_name, relation_type) DO UPDATE SET ended_at = NULL WHERE ended_at IS NOT NULL',
       );
       for (const r of relations) {
         if (insert.run(r.from, r.to, r.relationType, now).changes === 0) continue;
@@ -216,8 +217,11 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
     );
   }
 
-  /** spec/hybrid-search.md `_sync_fts`: rebuild the keyword rows from the entity's current state. */
-  private syncEntity(id: EntityId): void {
+  /**
+   * spec/hybrid-search.md `_sync_fts`: rebuild the keyword rows from the entity's current state.
+   * Public for sqlite-maintenance.ts, whose writes (supersede, split) run in the caller's transaction.
+   */
+  syncEntity(id: EntityId): void {
     const row = this.conn.stmt<[number], EntityRow>('SELECT * FROM entities WHERE id = ?').get(id);
     if (row === undefined) return;
     const obsText = this.conn.stmt<[number], { content: string }>('SELECT content FROM observations WHERE entity_id = ? ORDER BY id')

@@ -15,6 +15,7 @@ import type { Store, StoreStats } from '../store.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { SqliteGraph } from './sqlite-graph.js';
 import { SqliteKeywordIndex } from './sqlite-keywords.js';
+import { SqliteMaintenance } from './sqlite-maintenance.js';
 import { SqliteTuning } from './sqlite-tuning.js';
 import { SqliteTransfer } from './sqlite-transfer.js';
 import { SqliteUsage } from './sqlite-usage.js';
@@ -65,6 +66,8 @@ export class SqliteStore implements Store {
   readonly vectors: SqliteVectorIndex | undefined;
   /** Whole-memory reads and merges for limbic migrate (sqlite-transfer.ts). */
   readonly transfer: SqliteTransfer;
+  /** Supersedes, end_relation, duplicate and split tools (sqlite-maintenance.ts). */
+  readonly maintenance: SqliteMaintenance;
   private readonly conn: SqliteConnection;
 
   constructor(options: SqliteStoreOptions) {
@@ -82,6 +85,7 @@ export class SqliteStore implements Store {
         })
       : undefined;
     this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);
+    this.maintenance = new SqliteMaintenance(this.conn, this.graph);
     this.graph.backfillIndexes();
   }
 

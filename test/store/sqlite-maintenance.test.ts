@@ -1,0 +1,96 @@
+/**
+ * The SQLite maintenance store beyond the MCP tests: schema 7 applied to a file written by schema 6
+ * (data kept), an ended relation seen by another connection's ranking signals at once, and a failed
+ * supersede or split leaving the file as it was.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { asEntityId } from '../../src/core/types.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const T0 = Date.UTC(2026, 10, 23);
+
+describe('SqliteMaintenance', () => {
+  it('migrates a schema-6 file to 7 keeping its graph, then supersedes and ends relations in it', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const made = openSqliteStore({ path, vectors: false });
+    await made.graph.createEntities([{ name: 'A', entityType: 't', observations: ['old fact', 'other'] }], T0);
+    await made.graph.createRelations([{ from: 'A', to: 'B', relationType: 'knows' }], T0);
+    await made.close();
+    // Back to what schema 6 wrote: no history table, no ended_at.
+    const db = new Database(path);
+    db.exec('DROP TABLE superseded_observations; ALTER TABLE relations DROP COLUMN ended_at;');
+    db.pragma('user_version = 6');
+    db.close();
+
+    const store = openSqliteStore({ path, vectors: false });
+    try {
+      const check = new Database(path, { readonly: true });
+      expect((check.pragma('table_info(relations)') as { name: string }[]).map((c) => c.name)).toContain('ended_at');
+      check.close();
+      expect((await store.graph.openNodes(['A'])).entities[0]?.observations).toEqual(['old fact', 'other']);
+      const [result] = await store.maintenance.supersede([{ entityName: 'A', contents: ['new fact'], supersedes: 'old fact' }], T0 + 1);
+      expect(result).toEqual({ entityName: 'A', addedObservations: ['new fact'], superseded: 'old fact' });
+      expect(await store.maintenance.endRelation({ from: 'A', to: 'B', relationType: 'knows' }, T0 + 2)).toEqual({ state: 'ended', endedAt: T0 + 2 });
+      const history = await store.maintenance.history(['A']);
+      expect(history.superseded.get('A')).toEqual([{ content: 'old fact', kind: 'generic', createdAt: T0, supersededAt: T0 + 1, supersededBy: 'new fact' }]);
+      expect(history.endedRelations).toEqual([{ from: 'A', to: 'B', relationType: 'knows', endedAt: T0 + 2 }]);
+      // The keyword rows were rebuilt from the current observations.
+      expect(await store.keywords.search('old', 10)).toEqual([]);
+    } finally {
+      await store.close();
+      tmp.cleanup();
+    }
+  });
+
+  it('another connection ranks without an ended relation at its next read', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const a = openSqliteStore({ path, vectors: false });
+    const b = openSqliteStore({ path, vectors: false });
+    try {
+      await a.graph.createEntities([{ name: 'X', entityType: 't', observations: [] }, { name: 'Y', entityType: 't', observations: [] }], T0);
+      await a.graph.createRelations([{ from: 'X', to: 'Y', relationType: 'r' }], T0);
+      const [x, y] = [asEntityId(1), asEntityId(2)];
+      expect((await b.usage.signals([x, y])).degree.get(x)).toBe(1);
+      expect(await b.graph.edgesTouching([x])).toEqual([{ from: x, to: y }]);
+      await a.maintenance.endRelation({ from: 'X', to: 'Y', relationType: 'r' }, T0 + 1);
+      expect((await b.usage.signals([x, y])).degree.get(x)).toBe(0);
+      expect(await b.graph.edgesTouching([x])).toEqual([]);
+      // Still in the graph.
+      expect((await b.graph.readGraph()).relations).toEqual([{ from: 'X', to: 'Y', relationType: 'r' }]);
+    } finally {
+      await a.close();
+      await b.close();
+      tmp.cleanup();
+    }
+  });
+
+  it('a refused supersede or split changes nothing', async () => {
+    const tmp = tempDir();
+    const store = openSqliteStore({ path: join(tmp.dir, 'memory.db'), vectors: false });
+    try {
+      await store.graph.createEntities([{ name: 'A', entityType: 't', observations: ['one', 'two'] }], T0);
+      await expect(
+        store.maintenance.supersede(
+          [
+            { entityName: 'A', contents: ['three'] },
+            { entityName: 'A', contents: ['four'], supersedes: 'missing' },
+          ],
+          T0,
+        ),
+      ).rejects.toThrow(/observations\[1\]\.supersedes/);
+      await expect(
+        store.maintenance.executeSplit({ original: 'A', parent: 'A', children: [{ name: 'A1', entityType: 't', observations: ['one'] }, { name: 'A', entityType: 't', observations: ['two'] }] }, T0),
+      ).rejects.toThrow(/exists already/);
+      expect((await store.graph.readGraph()).entities).toEqual([{ name: 'A', entityType: 't', observations: ['one', 'two'] }]);
+      expect((await store.stats()).entities).toBe(1);
+    } finally {
+      await store.close();
+      tmp.cleanup();
+    }
+  });
+});
