@@ -6,7 +6,10 @@ import { noopLogger } from '../../src/core/logger.js';
 import { EXPANSION_FACTOR } from '../../src/core/rank/constants.js';
 import { reciprocalRankFusion } from '../../src/core/rank/fuse-rrf.js';
 import { plainKeywordMatch } from '../../src/service/search/legs.js';
-import type { EntityId, NewEntity, Relation } from '../../src/core/types.js';
+import { distinctWords } from '../../src/core/text/fts-query.js';
+import { informativeWords, type TermStat } from '../../src/core/text/prune-terms.js';
+import { isStopword } from '../../src/core/text/stopwords.js';
+import type { EntityId, NewEntity, ObservationAddition, Relation } from '../../src/core/types.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
 import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
 import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
@@ -72,6 +75,29 @@ export function memoizeQueries(embedder: Embedder): Embedder {
   };
 }
 
+/**
+ * One question's two legs as the search pipeline sees them, for the fusion study (fusion.ts): the
+ * hits with their raw scores, and the idf inputs of the words the keyword leg searched for.
+ */
+export interface Legs {
+  readonly semantic: readonly { readonly id: EntityId; readonly distance: number }[];
+  readonly keyword: readonly { readonly id: EntityId; readonly bm25: number }[];
+  readonly terms: readonly TermStat[];
+  readonly total: number;
+  /** The model's similarity of unrelated texts (Embedder.similarityFloor). */
+  readonly floor: number;
+}
+
+/** A question of any suite, with what the fusion study needs to rank and score it offline. */
+export interface Probe {
+  readonly half: 'A' | 'B';
+  /** A LoCoMo category or a language direction. */
+  readonly group: string;
+  readonly gold: readonly EntityId[];
+  readonly limit: number;
+  readonly legs: Legs;
+}
+
 /** One corpus in its own temporary SQLite file, embedded with the real model. */
 export class Corpus {
   readonly store: SqliteStore;
@@ -88,15 +114,30 @@ export class Corpus {
     this.indexer = new EmbeddingIndexer(this.store, new LazyEmbedder(async () => embedder), noopLogger, 64);
   }
 
-  async load(entities: readonly NewEntity[], now: number, relations: readonly Relation[] = []): Promise<void> {
+  /** `additions`: observations of another kind than `generic` (LoCoMo's dates as `metadata`). */
+  async load(entities: readonly NewEntity[], now: number, relations: readonly Relation[] = [], additions: readonly ObservationAddition[] = []): Promise<void> {
     await this.store.graph.createEntities(entities, now);
     if (relations.length > 0) await this.store.graph.createRelations(relations, now);
+    if (additions.length > 0) await this.store.graph.addObservations(additions, now);
     await this.indexer.drain();
   }
 
   async ids(names: readonly string[]): Promise<Map<string, EntityId>> {
     const ids = await this.store.graph.idsByName(names);
     return new Map(names.map((n, i) => [n, ids[i] as EntityId]));
+  }
+
+  /** Both legs, `depth` deep, with the query words' document frequencies. */
+  async legs(query: string, depth: number): Promise<Legs> {
+    const [v] = await this.embedder.embed([query], 'query');
+    const semantic = v === undefined ? [] : await this.store.requireVectors().search(v, depth);
+    const match = await plainKeywordMatch(this.store.keywords, query);
+    const keyword = match === undefined ? [] : await this.store.keywords.search(match, depth);
+    // The words plainKeywordMatch kept: not stopwords, and not pruned as weightless.
+    const stats = await this.store.keywords.termStats(distinctWords(query).filter((w) => !isStopword(w)));
+    const kept = new Set(informativeWords(stats.terms, stats.total));
+    const terms = stats.terms.filter((t) => kept.has(t.word));
+    return { semantic, keyword, terms, total: stats.total, floor: this.embedder.similarityFloor ?? 0 };
   }
 
   /** Ranked entity ids for a query under one mode, `limit` deep. */

@@ -1,12 +1,16 @@
 /**
  * LoCoMo (../shared/data/locomo/locomo10.json): one store per sample, ONE ENTITY PER TURN
  * (name = dia_id such as "D1:3", entityType = the speaker, observations = [turn text, plus the
- * image caption when the turn shared one]). Each question of categories 1-4 is asked under every
- * mode; recall@k is the share of its (cleaned) gold turns in the top k.
+ * image caption when the turn shared one]), and each turn's session date as the memory would hold
+ * it (`dates`, below). Every question (categories 1-5) is asked under every mode; recall@k is the
+ * share of its (cleaned) gold turns in the top k. The ten conversations are split in two halves by
+ * a seeded shuffle: parameters are chosen on half A and reported on half B (issue 18).
  */
 import { readFileSync } from 'node:fs';
-import type { EntityId, NewEntity, Relation } from '../../src/core/types.js';
-import { Corpus, emptyScores, f3, GRAPH_MODES, loadModel, mean, MODES, requireData, score, type Mode, type Scores } from './harness.js';
+import { rng } from '../latency/generate.js';
+import { METADATA_KIND, type EntityId, type NewEntity, type ObservationAddition, type Relation } from '../../src/core/types.js';
+import { Corpus, GRAPH_MODES, loadModel, MODES, requireData, type Mode, type Probe } from './harness.js';
+import { Tally, type Half } from './tally.js';
 
 interface Turn {
   speaker: string;
@@ -20,6 +24,34 @@ interface Sample {
   qa: { question: string; evidence: string[]; category: number }[];
 }
 
+/**
+ * How a turn's session date is stored:
+ * - `none`: not at all (the harness before issue 18);
+ * - `prefix`: in the turn's observation, "[1:56 pm on 8 May, 2023] text", as an assistant writing
+ *   a dated note would, so both legs see it;
+ * - `metadata`: as a second observation "date: 1:56 pm on 8 May, 2023" of kind `metadata`, Limbic's
+ *   kind for facts about an entity rather than of it (embedded and indexed like any observation).
+ */
+export type DateStyle = 'none' | 'prefix' | 'metadata';
+export const DATE_STYLES: readonly DateStyle[] = ['none', 'prefix', 'metadata'];
+
+/** The split's seed; the issue number. */
+const SPLIT_SEED = 18;
+const LIMIT = 10;
+/** Candidates the fusion study reads per leg (hybrid_search's depth). */
+const STUDY_DEPTH = 150;
+
+export const CATEGORY_NAMES: Readonly<Record<string, string>> = {
+  cat1: 'multi-hop',
+  cat2: 'temporal',
+  cat3: 'open-domain',
+  cat4: 'single-hop',
+  cat5: 'adversarial',
+};
+export const LOCOMO_GROUPS = ['cat1', 'cat2', 'cat3', 'cat4', 'cat5', 'all 1-4', 'all 1-5'] as const;
+/** A question's category and the totals it counts in. */
+export const locomoGroups = (category: string): string[] => (category === 'cat5' ? [category, 'all 1-5'] : [category, 'all 1-4', 'all 1-5']);
+
 /** "D8:6; D9:17" → two ids; "D:11:26" → "D11:26"; "D30:05" → "D30:5". */
 export function cleanEvidence(raw: readonly string[]): string[] {
   const ids: string[] = [];
@@ -32,75 +64,98 @@ export function cleanEvidence(raw: readonly string[]): string[] {
   return ids;
 }
 
-export async function runLocomo(limitSamples = Infinity) {
+/** Which half each sample is in: a seeded shuffle of the sample ids, the first half of it is A. */
+export function locomoHalves(ids: readonly string[]): Map<string, Half> {
+  const random = rng(SPLIT_SEED);
+  const order = [...ids].sort();
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j] as string, order[i] as string];
+  }
+  return new Map(order.map((id, i) => [id, i < Math.ceil(order.length / 2) ? 'A' : 'B']));
+}
+
+function turnsOf(sample: Sample, dates: DateStyle) {
+  const entities: NewEntity[] = [];
+  const additions: ObservationAddition[] = [];
+  const next: Relation[] = [];
+  for (const [key, value] of Object.entries(sample.conversation)) {
+    const session = /^session_(\d+)$/.exec(key);
+    if (!session || !Array.isArray(value)) continue;
+    const date = sample.conversation[`session_${session[1]}_date_time`];
+    const when = typeof date === 'string' && dates !== 'none' ? date : undefined;
+    let previous: string | undefined;
+    for (const turn of value as Turn[]) {
+      const observations = [when !== undefined && dates === 'prefix' ? `[${when}] ${turn.text}` : turn.text];
+      if (turn.blip_caption) observations.push(`[shared an image: ${turn.blip_caption}]`);
+      entities.push({ name: turn.dia_id, entityType: turn.speaker, observations });
+      if (when !== undefined && dates === 'metadata') additions.push({ entityName: turn.dia_id, contents: [`date: ${when}`], kind: METADATA_KIND });
+      if (previous !== undefined) next.push({ from: previous, to: turn.dia_id, relationType: 'followed_by' });
+      previous = turn.dia_id;
+    }
+  }
+  return { entities, additions, next };
+}
+
+export interface LocomoOptions {
+  readonly samples?: number;
+  readonly dates: DateStyle;
+  /** Run only one half (a quicker comparison of date styles on half A). */
+  readonly half?: Half;
+  /** Skip the second store with turn-to-turn relations (hybrid-graph). */
+  readonly graph: boolean;
+}
+
+export async function runLocomo(options: LocomoOptions, probes?: Probe[]): Promise<{ report: string; tally: Tally }> {
   const data = JSON.parse(readFileSync(requireData('locomo/locomo10.json'), 'utf8')) as Sample[];
+  const halves = locomoHalves(data.map((s) => s.sample_id));
   const embedder = await loadModel();
-  const perMode = new Map<string, Map<string, Scores>>();
+  const tally = new Tally();
   const now = Date.UTC(2026, 0, 1);
   let turns = 0;
   let questions = 0;
   let embedMs = 0;
-  for (const sample of data.slice(0, limitSamples)) {
-    const entities: NewEntity[] = [];
-    const next: Relation[] = [];
-    for (const [key, value] of Object.entries(sample.conversation)) {
-      if (!/^session_\d+$/.test(key) || !Array.isArray(value)) continue;
-      let previous: string | undefined;
-      for (const turn of value as Turn[]) {
-        const observations = [turn.text];
-        if (turn.blip_caption) observations.push(`[shared an image: ${turn.blip_caption}]`);
-        entities.push({ name: turn.dia_id, entityType: turn.speaker, observations });
-        if (previous !== undefined) next.push({ from: previous, to: turn.dia_id, relationType: 'followed_by' });
-        previous = turn.dia_id;
-      }
-    }
+  const started = performance.now();
+  for (const sample of data.slice(0, options.samples ?? Infinity)) {
+    const half = halves.get(sample.sample_id) ?? 'A';
+    if (options.half !== undefined && half !== options.half) continue;
+    const { entities, additions, next } = turnsOf(sample, options.dates);
     turns += entities.length;
     // Plain turns for every mode; a second store whose turns are linked to the next turn of their
     // session (the relation is part of each turn's embedded text there) for the graph column.
-    for (const [variant, relations, modes] of [
-      ['', [] as Relation[], MODES],
-      [' +followed_by', next, GRAPH_MODES],
-    ] as const) {
+    const variants = [['', [] as Relation[], MODES]] as [string, Relation[], readonly Mode[]][];
+    if (options.graph) variants.push([' +followed_by', next, GRAPH_MODES]);
+    for (const [variant, relations, modes] of variants) {
       const corpus = new Corpus(embedder);
       const t0 = performance.now();
-      await corpus.load(entities, now, relations);
+      await corpus.load(entities, now, relations, additions);
       embedMs += performance.now() - t0;
       const ids = await corpus.ids(entities.map((e) => e.name));
       for (const qa of sample.qa) {
-        if (qa.category === 5) continue;
         const gold = new Set(cleanEvidence(qa.evidence).map((d) => ids.get(d)).filter((x): x is EntityId => x !== undefined));
         if (gold.size === 0) continue;
-        if (variant === '') questions++;
-        for (const mode of modes as readonly Mode[]) {
-          const ranked = await corpus.search(mode, qa.question, 10, now);
-          const label = `${mode}${variant}`;
-          if (!perMode.has(label)) perMode.set(label, new Map());
-          const byCat = perMode.get(label) as Map<string, Scores>;
-          for (const key of [`cat${qa.category}`, 'all']) {
-            if (!byCat.has(key)) byCat.set(key, emptyScores());
-            score(byCat.get(key) as Scores, ranked, gold);
-          }
-        }
+        const groups = locomoGroups(`cat${qa.category}`);
+        for (const mode of modes) tally.add(`${mode}${variant}`, half, groups, await corpus.search(mode, qa.question, LIMIT, now), gold);
+        if (variant !== '') continue;
+        questions++;
+        if (probes !== undefined) probes.push({ half, group: `cat${qa.category}`, gold: [...gold], limit: LIMIT, legs: await corpus.legs(qa.question, STUDY_DEPTH) });
       }
       await corpus.close();
     }
-    process.stderr.write(`locomo: ${sample.sample_id} done (${entities.length} turns)\n`);
+    process.stderr.write(`locomo: ${sample.sample_id} (half ${half}) done (${entities.length} turns)\n`);
   }
-  const names: Record<string, string> = { cat1: 'multi-hop', cat2: 'temporal', cat3: 'open-domain', cat4: 'single-hop', all: 'all 1-4' };
+  const seconds = (performance.now() - started) / 1000;
+  const split = [...halves].sort((a, b) => a[1].localeCompare(b[1]) || a[0].localeCompare(b[0]));
+  const metrics = ['recall5', 'recall10', 'hit1', 'hit5', 'mrr'] as const;
   const lines = [
-    `LoCoMo, turn level, categories 1-4, one store per sample: ${questions} questions over ${turns} turns (embedding all turns took ${(embedMs / 1000).toFixed(1)} s).`,
+    `LoCoMo, turn level, categories 1-5, one store per sample, dates stored as \`${options.dates}\`: ${questions} questions over ${turns} turns`,
+    `(embedding all turns took ${(embedMs / 1000).toFixed(1)} s, the suite ${seconds.toFixed(0)} s). Limit ${LIMIT}.`,
+    `Half A (tuning): ${split.filter(([, h]) => h === 'A').map(([id]) => id).join(', ')}; half B (held out): ${split.filter(([, h]) => h === 'B').map(([id]) => id).join(', ')} (seeded shuffle, seed ${SPLIT_SEED}).`,
     '',
-    '| mode | category | n | recall@5 | recall@10 | hit@5 | MRR |',
-    '|---|---|---|---|---|---|---|',
   ];
-  for (const [mode, byCat] of perMode) {
-    for (const key of ['cat1', 'cat2', 'cat3', 'cat4', 'all']) {
-      const s = byCat.get(key);
-      if (!s) continue;
-      const m = mean(s);
-      const row = `| ${mode} | ${names[key]} | ${s.n} | ${f3(m.recall5)} | ${f3(m.recall10)} | ${f3(m.hit5)} | ${f3(m.mrr)} |`;
-      lines.push(key === 'all' ? row.replace(/\| ([^|]+) \|/, '| **$1** |') : row);
-    }
+  for (const half of ['A', 'B'] as const) {
+    if (options.half !== undefined && half !== options.half) continue;
+    lines.push(tally.table(half, LOCOMO_GROUPS, metrics, CATEGORY_NAMES), '');
   }
-  return lines.join('\n');
+  return { report: lines.join('\n'), tally };
 }
