@@ -93,7 +93,7 @@ async function benchSize(size: number): Promise<void> {
     const matches: string[] = [];
     const textOf = new Map<string, string>();
     for (const t of texts) {
-      const m = await evidenceMatch(single.keywords, distinctWords(t));
+      const m = (await evidenceMatch(single.keywords, distinctWords(t))).match;
       if (m === undefined) continue;
       matches.push(m);
       textOf.set(m, t);
@@ -117,10 +117,10 @@ async function benchSize(size: number): Promise<void> {
           // The whole keyword leg (term statistics, then search) as the pipeline runs it.
           const text = textOf.get(m) ?? '';
           t = performance.now();
-          await split.keywords.search((await evidenceMatch(split.keywords, distinctWords(text))) ?? m, k);
+          await split.keywords.search((await evidenceMatch(split.keywords, distinctWords(text))).match ?? m, k);
           times.legSplit.push(performance.now() - t);
           t = performance.now();
-          await store.keywords.search((await evidenceMatch(store.keywords, distinctWords(text))) ?? m, k);
+          await store.keywords.search((await evidenceMatch(store.keywords, distinctWords(text))).match ?? m, k);
           times.legTopk.push(performance.now() - t);
           if (rep === 0) {
             const same = a.length === b.length && a.every((h, i) => h.id === b[i]?.id && Math.abs(h.bm25 - (b[i]?.bm25 ?? 0)) <= 1e-9 * Math.abs(h.bm25));

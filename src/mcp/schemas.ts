@@ -260,7 +260,7 @@ export const hybridSearchInput = withinCallText(strict({
     .min(1, { message: 'search_modes needs at least one of "fts", "semantic"' })
     .optional()
     .describe('Legs to run: ["fts"], ["semantic"] or both (default: both, whichever are available)'),
-  fusion_method: z.enum(['rrf', 'weighted']).optional().describe('"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals'),
+  fusion_method: z.enum(['rrf', 'weighted', 'zscore']).optional().describe('"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals; "zscore": z-scores of each leg\'s raw scores, the keyword leg weighted by how many of the query\'s words the memory uses (search_semantic\'s fusion)'),
   rrf_k: wholeNumber('rrf_k', 1, 1000).optional().describe('RRF smoothing constant (1-1000); default the value in force: 60, or what "limbic tune --apply" chose (get_statistics.ranking)'),
   weights: strict({ fts: weight('fts'), vector: weight('vector'), recency: weight('recency'), priority: weight('priority'), graph: weight('graph') })
     .optional()

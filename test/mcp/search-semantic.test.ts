@@ -194,3 +194,22 @@ describe('search_semantic without a model', () => {
     await h.close();
   });
 });
+
+describe('search_semantic in a small memory (issue 18, real model)', () => {
+  it('ranks the entity that answers by meaning above one that shares only common words', async () => {
+    const h = await harness({ embedder: 'real' });
+    await h.ok('create_entities', {
+      entities: [
+        { name: 'Ada', entityType: 'Person', observations: ['escribió el primer programa para la máquina analítica'] },
+        { name: 'Kettle', entityType: 'Object', observations: ['the kettle is blue'] },
+      ],
+    });
+    await h.service.drainEmbeddings();
+    const r = await h.ok<Response>('search_semantic', { query: 'who wrote the first computer program', limit: 2 });
+    expect(r.results.map((x) => x.name)).toEqual(['Ada', 'Kettle']);
+    // Spanish memory, English question: none of the query's words are in the memory, so meaning decides.
+    const cross = await h.ok<Response>('search_semantic', { query: 'the first program for the analytical engine', limit: 2 });
+    expect(cross.results[0]?.name).toBe('Ada');
+    await h.close();
+  });
+});

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CandidateSignals } from '../../src/core/signals.js';
 import { asEntityId, type EntityId } from '../../src/core/types.js';
 import { fuse } from '../../src/service/search/fuse.js';
-import { semanticRequest } from '../../src/service/search/search-semantic.js';
+import { SEMANTIC_WEIGHTS, semanticRequest } from '../../src/service/search/search-semantic.js';
 import type { GraphStore } from '../../src/store/graph-store.js';
 
 const id = asEntityId;
@@ -21,8 +21,8 @@ const NO_GRAPH = new Proxy({} as GraphStore, {
 const baseOf = (fused: Awaited<ReturnType<typeof fuse>>, n: number): number | undefined =>
   fused.candidates.find((c) => c.candidate.id === (id(n) as EntityId))?.base;
 
-describe('fuse, search_semantic preset (weighted relevance)', () => {
-  const request = semanticRequest('query', 10);
+describe('fuse, weighted relevance (BM25 0.30 and cosine 0.55 only)', () => {
+  const request = semanticRequest('query', 10, { fusion: 'weighted', weights: SEMANTIC_WEIGHTS });
 
   it('blends min-max normalised BM25 and cosine similarity with weights 0.30 and 0.55 over 0.85', async () => {
     const legs = {
@@ -69,5 +69,45 @@ describe('fuse, rrf', () => {
     expect(baseOf(fused, 2)).toBeCloseTo((1 / 62 + 1 / 61) / (2 / 61), 12);
     expect(baseOf(fused, 1)).toBeCloseTo(1 / 61 / (2 / 61), 12);
     expect(fused.weights).toBeUndefined();
+  });
+});
+
+describe('fuse, zscore (search_semantic preset)', () => {
+  const request = semanticRequest('query', 10);
+  const logistic = (x: number): number => 1 / (1 + Math.exp(-x));
+
+  it('is the preset, and weighs z-scores of cosine and BM25 by the keyword coverage', async () => {
+    expect(request.fusion).toBe('zscore');
+    const legs = {
+      semantic: [
+        { id: id(1), distance: 0.1 },
+        { id: id(2), distance: 0.3 },
+      ],
+      keyword: [
+        { id: id(2), bm25: -6 },
+        { id: id(3), bm25: -2 },
+      ],
+      coverage: 0.5,
+    };
+    const fused = await fuse(NO_GRAPH, request, legs, NO_SIGNALS, 0.74, NOW);
+    // cosine 0.9 and 0.7: z +1 and -1; bm25 6 and 2: z +1 and -1; a miss takes the leg's lowest z (-1).
+    const w = 0.6 * 0.5;
+    expect(baseOf(fused, 1)).toBeCloseTo(logistic((1 - w) * 1 + w * -1), 12);
+    expect(baseOf(fused, 2)).toBeCloseTo(logistic((1 - w) * -1 + w * 1), 12);
+    expect(baseOf(fused, 3)).toBeCloseTo(logistic((1 - w) * -1 + w * -1), 12);
+    expect(fused.weights).toBeUndefined();
+  });
+
+  it('follows meaning alone when none of the query words occur in the memory, and words alone without a model', async () => {
+    const semantic = [
+      { id: id(1), distance: 0.2 },
+      { id: id(2), distance: 0.25 },
+      { id: id(3), distance: 0.5 },
+    ];
+    const noCoverage = await fuse(NO_GRAPH, request, { semantic, keyword: [{ id: id(3), bm25: -9 }, { id: id(2), bm25: -1 }], coverage: 0 }, NO_SIGNALS, 0, NOW);
+    const order = [...noCoverage.candidates].sort((a, b) => b.base - a.base).map((c) => c.candidate.id);
+    expect(order).toEqual([id(1), id(2), id(3)]);
+    const keywordOnly = await fuse(NO_GRAPH, request, { semantic: [], keyword: [{ id: id(5), bm25: -4 }, { id: id(6), bm25: -1 }], coverage: 1 }, NO_SIGNALS, 0, NOW);
+    expect(baseOf(keywordOnly, 5)).toBeGreaterThan(baseOf(keywordOnly, 6) ?? 1);
   });
 });

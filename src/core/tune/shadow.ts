@@ -49,7 +49,7 @@ export interface ShadowEvent {
   readonly tool: 'search_semantic' | 'hybrid_search';
   /** A hash of the query, not its text: the log needs to tell queries apart, not to read them. */
   readonly queryHash: string;
-  readonly fusion: 'rrf' | 'weighted';
+  readonly fusion: 'rrf' | 'weighted' | 'zscore';
   /** Retrieval legs that answered (the denominator of RRF's share of maximum). */
   readonly legs: number;
   readonly strategy: RoutingStrategy;

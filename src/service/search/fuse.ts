@@ -7,6 +7,7 @@ import { RRF_K, STATUS_DEBOOST, TEMPORAL_FLOOR } from '../../core/rank/constants
 import { fuseWeighted, normalizeBm25, redistributeWeights, type Signal, type SignalWeights } from '../../core/rank/fuse-weighted.js';
 import { reciprocalRankFusion, type FusedCandidate } from '../../core/rank/fuse-rrf.js';
 import { graphBoost } from '../../core/rank/graph-boost.js';
+import { zScoreFusion } from '../../core/rank/fuse-zscore.js';
 import { cosineSimilarity, decay } from '../../core/rank/limbic.js';
 import { rrfShareOfMaximum, type BaseCandidate } from '../../core/rank/rank-candidates.js';
 import type { CandidateSignals, KeywordHit, VectorHit } from '../../core/signals.js';
@@ -28,7 +29,7 @@ export interface Fused {
 export async function fuse(
   graphStore: GraphStore,
   request: SearchRequest,
-  legs: { readonly keyword: readonly KeywordHit[]; readonly semantic: readonly VectorHit[] },
+  legs: { readonly keyword: readonly KeywordHit[]; readonly semantic: readonly VectorHit[]; readonly coverage?: number },
   signals: CandidateSignals,
   similarityFloor: number,
   now: number,
@@ -56,6 +57,15 @@ export async function fuse(
     const candidates = fused.map((candidate, i) => ({
       candidate,
       base: (share[i] ?? 0) + request.weights.graph * (graph?.get(candidate.id) ?? 0),
+    }));
+    return { candidates, weights: undefined, parts: new Map(), graph };
+  }
+
+  if (request.fusion === 'zscore') {
+    const strength = zScoreFusion(fused, legs.coverage ?? (legs.keyword.length > 0 ? 1 : 0));
+    const candidates = fused.map((candidate, i) => ({
+      candidate,
+      base: (strength[i] ?? 0) + request.weights.graph * (graph?.get(candidate.id) ?? 0),
     }));
     return { candidates, weights: undefined, parts: new Map(), graph };
   }

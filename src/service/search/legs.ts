@@ -44,21 +44,27 @@ export async function chooseLegs(store: Store, indexer: EmbeddingIndexer, reques
  * The words of plain text that carry evidence: neither stopwords nor, on large graphs, words in so
  * many entities that BM25 gives them no weight. A query of stopwords alone has no keyword leg.
  */
-export async function evidenceMatch(keywords: KeywordIndex, words: readonly string[]): Promise<string | undefined> {
+export async function evidenceMatch(keywords: KeywordIndex, words: readonly string[]): Promise<{ match: string | undefined; coverage: number }> {
   const kept = words.filter((w) => !isStopword(w.toLowerCase()));
-  if (kept.length === 0) return undefined;
+  if (kept.length === 0) return { match: undefined, coverage: 0 };
   const stats = await keywords.termStats(kept);
-  return orOfWords(informativeWords(stats.terms, stats.total));
+  const searched = new Set(informativeWords(stats.terms, stats.total));
+  // How much of what was searched the memory uses at all: z-score fusion weighs the keyword leg by it.
+  const found = stats.terms.filter((t) => searched.has(t.word) && t.df > 0).length;
+  return { match: orOfWords([...searched]), coverage: searched.size === 0 ? 0 : found / searched.size };
 }
 
 /** evidenceMatch of a text's distinct words: the expression search_semantic's keyword leg runs. */
-export const plainKeywordMatch = async (keywords: KeywordIndex, text: string): Promise<string | undefined> => evidenceMatch(keywords, distinctWords(text));
+export const plainKeywordMatch = async (keywords: KeywordIndex, text: string): Promise<string | undefined> =>
+  (await evidenceMatch(keywords, distinctWords(text))).match;
 
 export interface KeywordLeg {
   readonly hits: KeywordHit[];
   readonly mode: KeywordMode;
   /** The MATCH expression run, or undefined when the query had no word to search for. */
   readonly match: string | undefined;
+  /** Share of the searched words the memory uses (plain text); 1 or 0 by whether expert syntax found anything. */
+  readonly coverage: number;
   readonly warnings: readonly string[];
 }
 
@@ -66,7 +72,8 @@ export async function keywordLeg(keywords: KeywordIndex, request: SearchRequest,
   const parsed = request.keywordSyntax === 'expert' ? buildKeywordQuery(request.query) : undefined;
   const mode: KeywordMode = parsed?.mode ?? 'bare';
   // Expert syntax is kept as written; plain text keeps only the words that carry evidence.
-  const match = parsed?.mode === 'expert' ? parsed.match : await evidenceMatch(keywords, parsed?.words ?? distinctWords(request.query));
+  const evidence = parsed?.mode === 'expert' ? undefined : await evidenceMatch(keywords, parsed?.words ?? distinctWords(request.query));
+  const match = parsed?.mode === 'expert' ? parsed.match : evidence?.match;
   const warnings = [...(parsed?.warnings ?? [])];
   let hits: KeywordHit[] = [];
   if (match !== undefined) {
@@ -78,7 +85,7 @@ export async function keywordLeg(keywords: KeywordIndex, request: SearchRequest,
       warnings.push(`${error.message} The keyword leg found nothing; the semantic leg still answered.`);
     }
   }
-  return { hits, mode, match, warnings };
+  return { hits, mode, match, coverage: evidence?.coverage ?? (hits.length > 0 ? 1 : 0), warnings };
 }
 
 export interface SemanticLeg {

@@ -137,7 +137,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
 
   const filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
   const similarityFloor = legs.vectors?.embedder.similarityFloor ?? 0;
-  const fused = await timed(timings, 'fuse', () => fuse(store.graph, request, filtered, filtered.signals, similarityFloor, now));
+  const fused = await timed(timings, 'fuse', () => fuse(store.graph, request, { ...filtered, coverage: keyword?.coverage }, filtered.signals, similarityFloor, now));
 
   const strategy = detectQueryType(request.query, request.routingLimit);
   let ranked = await timed(timings, 'limbic', () =>

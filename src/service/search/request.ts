@@ -6,7 +6,7 @@ import type { SignalWeights } from '../../core/rank/fuse-weighted.js';
 import type { EntityStatus } from '../../core/types.js';
 
 export type SearchMode = 'fts' | 'semantic';
-export type FusionMethod = 'rrf' | 'weighted';
+export type FusionMethod = 'rrf' | 'weighted' | 'zscore';
 
 export interface SearchFilters {
   readonly entityTypes?: readonly string[] | undefined;

@@ -1,8 +1,8 @@
 /**
  * search_semantic (spec/hybrid-search.md's six steps) as a preset of the pipeline: legs at
- * limit × EXPANSION_FACTOR, plain-text keyword leg, engrava's relevance signals (0.30 BM25 +
- * 0.55 cosine, over the legs that answered), the limbic re-rank with the spec's routing (which
- * reads the limit), shaped to the spec's output fields. Hybrid when the keyword leg finds
+ * limit × EXPANSION_FACTOR, plain-text keyword leg, fusion by score strength (z-scores of cosine
+ * and BM25, the keyword leg weighted by the query's coverage: core/rank/fuse-zscore.ts), the limbic
+ * re-rank with the spec's routing (which reads the limit), shaped to the spec's output fields. Hybrid when the keyword leg finds
  * anything, pure semantic otherwise; without a model the keyword hits still come back, so a query
  * whose words match is never answered with nothing.
  */
@@ -17,8 +17,10 @@ import type { SearchRequest } from './request.js';
 import { shadowEvent } from './shadow-log.js';
 
 /**
- * The preset's fusion: weighted relevance, BM25 and cosine only. bench:quality on LoCoMo
- * (recall@5, e5) chose it; see the README's quality table.
+ * Weighted relevance with BM25 and cosine only: the preset's fusion until z-score fusion measured
+ * better on held-out questions (bench/results/quality-2026-11-23-fusion-study.md, at this
+ * preset's depth: LoCoMo recall@5 0.558 both, XQuAD hit@1 0.899 vs 0.802, small memories hit@1
+ * 0.942 vs 0.883). Kept for the quality bench's comparison (`fusion: 'weighted'` override).
  */
 export const SEMANTIC_WEIGHTS: SignalWeights = Object.freeze({ ...DEFAULT_SIGNAL_WEIGHTS, recency: 0, priority: 0, graph: 0 });
 
@@ -57,7 +59,7 @@ export function semanticRequest(query: string, limit: number, overrides: Partial
     modes: undefined,
     depth: limit * EXPANSION_FACTOR,
     keywordSyntax: 'plain',
-    fusion: 'weighted',
+    fusion: 'zscore',
     rrfK: undefined,
     weights: SEMANTIC_WEIGHTS,
     limbic: true,

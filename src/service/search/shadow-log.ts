@@ -23,7 +23,7 @@ export function shadowEvent(tool: ShadowEvent['tool'], request: SearchRequest, o
   const { fused } = outcome;
   const all = fused.candidates.map((c) => c.candidate);
   const legs = (all.some((c) => c.semantic !== undefined) ? 1 : 0) + (all.some((c) => c.keyword !== undefined) ? 1 : 0);
-  const graphWeight = request.fusion === 'rrf' ? request.weights.graph : 0;
+  const graphWeight = request.fusion === 'weighted' ? 0 : request.weights.graph;
   return {
     at: now,
     tool,
