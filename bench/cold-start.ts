@@ -64,13 +64,15 @@ const PRESENT_ONLY = args.includes('--present-only');
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-
 /** The model id and size the server binds the vector table to, from a start on an empty database. */
 async function serverModel(): Promise<{ model: string; dims: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'limbic-cold-probe-'));
   const db = join(dir, 'probe.db');
   const { client } = await connect(db);
-  await client.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'probe', entityType: 't', observations: ['a probe'] }] } });
+  await client.callTool({
+    name: 'create_entities',
+    arguments: { entities: [{ name: 'probe', entityType: 't', observations: ['a probe'] }] },
+  });
   await client.callTool({ name: 'search_semantic', arguments: { query: 'probe' } });
   await client.close();
   const meta = new Database(db, { readonly: true });
@@ -94,7 +96,12 @@ async function build(size: number, model: string, dims: number): Promise<string>
     log(`${size}: generating`);
     await writeGraph(jsonl, size);
     const store = openSqliteStore({ path: db, vectorCacheFile: false });
-    const service = new MemoryService({ store, embedder: new LazyEmbedder(async () => Promise.reject(new Error('import without a model'))), clock: Date.now, logger: noopLogger });
+    const service = new MemoryService({
+      store,
+      embedder: new LazyEmbedder(async () => Promise.reject(new Error('import without a model'))),
+      clock: Date.now,
+      logger: noopLogger,
+    });
     log(`${size}: importing`);
     await importFile(service, jsonl);
     log(`${size}: random unit vectors`);
@@ -113,14 +120,20 @@ async function build(size: number, model: string, dims: number): Promise<string>
   // A store built for another model is re-labelled, not re-embedded: the vectors are random anyway.
   const handle = new Database(db);
   const stored = handle.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'vector_dims'").get()?.value;
-  if (Number(stored) !== dims) throw new Error(`The store in ${dir} holds ${stored}-dim vectors, the server's model ${dims}: delete ${dir} to rebuild it.`);
+  if (Number(stored) !== dims)
+    throw new Error(`The store in ${dir} holds ${stored}-dim vectors, the server's model ${dims}: delete ${dir} to rebuild it.`);
   handle.prepare("UPDATE meta SET value = ? WHERE key = 'vector_model'").run(model);
   handle.close();
   return db;
 }
 
 async function connect(db: string, cli = CLI): Promise<{ client: Client; transport: StdioClientTransport }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, '--db', db], stderr: 'pipe', env: { ...process.env } as Record<string, string> });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cli, '--db', db],
+    stderr: 'pipe',
+    env: { ...process.env } as Record<string, string>,
+  });
   transport.stderr?.on('data', (d: Buffer) => {
     if (/warn|error/i.test(String(d))) process.stderr.write(`server: ${String(d)}`);
   });
@@ -196,7 +209,8 @@ async function mcpRun(db: string, cli = CLI): Promise<McpRun> {
   })) as CallToolResult;
   const firstSemanticMs = performance.now() - t0;
   const text = JSON.stringify(answer.structuredContent ?? answer.content);
-  if (answer.isError === true || !/"semantic"/.test(text)) throw new Error(`the first answer did not come from the semantic leg: ${text.slice(0, 400)}`);
+  if (answer.isError === true || !/"semantic"/.test(text))
+    throw new Error(`the first answer did not come from the semantic leg: ${text.slice(0, 400)}`);
   let savedAfterMs: number | undefined;
   if (before === undefined) {
     // A session long enough for the save that follows a full load (SAVE_DELAY_MS, then the write);
@@ -238,7 +252,13 @@ interface SizeResult {
 async function benchSize(size: number, model: string, dims: number): Promise<SizeResult> {
   const db = await build(size, model, dims);
   const file = vectorFilePath(db);
-  const result: SizeResult = { size, fileBytes: 0, dbBytes: statSync(db).size, store: { absent: [], present: [], presentCold: [] }, mcp: { absent: [], present: [], presentCold: [], peerPresent: [] } };
+  const result: SizeResult = {
+    size,
+    fileBytes: 0,
+    dbBytes: statSync(db).size,
+    store: { absent: [], present: [], presentCold: [] },
+    mcp: { absent: [], present: [], presentCold: [], peerPresent: [] },
+  };
   for (let run = 1; run <= (PRESENT_ONLY ? 0 : RUNS); run++) {
     rmSync(file, { force: true });
     const absent = await storeRun(db);
@@ -298,9 +318,22 @@ function report(results: SizeResult[], model: string): string {
     `|---|${results.map(() => '---').join('|')}|`,
     row('database size', (r) => gib(r.dbBytes)),
     row('vector cache file size', (r) => gib(r.fileBytes)),
-    row('store: vectors.warm → first vectors.search answer, file absent (ms)', (r) => `${ms(r.store.absent.map((x) => x.firstAnswerMs))} (${sources(r.store.absent)})`),
-    row('store: vectors.warm → first vectors.search answer, file present (ms)', (r) => `${ms(r.store.present.map((x) => x.firstAnswerMs))} (${sources(r.store.present)})`),
-    ...(COLD ? [row('store: same, file present, page cache dropped (ms)', (r) => `${ms(r.store.presentCold.map((x) => x.firstAnswerMs))} (${sources(r.store.presentCold)})`)] : []),
+    row(
+      'store: vectors.warm → first vectors.search answer, file absent (ms)',
+      (r) => `${ms(r.store.absent.map((x) => x.firstAnswerMs))} (${sources(r.store.absent)})`,
+    ),
+    row(
+      'store: vectors.warm → first vectors.search answer, file present (ms)',
+      (r) => `${ms(r.store.present.map((x) => x.firstAnswerMs))} (${sources(r.store.present)})`,
+    ),
+    ...(COLD
+      ? [
+          row(
+            'store: same, file present, page cache dropped (ms)',
+            (r) => `${ms(r.store.presentCold.map((x) => x.firstAnswerMs))} (${sources(r.store.presentCold)})`,
+          ),
+        ]
+      : []),
     row('store: saving the file at close after a full load (ms)', (r) => ms(r.store.absent.map((x) => x.closeMs))),
     row('store: openSqliteStore (ms)', (r) => ms(r.store.present.map((x) => x.openMs))),
     row('MCP: spawn → handshake (ms)', (r) => ms(r.mcp.present.map((x) => x.handshakeMs))),
@@ -309,8 +342,12 @@ function report(results: SizeResult[], model: string): string {
     ...(COLD ? [row('MCP: same, file present, page cache dropped (ms)', (r) => ms(r.mcp.presentCold.map((x) => x.firstSemanticMs)))] : []),
     ...(PEER !== ''
       ? [
-          row('MCP: same, file present, the --peer server, run alternately (ms)', (r) => ms(r.mcp.peerPresent.map((x) => x.firstSemanticMs))),
-          row('MCP: this server / the --peer server, file present', (r) => (median(r.mcp.present.map((x) => x.firstSemanticMs)) / median(r.mcp.peerPresent.map((x) => x.firstSemanticMs))).toFixed(2)),
+          row('MCP: same, file present, the --peer server, run alternately (ms)', (r) =>
+            ms(r.mcp.peerPresent.map((x) => x.firstSemanticMs)),
+          ),
+          row('MCP: this server / the --peer server, file present', (r) =>
+            (median(r.mcp.present.map((x) => x.firstSemanticMs)) / median(r.mcp.peerPresent.map((x) => x.firstSemanticMs))).toFixed(2),
+          ),
         ]
       : []),
     row('MCP: file absent, first answer → the server has saved it (ms)', (r) => ms(r.mcp.absent.map((x) => x.savedAfterMs ?? NaN))),

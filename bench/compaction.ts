@@ -52,7 +52,10 @@ async function writer(path: string): Promise<void> {
   for (let i = 0; !stop; i++) {
     const t0 = performance.now();
     try {
-      await store.graph.createEntities([{ name: `writer ${i}`, entityType: 'bench', observations: [`written by the second process, number ${i}`] }], Date.now());
+      await store.graph.createEntities(
+        [{ name: `writer ${i}`, entityType: 'bench', observations: [`written by the second process, number ${i}`] }],
+        Date.now(),
+      );
       times.push(performance.now() - t0);
     } catch {
       failed++;
@@ -227,8 +230,12 @@ async function main(): Promise<void> {
       const check = new Database(db, { readonly: true });
       const visible = check.prepare<[], { n: number }>("SELECT count(*) AS n FROM entities WHERE entity_type = 'bench'").get()?.n ?? 0;
       check.close();
-      log(`${method}: ${seconds.toFixed(2)} s, ${run.steps} steps, longest lock ${run.longestLockMs.toFixed(0)} ms, WAL peak ${(walPeak / 1e6).toFixed(1)} MB`);
-      log(`${method}: other process ${report.writes} writes (${visible} visible), ${report.failed} failed, longest ${report.maxMs.toFixed(0)} ms, ${report.over1s} over 1 s`);
+      log(
+        `${method}: ${seconds.toFixed(2)} s, ${run.steps} steps, longest lock ${run.longestLockMs.toFixed(0)} ms, WAL peak ${(walPeak / 1e6).toFixed(1)} MB`,
+      );
+      log(
+        `${method}: other process ${report.writes} writes (${visible} visible), ${report.failed} failed, longest ${report.maxMs.toFixed(0)} ms, ${report.over1s} over 1 s`,
+      );
       // Alone, on another copy: what the compacted index is worth to searches.
       const alone = join(dir, `${method}-alone.db`);
       copyFileSync(base, alone);
@@ -248,7 +255,9 @@ async function main(): Promise<void> {
     const text = [
       `# Keyword-index compaction at the end of an import, ${size} entities (${date})`,
       '',
-      `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end;`,
+      `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} at the end;`,
       `\`npm run bench:compaction -- --size ${size}\`. Every run starts from a copy of one imported graph whose two FTS5`,
       `indexes hold ${before.segments} segments. First with a second process writing one entity every ${WRITE_EVERY_MS} ms throughout`,
       '(busy timeout 10 s; its writes counted as made / visible afterwards / failed), then alone on another copy, which is',

@@ -24,14 +24,21 @@ async function trial(kind: keyof typeof SERVERS): Promise<number> {
   const connect = async () => {
     const c = new Client({ name: 'bench', version: '1' });
     await c.connect(
-      new StdioClientTransport({ command: process.execPath, args: spec.args, env: { ...process.env, ...spec.env } as Record<string, string>, stderr: 'ignore' }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: spec.args,
+        env: { ...process.env, ...spec.env } as Record<string, string>,
+        stderr: 'ignore',
+      }),
     );
     return c;
   };
   const [a, b] = await Promise.all([connect(), connect()]);
   const burst = (c: Client, p: string) =>
     Array.from({ length: 20 }, (_, i) =>
-      c.callTool({ name: 'create_entities', arguments: { entities: [{ name: `${p}-${i}`, entityType: 't', observations: [] }] } }).catch(() => undefined),
+      c
+        .callTool({ name: 'create_entities', arguments: { entities: [{ name: `${p}-${i}`, entityType: 't', observations: [] }] } })
+        .catch(() => undefined),
     );
   await Promise.all([...burst(a, 'a'), ...burst(b, 'b')]);
   const graph = await a.callTool({ name: 'read_graph', arguments: {} });

@@ -28,7 +28,8 @@ const VARIANTS: Record<string, E5GraphOptions> = {
   'fp32word-acc4': { accuracyLevel: 4, wordTable: 'fp32' },
 };
 
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+const percentile = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
 
 function modelImage(arg: string | undefined): Uint8Array {
   const cache = process.env.LIMBIC_MODEL_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'limbic', 'models');
@@ -51,7 +52,13 @@ interface Reference {
   vectors: { prefix: string; text: string; vector: number[] }[];
 }
 
-async function measure(name: string, dir: string, reference: Reference, prefixes: boolean, threads: number): Promise<Record<string, string | number>> {
+async function measure(
+  name: string,
+  dir: string,
+  reference: Reference,
+  prefixes: boolean,
+  threads: number,
+): Promise<Record<string, string | number>> {
   const { env, pipeline } = await import('@huggingface/transformers');
   env.allowLocalModels = true;
   env.allowRemoteModels = false;
@@ -88,7 +95,10 @@ async function measure(name: string, dir: string, reference: Reference, prefixes
 
   const sentences = reference.tokens.map((t) => t.text).filter((t) => t.length > 30);
   const short = sentences.map((s) => p + s);
-  const long = Array.from({ length: 64 }, (_, i) => p + Array.from({ length: 14 }, (_, j) => sentences[(i * 14 + j) % sentences.length]).join(' '));
+  const long = Array.from(
+    { length: 64 },
+    (_, i) => p + Array.from({ length: 14 }, (_, j) => sentences[(i * 14 + j) % sentences.length]).join(' '),
+  );
   const tokens = (texts: string[]) => texts.reduce((s, t) => s + extract.tokenizer.encode(t).length, 0) / texts.length;
   let longCpu = 0;
   const rate = async (texts: string[], batch: number): Promise<number> => {
@@ -144,7 +154,11 @@ try {
       writeFileSync(join(dir, file), bytes);
     }
     const row = await measure(name, dir, reference, true, threads);
-    rows.push({ ...row, 'convert ms': Math.round(convertMs), 'onnx MB': +(statSync(join(dir, 'onnx', 'model.onnx')).size / 1e6).toFixed(1) });
+    rows.push({
+      ...row,
+      'convert ms': Math.round(convertMs),
+      'onnx MB': +(statSync(join(dir, 'onnx', 'model.onnx')).size / 1e6).toFixed(1),
+    });
     console.error(JSON.stringify(rows.at(-1)));
   }
   if (minilm) {

@@ -23,7 +23,8 @@ const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const CORES = availableParallelism();
 const SERVER_THREADS = Math.max(1, CORES - 1);
 
-const quantile = (xs: readonly number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? NaN;
+const quantile = (xs: readonly number[], q: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? NaN;
 
 const WORDS = (
   'the quarterly budget review meeting moved to thursday afternoon alice prefers tea over coffee and speaks fluent spanish ' +
@@ -39,7 +40,11 @@ const words = (n: number): string => Array.from({ length: n }, () => WORDS[Math.
 const SHAPES = { short: { observations: 1, words: 12 }, long: { observations: 6, words: 25 } } as const;
 const entities = (shape: keyof typeof SHAPES, n: number): EntityInput[] =>
   Array.from({ length: n }, (_, i) => ({
-    entity: { name: `Note ${shape} ${i}`, entityType: 'note', observations: Array.from({ length: SHAPES[shape].observations }, () => words(SHAPES[shape].words)) },
+    entity: {
+      name: `Note ${shape} ${i}`,
+      entityType: 'note',
+      observations: Array.from({ length: SHAPES[shape].observations }, () => words(SHAPES[shape].words)),
+    },
     relations: [],
   }));
 
@@ -69,7 +74,9 @@ async function coldStart(runs: number): Promise<{ handshake: number; firstResult
   const file = join(dir, 'memory.jsonl');
   writeFileSync(
     file,
-    Array.from({ length: 200 }, (_, i) => JSON.stringify({ type: 'entity', name: `Note ${i}`, entityType: 'note', observations: [words(12)] })).join('\n'),
+    Array.from({ length: 200 }, (_, i) =>
+      JSON.stringify({ type: 'entity', name: `Note ${i}`, entityType: 'note', observations: [words(12)] }),
+    ).join('\n'),
   );
   const env = { ...process.env, LIMBIC_MODEL: BENCH_MODEL } as Record<string, string>;
   execFileSync(process.execPath, [CLI, '--db', db, 'import', file], { stdio: 'ignore', env });
@@ -100,24 +107,35 @@ const local = await loadModel(CORES);
 const rssLoaded = process.memoryUsage().rss;
 const t0 = performance.now();
 const threaded = await ThreadedEmbedder.start({
-  model: { modelDir: local.description.location, cacheDir: join(homedir(), '.cache', 'limbic', 'models'), modelId: local.id, allowRemote: false, threads: SERVER_THREADS },
+  model: {
+    modelDir: local.description.location,
+    cacheDir: join(homedir(), '.cache', 'limbic', 'models'),
+    modelId: local.id,
+    allowRemote: false,
+    threads: SERVER_THREADS,
+  },
 });
 const workerLoad = performance.now() - t0;
 
 const short = entities('short', 160);
 const long = entities('long', 48);
 const tokens = (items: readonly EntityInput[]): number =>
-  Math.round(items.reduce((s, x) => s + local.countTokens(`${x.entity.name} (note) | ${x.entity.observations.join(' | ')}`), 0) / items.length);
+  Math.round(
+    items.reduce((s, x) => s + local.countTokens(`${x.entity.name} (note) | ${x.entity.observations.join(' | ')}`), 0) / items.length,
+  );
 
 const rows: [string, string][] = [
   ['model load, caller thread (median of 3)', `${quantile(loads, 0.5).toFixed(0)} ms`],
-  ['model load in the server\'s worker thread', `${workerLoad.toFixed(0)} ms`],
+  ["model load in the server's worker thread", `${workerLoad.toFixed(0)} ms`],
   ['RSS growth with the model loaded (caller thread)', `${((rssLoaded - rssBefore) / 1e6).toFixed(0)} MB`],
 ];
 const serverEncode = await encodeLatency(threaded, 100);
 const localEncode = await encodeLatency(local, 100);
 rows.push(
-  [`query encode p50 / p95, server worker (${SERVER_THREADS} thread${SERVER_THREADS === 1 ? '' : 's'})`, `${serverEncode.p50.toFixed(1)} / ${serverEncode.p95.toFixed(1)} ms`],
+  [
+    `query encode p50 / p95, server worker (${SERVER_THREADS} thread${SERVER_THREADS === 1 ? '' : 's'})`,
+    `${serverEncode.p50.toFixed(1)} / ${serverEncode.p95.toFixed(1)} ms`,
+  ],
   [`query encode p50 / p95, caller thread (${CORES} threads)`, `${localEncode.p50.toFixed(1)} / ${localEncode.p95.toFixed(1)} ms`],
 );
 for (const [label, items] of [
@@ -125,8 +143,14 @@ for (const [label, items] of [
   ['long', long],
 ] as const) {
   rows.push(
-    [`entities/s, ${label} (~${tokens(items)} tokens), server worker (${SERVER_THREADS} thread${SERVER_THREADS === 1 ? '' : 's'}, batches of 32)`, (await rate(threaded, items, 32)).toFixed(1)],
-    [`entities/s, ${label} (~${tokens(items)} tokens), limbic reembed (${CORES} threads, batches of 32)`, (await rate(local, items, 32)).toFixed(1)],
+    [
+      `entities/s, ${label} (~${tokens(items)} tokens), server worker (${SERVER_THREADS} thread${SERVER_THREADS === 1 ? '' : 's'}, batches of 32)`,
+      (await rate(threaded, items, 32)).toFixed(1),
+    ],
+    [
+      `entities/s, ${label} (~${tokens(items)} tokens), limbic reembed (${CORES} threads, batches of 32)`,
+      (await rate(local, items, 32)).toFixed(1),
+    ],
   );
 }
 await threaded.close();

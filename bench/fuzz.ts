@@ -61,9 +61,12 @@ async function runChunk(seed: number, calls: number): Promise<Chunk> {
       maxFailures: 200,
       progressEvery: 5_000,
       onProgress: (done, r) =>
-        console.log(`  seed ${seed}: ${done}/${calls} calls, ${r.isError} isError, ${r.failures.length} failures, ${Math.round((performance.now() - t0) / 1000)} s`),
+        console.log(
+          `  seed ${seed}: ${done}/${calls} calls, ${r.isError} isError, ${r.failures.length} failures, ${Math.round((performance.now() - t0) / 1000)} s`,
+        ),
     });
-    const graphDiff = report.crashes === 0 ? await compareGraph(server.client, report.model) : ['not compared: the server stopped answering'];
+    const graphDiff =
+      report.crashes === 0 ? await compareGraph(server.client, report.model) : ['not compared: the server stopped answering'];
     const serverLog = server.stderr();
     await server.close();
     return { seed, report, graphDiff, store: checkStoreFile(path), serverLog };
@@ -100,10 +103,12 @@ for (const { report } of results) {
 const shapes = new Map<string, number>();
 for (const { report } of results) for (const [shape, n] of report.messageShapes) shapes.set(shape, (shapes.get(shape) ?? 0) + n);
 const codes = new Map<string, number>();
-for (const { report } of results) for (const [code, n] of Object.entries(report.malformed.codes)) codes.set(code, (codes.get(code) ?? 0) + n);
+for (const { report } of results)
+  for (const [code, n] of Object.entries(report.malformed.codes)) codes.set(code, (codes.get(code) ?? 0) + n);
 const failures = results.flatMap((c) => c.report.failures);
 const slowest = results.map((c) => ({ ...c.report.slowest, seed: c.seed })).reduce((a, b) => (b.ms > a.ms ? b : a));
-const all = <T>(f: (c: Chunk) => T, ok: T): string => (results.every((c) => f(c) === ok) ? `${String(ok)} (all ${results.length} files)` : results.map((c) => String(f(c))).join(' / '));
+const all = <T>(f: (c: Chunk) => T, ok: T): string =>
+  results.every((c) => f(c) === ok) ? `${String(ok)} (all ${results.length} files)` : results.map((c) => String(f(c))).join(' / ');
 
 const date = new Date().toISOString().slice(0, 10);
 const lines = [
@@ -145,12 +150,27 @@ const lines = [
   '',
   '## Most frequent error messages (numbers and quoted values blanked)',
   '',
-  ...[...shapes].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([shape, n]) => `- ${fmt(n)} × \`${shape.replace(/\n/g, ' ⏎ ').replace(/`/g, "'")}\``),
+  ...[...shapes]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15)
+    .map(([shape, n]) => `- ${fmt(n)} × \`${shape.replace(/\n/g, ' ⏎ ').replace(/`/g, "'")}\``),
   '',
   ...(failures.length === 0
     ? []
-    : ['## Failures (replay with the seed; the index is the call number in that chunk)', '', ...failures.slice(0, 30).map((f) => `- seed ${f.seed}, call ${f.index}, ${f.tool} (${f.how}): ${f.problem}. Arguments ${f.args.slice(0, 400)}; answer ${JSON.stringify(f.answer.slice(0, 300))}`), '']),
-  ...results.filter((c) => c.graphDiff.length > 0).map((c) => `Seed ${c.seed}: graph differs from the model: ${c.graphDiff.slice(0, 5).join('; ')}`),
+    : [
+        '## Failures (replay with the seed; the index is the call number in that chunk)',
+        '',
+        ...failures
+          .slice(0, 30)
+          .map(
+            (f) =>
+              `- seed ${f.seed}, call ${f.index}, ${f.tool} (${f.how}): ${f.problem}. Arguments ${f.args.slice(0, 400)}; answer ${JSON.stringify(f.answer.slice(0, 300))}`,
+          ),
+        '',
+      ]),
+  ...results
+    .filter((c) => c.graphDiff.length > 0)
+    .map((c) => `Seed ${c.seed}: graph differs from the model: ${c.graphDiff.slice(0, 5).join('; ')}`),
 ];
 const out = join(ROOT, 'bench', 'results', `fuzz-${values.model ? 'model-' : ''}${date}.md`);
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });

@@ -30,24 +30,43 @@ const WORDS = ['garden', 'river', 'engine', 'violin', 'harbour', 'comet', 'lante
 const pick = <T>(xs: readonly T[], n: number): T => xs[n % xs.length]!;
 
 /** Deterministic per (client, call): the same run makes the same calls. */
-function nextCall(client: number, n: number, mine: string[]): { tool: string; args: Record<string, unknown>; wrote?: { entity?: string; observation?: [string, string] } } {
+function nextCall(
+  client: number,
+  n: number,
+  mine: string[],
+): { tool: string; args: Record<string, unknown>; wrote?: { entity?: string; observation?: [string, string] } } {
   const r = (client * 7919 + n * 104_729) % 100;
   const word = pick(WORDS, client + n);
   if (r < 30 || mine.length === 0) {
     const name = `c${client}-e${n}`;
-    return { tool: 'create_entities', args: { entities: [{ name, entityType: pick(['note', 'person', 'place'], n), observations: [`${word} seen by client ${client} at call ${n}`] }] }, wrote: { entity: name } };
+    return {
+      tool: 'create_entities',
+      args: {
+        entities: [
+          { name, entityType: pick(['note', 'person', 'place'], n), observations: [`${word} seen by client ${client} at call ${n}`] },
+        ],
+      },
+      wrote: { entity: name },
+    };
   }
   const own = pick(mine, n * 31);
   if (r < 40) {
     const text = `${pick(WORDS, n * 3)} follow-up ${client}/${n}`;
-    return { tool: 'add_observations', args: { observations: [{ entityName: own, contents: [text] }] }, wrote: { observation: [own, text] } };
+    return {
+      tool: 'add_observations',
+      args: { observations: [{ entityName: own, contents: [text] }] },
+      wrote: { observation: [own, text] },
+    };
   }
   if (r < 50) return { tool: 'create_relations', args: { relations: [{ from: own, to: pick(mine, n * 17), relationType: 'relates to' }] } };
   if (r < 70) return { tool: 'hybrid_search', args: { query: `${word} ${pick(WORDS, n)}`, limit: 10 } };
   if (r < 80) return { tool: 'search_nodes', args: { query: word, limit: 20 } };
   if (r < 90) return { tool: 'open_nodes', args: { names: [own] } };
   // Without a model search_semantic answers isError when no words match: it is not asked then.
-  if (r < 95) return NO_MODEL ? { tool: 'hybrid_search', args: { query: word } } : { tool: 'search_semantic', args: { query: `something about a ${word}`, limit: 5 } };
+  if (r < 95)
+    return NO_MODEL
+      ? { tool: 'hybrid_search', args: { query: word } }
+      : { tool: 'search_semantic', args: { query: `something about a ${word}`, limit: 5 } };
   return { tool: 'get_statistics', args: {} };
 }
 
@@ -58,7 +77,9 @@ async function main(): Promise<void> {
   const db = join(dir, 'memory.db');
   const common = [CLI, '--db', db, ...(NO_MODEL ? ['--no-model'] : [])];
   const token = spawnSync(process.execPath, [...common, 'token', 'create', '--namespace', 'load'], { encoding: 'utf8' }).stdout.trim();
-  const server = spawn(process.execPath, [...common, 'serve', '--http', '--host', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const server = spawn(process.execPath, [...common, 'serve', '--http', '--host', '127.0.0.1', '--port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   // Whatever ends this process (a failure included) ends the server too.
   process.on('exit', () => server.kill('SIGKILL'));
   let log = '';
@@ -75,7 +96,9 @@ async function main(): Promise<void> {
   const url = /at (http:\/\/\S+)\/mcp/.exec(log)![1]!;
   const connect = async () => {
     const client = new Client({ name: 'http-load', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     return client;
   };
   const clients = await Promise.all(Array.from({ length: CLIENTS }, connect));

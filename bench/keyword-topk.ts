@@ -123,7 +123,9 @@ async function benchSize(size: number): Promise<void> {
           await store.keywords.search((await evidenceMatch(store.keywords, distinctWords(text))).match ?? m, k);
           times.legTopk.push(performance.now() - t);
           if (rep === 0) {
-            const same = a.length === b.length && a.every((h, i) => h.id === b[i]?.id && Math.abs(h.bm25 - (b[i]?.bm25 ?? 0)) <= 1e-9 * Math.abs(h.bm25));
+            const same =
+              a.length === b.length &&
+              a.every((h, i) => h.id === b[i]?.id && Math.abs(h.bm25 - (b[i]?.bm25 ?? 0)) <= 1e-9 * Math.abs(h.bm25));
             if (!same) mismatches++;
           }
         }
@@ -146,6 +148,8 @@ async function benchSize(size: number): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
 }
 
-console.log('| entities | queries | k | FTS5 1 core p50 / p95 ms | FTS5 2 cores p50 / p95 | top-k index p50 / p95 | vs 1 core | vs 2 cores | leg p50 (stats+search) 2 cores / index | answers differing |');
+console.log(
+  '| entities | queries | k | FTS5 1 core p50 / p95 ms | FTS5 2 cores p50 / p95 | top-k index p50 / p95 | vs 1 core | vs 2 cores | leg p50 (stats+search) 2 cores / index | answers differing |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const size of sizes) await benchSize(size);

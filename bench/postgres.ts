@@ -82,13 +82,20 @@ async function timeReads(store: Store, model: Embedder, size: number): Promise<R
   return {
     search_nodes: await time((i) => store.graph.searchNodes(qs[i]?.substring ?? 'kalo')),
     hybrid_search: await time((i) => hybridSearch(deps, toHybridOptions({ query: qs[i]?.text ?? '', limit: 10 }), now)),
-    vector_leg: await time(async (i) => vectors.search((await model.embed([qs[i]?.text ?? ''], 'query'))[0] ?? new Float32Array(model.dims), 30)),
+    vector_leg: await time(async (i) =>
+      vectors.search((await model.embed([qs[i]?.text ?? ''], 'query'))[0] ?? new Float32Array(model.dims), 30),
+    ),
     open_nodes: await time(() => store.graph.openNodes(Array.from({ length: 5 }, () => entityName(Math.floor(r() * size))))),
   };
 }
 
 async function importInto(store: Store, jsonl: string, size: number): Promise<number> {
-  const service = new MemoryService({ store, embedder: new LazyEmbedder(async () => Promise.reject(new Error('import without a model'))), clock: Date.now, logger: noopLogger });
+  const service = new MemoryService({
+    store,
+    embedder: new LazyEmbedder(async () => Promise.reject(new Error('import without a model'))),
+    clock: Date.now,
+    logger: noopLogger,
+  });
   const t0 = performance.now();
   await importFile(service, jsonl);
   return size / ((performance.now() - t0) / 1000);
@@ -151,10 +158,16 @@ try {
     log(`${size}: timing reads`);
     sqliteColumn.ops = await timeReads(sqlite, model, size);
     pgColumn.ops = await timeReads(pg, model, size);
-    const randomRecall = await recallAt30(url, pg, await Promise.all(queries(20, 11).map(async (q) => (await model.embed([q.text], 'query'))[0] as Float32Array)));
+    const randomRecall = await recallAt30(
+      url,
+      pg,
+      await Promise.all(queries(20, 11).map(async (q) => (await model.embed([q.text], 'query'))[0] as Float32Array)),
+    );
 
     lines.push(`## ${size} entities (random unit vectors)`, '', `| | SQLite | PostgreSQL | PostgreSQL / SQLite |`, '|---|---|---|---|');
-    lines.push(`| import, entities/s | ${f(sqliteColumn.importPerSec)} | ${f(pgColumn.importPerSec)} | ${(pgColumn.importPerSec / sqliteColumn.importPerSec).toFixed(2)} |`);
+    lines.push(
+      `| import, entities/s | ${f(sqliteColumn.importPerSec)} | ${f(pgColumn.importPerSec)} | ${(pgColumn.importPerSec / sqliteColumn.importPerSec).toFixed(2)} |`,
+    );
     for (const op of Object.keys(sqliteColumn.ops)) {
       const a = sqliteColumn.ops[op] as Stat;
       const b = pgColumn.ops[op] as Stat;
@@ -202,7 +215,10 @@ async function exactTop30(url: string, vector: string): Promise<Set<number>> {
     await client.query('BEGIN');
     await client.query('SET LOCAL enable_indexscan = off');
     await client.query('SET LOCAL enable_bitmapscan = off');
-    const rows = await client.query<{ id: number }>('SELECT entity_id AS id FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT 30', [vector]);
+    const rows = await client.query<{ id: number }>(
+      'SELECT entity_id AS id FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT 30',
+      [vector],
+    );
     await client.query('COMMIT');
     return new Set(rows.rows.map((r) => r.id));
   } finally {

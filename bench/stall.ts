@@ -63,7 +63,12 @@ interface Server {
 async function start(label: string, db: string, extra: string[]): Promise<Server> {
   const client = new Client({ name: 'bench-stall', version: '1' });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: [args.bin, '--db', db, ...extra], env: process.env as Record<string, string>, stderr: 'ignore' }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [args.bin, '--db', db, ...extra],
+      env: process.env as Record<string, string>,
+      stderr: 'ignore',
+    }),
   );
   return {
     client,
@@ -89,13 +94,25 @@ const quantile = (xs: readonly number[], q: number): number => {
 let made = 0;
 /** The tool calls timed, each a few shapes: a name, a common word, a rare word; one and five names. */
 const TOOLS: Record<string, (i: number) => [string, Record<string, unknown>]> = {
-  search_nodes: (i) => ['search_nodes', { query: [`entity-${(i * 37) % ENTITIES}-`, pick(WORDS), `${pick(WORDS)} ${pick(WORDS)}`][i % 3] ?? '' }],
+  search_nodes: (i) => [
+    'search_nodes',
+    { query: [`entity-${(i * 37) % ENTITIES}-`, pick(WORDS), `${pick(WORDS)} ${pick(WORDS)}`][i % 3] ?? '' },
+  ],
   // The same shapes a page at a time: a common word matches ~70% of the entities, a 3 MB answer
   // that no server returns in 50 ms; a client that pages gets what it reads.
-  'search_nodes (limit 50)': (i) => ['search_nodes', { query: [`entity-${(i * 37) % ENTITIES}-`, pick(WORDS), `${pick(WORDS)} ${pick(WORDS)}`][i % 3] ?? '', limit: 50 }],
-  open_nodes: (i) => ['open_nodes', { names: Array.from({ length: 1 + (i % 5) }, (_, k) => entities[(i * 13 + k * 101) % ENTITIES]?.name ?? '') }],
+  'search_nodes (limit 50)': (i) => [
+    'search_nodes',
+    { query: [`entity-${(i * 37) % ENTITIES}-`, pick(WORDS), `${pick(WORDS)} ${pick(WORDS)}`][i % 3] ?? '', limit: 50 },
+  ],
+  open_nodes: (i) => [
+    'open_nodes',
+    { names: Array.from({ length: 1 + (i % 5) }, (_, k) => entities[(i * 13 + k * 101) % ENTITIES]?.name ?? '') },
+  ],
   create_entities: () => ['create_entities', { entities: [{ name: `late-${made++}`, entityType: 'note', observations: [sentence()] }] }],
-  add_observations: (i) => ['add_observations', { observations: [{ entityName: `late-${i % Math.max(made, 1)}`, contents: [`${sentence()} ${i}`] }] }],
+  add_observations: (i) => [
+    'add_observations',
+    { observations: [{ entityName: `late-${i % Math.max(made, 1)}`, contents: [`${sentence()} ${i}`] }] },
+  ],
 };
 
 type Timings = Record<string, { a: number[]; b: number[] }>;
@@ -179,14 +196,18 @@ try {
     load: { withModelMs: loadModel, withoutMs: loadPeer, ratio: loadModel / loadPeer },
     busyRounds: busy.rounds,
     drain: { pendingAtStart: drainStart.pending, embedded, seconds: busySeconds, entitiesPerSecond: embedded / busySeconds },
-    searchSemanticWhileDraining: semantic.length === 0 ? null : { p50: quantile(semantic, 0.5), max: Math.max(...semantic), n: semantic.length },
+    searchSemanticWhileDraining:
+      semantic.length === 0 ? null : { p50: quantile(semantic, 0.5), max: Math.max(...semantic), n: semantic.length },
     tools: rows,
   };
   const f = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
   const table = [
     '| tool | while embedding p50 / p99 ms | idle p50 / p99 ms | ratio p50 | peer (--no-model) p50 at the same moments |',
     '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.tool} | ${f(r.busy_p50)} / ${f(r.busy_p99)} | ${f(r.idle_p50)} / ${f(r.idle_p99)} | ${r.ratio.toFixed(2)}x | ${f(r.peer_busy_p50)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.tool} | ${f(r.busy_p50)} / ${f(r.busy_p99)} | ${f(r.idle_p50)} / ${f(r.idle_p99)} | ${r.ratio.toFixed(2)}x | ${f(r.peer_busy_p50)} |`,
+    ),
   ].join('\n');
   const md = [
     `# bench:stall — ${result.date.slice(0, 10)} (${args.label})`,
@@ -196,7 +217,9 @@ try {
     `- bulk load: with the model ${f(loadModel / 1000)} s, without ${f(loadPeer / 1000)} s (${result.load.ratio.toFixed(2)}x)`,
     `- while sampling: ${embedded} entities embedded in ${busySeconds.toFixed(1)} s (${result.drain.entitiesPerSecond.toFixed(1)} entities/s), ${busy.rounds} rounds of every tool, pending ${drainStart.pending} -> ${busyEnd.pending}`,
     '- idle: the same calls on the peer (the same store, no model) after the model server stopped, on a quiet machine',
-    semantic.length === 0 ? '- search_semantic while embedding: not sampled (the queue emptied first)' : `- search_semantic while embedding: p50 ${f(quantile(semantic, 0.5))} ms, max ${f(Math.max(...semantic))} ms over ${semantic.length} calls`,
+    semantic.length === 0
+      ? '- search_semantic while embedding: not sampled (the queue emptied first)'
+      : `- search_semantic while embedding: p50 ${f(quantile(semantic, 0.5))} ms, max ${f(Math.max(...semantic))} ms over ${semantic.length} calls`,
     '',
     table,
     '',

@@ -39,7 +39,8 @@ function show(view) {
   $('error').textContent = '';
 }
 
-const fmt = (n, digits = 3) => (n === null || n === undefined ? '–' : typeof n === 'number' ? Number(n.toFixed(digits)).toString() : String(n));
+const fmt = (n, digits = 3) =>
+  n === null || n === undefined ? '–' : typeof n === 'number' ? Number(n.toFixed(digits)).toString() : String(n);
 
 /** One sentence on why a result ranked where it did, from its score breakdown. */
 function why(s, position) {
@@ -49,7 +50,13 @@ function why(s, position) {
   const parts = [`#${position}: found by ${legs.length ? legs.join(' and ') : 'a filter only'}`];
   if (s.limbic) {
     const m = s.limbic.multiplier;
-    parts.push(m > 1.001 ? `raised ×${fmt(m, 2)} by use (importance ${fmt(s.limbic.importance, 2)}, recency ${fmt(s.limbic.temporal_factor, 2)}, co-occurrence ${fmt(s.limbic.cooc_boost, 2)})` : m < 0.999 ? `lowered ×${fmt(m, 2)} (status or age)` : 'no usage adjustment');
+    parts.push(
+      m > 1.001
+        ? `raised ×${fmt(m, 2)} by use (importance ${fmt(s.limbic.importance, 2)}, recency ${fmt(s.limbic.temporal_factor, 2)}, co-occurrence ${fmt(s.limbic.cooc_boost, 2)})`
+        : m < 0.999
+          ? `lowered ×${fmt(m, 2)} (status or age)`
+          : 'no usage adjustment',
+    );
   }
   if (s.graph_boost) parts.push(`graph boost ${fmt(s.graph_boost)}`);
   if (s.rerank_score !== null) parts.push(`re-ranked (${fmt(s.rerank_score)})`);
@@ -58,41 +65,63 @@ function why(s, position) {
 
 function scoreList(s) {
   const rows = [
-    ['final', s.final], ['rrf', s.rrf], ['keyword rank', s.fts_rank], ['bm25', s.fts_score],
-    ['semantic rank', s.semantic_rank], ['distance', s.semantic_distance],
-    ['limbic ×', s.limbic?.multiplier], ['importance', s.limbic?.importance], ['recency', s.limbic?.temporal_factor],
-    ['co-occurrence', s.limbic?.cooc_boost], ['routing', s.limbic?.routing_strategy],
+    ['final', s.final],
+    ['rrf', s.rrf],
+    ['keyword rank', s.fts_rank],
+    ['bm25', s.fts_score],
+    ['semantic rank', s.semantic_rank],
+    ['distance', s.semantic_distance],
+    ['limbic ×', s.limbic?.multiplier],
+    ['importance', s.limbic?.importance],
+    ['recency', s.limbic?.temporal_factor],
+    ['co-occurrence', s.limbic?.cooc_boost],
+    ['routing', s.limbic?.routing_strategy],
   ];
-  return el('dl', { class: 'scores' }, ...rows.filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, fmt(v)))));
+  return el(
+    'dl',
+    { class: 'scores' },
+    ...rows.filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, fmt(v)))),
+  );
 }
 
 async function runSearch(q) {
   show('search');
   $('q').value = q;
   $('results').replaceChildren();
-  if (!q) { $('search-summary').textContent = 'Type words or a question, then Enter.'; return; }
+  if (!q) {
+    $('search-summary').textContent = 'Type words or a question, then Enter.';
+    return;
+  }
   $('search-summary').textContent = 'Searching…';
   const answer = await api(`/api/search?q=${encodeURIComponent(q)}&limit=20`);
   const warn = answer.warnings?.length ? ` ${answer.warnings.join(' ')}` : '';
-  $('search-summary').textContent = `${answer.results.length} of ${answer.count} results (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}).${warn}`;
+  $('search-summary').textContent =
+    `${answer.results.length} of ${answer.count} results (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}).${warn}`;
   answer.results.forEach((r, i) => {
-    $('results').append(el('li', {},
-      el('a', { class: 'result-link', href: `#/entity/${encodeURIComponent(r.name)}` }, r.name),
-      el('span', { class: 'type' }, r.entityType),
-      r.status !== 'activo' ? el('span', { class: 'badge' }, r.status) : null,
-      r.observations.length ? el('p', { class: 'snippet' }, r.observations.slice(0, 2).join(' · ')) : null,
-      el('p', { class: 'why' }, why(r.scores, i + 1 + answer.offset)),
-      scoreList(r.scores),
-    ));
+    $('results').append(
+      el(
+        'li',
+        {},
+        el('a', { class: 'result-link', href: `#/entity/${encodeURIComponent(r.name)}` }, r.name),
+        el('span', { class: 'type' }, r.entityType),
+        r.status !== 'activo' ? el('span', { class: 'badge' }, r.status) : null,
+        r.observations.length ? el('p', { class: 'snippet' }, r.observations.slice(0, 2).join(' · ')) : null,
+        el('p', { class: 'why' }, why(r.scores, i + 1 + answer.offset)),
+        scoreList(r.scores),
+      ),
+    );
   });
 }
 
 function drawGraph(view) {
   if (graph) graph.destroy();
-  const nodes = [{ data: { id: view.name, label: view.name, center: 'yes' } },
-    ...view.neighbours.map((n) => ({ data: { id: n.name, label: `${n.name}\n(${n.entityType})` } }))];
+  const nodes = [
+    { data: { id: view.name, label: view.name, center: 'yes' } },
+    ...view.neighbours.map((n) => ({ data: { id: n.name, label: `${n.name}\n(${n.entityType})` } })),
+  ];
   const ids = new Set(nodes.map((n) => n.data.id));
-  const edges = view.relations.filter((r) => ids.has(r.from) && ids.has(r.to))
+  const edges = view.relations
+    .filter((r) => ids.has(r.from) && ids.has(r.to))
     .map((r, i) => ({ data: { id: `e${i}`, source: r.from, target: r.to, label: r.relationType } }));
   graph = window.cytoscape({
     container: $('graph'),
@@ -100,12 +129,36 @@ function drawGraph(view) {
     layout: { name: nodes.length > 2 ? 'cose' : 'grid', animate: false, padding: 20 },
     wheelSensitivity: 0.3,
     style: [
-      { selector: 'node', style: { label: 'data(label)', 'text-wrap': 'wrap', 'font-size': 10, 'background-color': '#8fa8d8', 'text-valign': 'bottom', 'text-margin-y': 4 } },
+      {
+        selector: 'node',
+        style: {
+          label: 'data(label)',
+          'text-wrap': 'wrap',
+          'font-size': 10,
+          'background-color': '#8fa8d8',
+          'text-valign': 'bottom',
+          'text-margin-y': 4,
+        },
+      },
       { selector: 'node[center = "yes"]', style: { 'background-color': '#2c5fb8', width: 38, height: 38, 'font-weight': 'bold' } },
-      { selector: 'edge', style: { label: 'data(label)', 'font-size': 9, 'curve-style': 'bezier', 'target-arrow-shape': 'triangle', width: 1.5, 'line-color': '#9aa3b5', 'target-arrow-color': '#9aa3b5', color: '#5b6475' } },
+      {
+        selector: 'edge',
+        style: {
+          label: 'data(label)',
+          'font-size': 9,
+          'curve-style': 'bezier',
+          'target-arrow-shape': 'triangle',
+          width: 1.5,
+          'line-color': '#9aa3b5',
+          'target-arrow-color': '#9aa3b5',
+          color: '#5b6475',
+        },
+      },
     ],
   });
-  graph.on('tap', 'node', (e) => { if (e.target.id() !== view.name) location.hash = `#/entity/${encodeURIComponent(e.target.id())}`; });
+  graph.on('tap', 'node', (e) => {
+    if (e.target.id() !== view.name) location.hash = `#/entity/${encodeURIComponent(e.target.id())}`;
+  });
   $('graph').dataset.nodes = String(nodes.length);
 }
 
@@ -120,18 +173,40 @@ async function openEntity(name) {
     $('entity-relations').replaceChildren();
     return;
   }
-  $('entity-meta').textContent = `${view.entityType} · ${view.status} · created ${new Date(view.createdAt).toLocaleString()} · updated ${new Date(view.updatedAt).toLocaleString()}`;
+  $('entity-meta').textContent =
+    `${view.entityType} · ${view.status} · created ${new Date(view.createdAt).toLocaleString()} · updated ${new Date(view.updatedAt).toLocaleString()}`;
   $('entity-observations').replaceChildren(...view.observations.map((o) => el('li', {}, o.text, el('span', { class: 'kind' }, o.kind))));
   const u = view.usage;
   $('entity-usage').replaceChildren(
-    el('dt', {}, 'recalled'), el('dd', {}, `${u.accessCount} times on ${u.accessDays} days`),
-    el('dt', {}, 'last recalled'), el('dd', {}, u.lastAccess ? new Date(u.lastAccess).toLocaleString() : 'never'),
-    el('dt', {}, 'relations'), el('dd', {}, String(u.degree)),
+    el('dt', {}, 'recalled'),
+    el('dd', {}, `${u.accessCount} times on ${u.accessDays} days`),
+    el('dt', {}, 'last recalled'),
+    el('dd', {}, u.lastAccess ? new Date(u.lastAccess).toLocaleString() : 'never'),
+    el('dt', {}, 'relations'),
+    el('dd', {}, String(u.degree)),
   );
-  $('entity-relations').replaceChildren(...view.relations.map((r) => {
-    const other = r.from === name ? r.to : r.from;
-    return el('li', {}, `${r.from} —${r.relationType}→ ${r.to} `, other !== name ? el('button', { type: 'button', onclick: () => { location.hash = `#/entity/${encodeURIComponent(other)}`; } }, `open ${other}`) : null);
-  }));
+  $('entity-relations').replaceChildren(
+    ...view.relations.map((r) => {
+      const other = r.from === name ? r.to : r.from;
+      return el(
+        'li',
+        {},
+        `${r.from} —${r.relationType}→ ${r.to} `,
+        other !== name
+          ? el(
+              'button',
+              {
+                type: 'button',
+                onclick: () => {
+                  location.hash = `#/entity/${encodeURIComponent(other)}`;
+                },
+              },
+              `open ${other}`,
+            )
+          : null,
+      );
+    }),
+  );
   drawGraph(view);
 }
 
@@ -140,16 +215,26 @@ async function openStats() {
   const s = await api('/api/stats');
   const mb = (b) => (b === null ? 'unknown' : `${(b / 1048576).toFixed(2)} MB`);
   const rows = [
-    ['entities', s.entities], ['observations', s.observations], ['relations', s.relations],
-    ['embedding model', s.embeddings.model ?? 'none'], ['model state', s.embeddings.state + (s.embeddings.reason ? ` (${s.embeddings.reason})` : '')],
-    ['embedded', s.embeddings.indexed], ['waiting to be embedded', s.embeddings.pending],
-    ['keyword index', s.fts.available ? `yes (${s.fts.indexed})` : 'no'], ['database size', mb(s.database.bytes)], ['database', s.database.path],
+    ['entities', s.entities],
+    ['observations', s.observations],
+    ['relations', s.relations],
+    ['embedding model', s.embeddings.model ?? 'none'],
+    ['model state', s.embeddings.state + (s.embeddings.reason ? ` (${s.embeddings.reason})` : '')],
+    ['embedded', s.embeddings.indexed],
+    ['waiting to be embedded', s.embeddings.pending],
+    ['keyword index', s.fts.available ? `yes (${s.fts.indexed})` : 'no'],
+    ['database size', mb(s.database.bytes)],
+    ['database', s.database.path],
   ];
   $('stats-list').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, String(v))]));
 }
 
 async function route() {
-  if (!sessionStorage.getItem(KEY)) { show('login'); $('token').focus(); return; }
+  if (!sessionStorage.getItem(KEY)) {
+    show('login');
+    $('token').focus();
+    return;
+  }
   const hash = location.hash || '#/search';
   try {
     if (!$('who').textContent) {
@@ -186,9 +271,17 @@ $('search-form').addEventListener('submit', (e) => {
   e.preventDefault();
   location.hash = `#/search?q=${encodeURIComponent($('q').value.trim())}`;
 });
-$('logout').addEventListener('click', () => { sessionStorage.removeItem(KEY); $('who').textContent = ''; location.hash = ''; void route(); });
+$('logout').addEventListener('click', () => {
+  sessionStorage.removeItem(KEY);
+  $('who').textContent = '';
+  location.hash = '';
+  void route();
+});
 document.addEventListener('keydown', (e) => {
-  if (e.key === '/' && document.activeElement?.tagName !== 'INPUT' && !$('search').hidden) { e.preventDefault(); $('q').focus(); }
+  if (e.key === '/' && document.activeElement?.tagName !== 'INPUT' && !$('search').hidden) {
+    e.preventDefault();
+    $('q').focus();
+  }
 });
 window.addEventListener('hashchange', () => void route());
 void route();

@@ -6,10 +6,51 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 
-const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'to', 'sa', 'vi', 'dor', 'el', 'qu', 'an', 'tis', 'po', 'ne', 'ru', 'ba', 'cy', 'fen', 'go', 'hal'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'to',
+  'sa',
+  'vi',
+  'dor',
+  'el',
+  'qu',
+  'an',
+  'tis',
+  'po',
+  'ne',
+  'ru',
+  'ba',
+  'cy',
+  'fen',
+  'go',
+  'hal',
+];
 const FUNCTION_WORDS = ['the', 'of', 'and', 'to', 'in', 'is', 'for', 'on', 'with', 'that', 'by', 'at', 'from', 'as', 'was', 'it'];
-export const TYPES = ['person', 'project', 'meeting', 'decision', 'bug', 'feature', 'customer', 'note', 'task', 'idea',
-  'document', 'place', 'event', 'tool', 'team', 'release', 'incident', 'metric', 'skill', 'topic'];
+export const TYPES = [
+  'person',
+  'project',
+  'meeting',
+  'decision',
+  'bug',
+  'feature',
+  'customer',
+  'note',
+  'task',
+  'idea',
+  'document',
+  'place',
+  'event',
+  'tool',
+  'team',
+  'release',
+  'incident',
+  'metric',
+  'skill',
+  'topic',
+];
 
 /** A small, fast, seedable PRNG (mulberry32). */
 export function rng(seed: number): () => number {

@@ -70,7 +70,6 @@ async function time(fn: (i: number) => Promise<unknown>, runs = RUNS): Promise<S
   return stat(times);
 }
 
-
 function vmHwm(pid: number | undefined): number {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -127,7 +126,12 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   const queryModel = memoizeQueries(model);
   const store = openSqliteStore({ path: db });
   const lazy = new LazyEmbedder(async () => queryModel);
-  const service = new MemoryService({ store, embedder: new LazyEmbedder(async () => Promise.reject(new Error('import without a model'))), clock: Date.now, logger: noopLogger });
+  const service = new MemoryService({
+    store,
+    embedder: new LazyEmbedder(async () => Promise.reject(new Error('import without a model'))),
+    clock: Date.now,
+    logger: noopLogger,
+  });
 
   log(`${size}: importing`);
   const t0 = performance.now();
@@ -166,7 +170,9 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   ops.encode = await time((i) => model.embed([`${qs[i % qs.length]?.text ?? ''} ${i}`], 'query'));
   ops.search_nodes = await time((i) => store.graph.searchNodes(qs[i]?.substring ?? 'kalo'));
   ops.search_semantic = await time((i) => searchSemantic({ ...deps, reranker: undefined }, qs[i]?.text ?? '', 10, now));
-  ops.hybrid_search = await time((i) => hybridSearch({ ...deps, reranker: undefined }, toHybridOptions({ query: qs[i]?.text ?? '', limit: 10 }), now));
+  ops.hybrid_search = await time((i) =>
+    hybridSearch({ ...deps, reranker: undefined }, toHybridOptions({ query: qs[i]?.text ?? '', limit: 10 }), now),
+  );
   ops.vector_leg = await time(async (i) => {
     const [v] = await queryModel.embed([qs[i]?.text ?? ''], 'query');
     return vectors.search(v ?? new Float32Array(model.dims), 30);
@@ -176,11 +182,17 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   let batch = 0;
   ops['create_entities (50)'] = await time(() =>
     store.graph.createEntities(
-      Array.from({ length: 50 }, (_, k) => ({ name: `New ${batch}-${k}`, entityType: 'note', observations: ['a new observation about kalo'] })),
+      Array.from({ length: 50 }, (_, k) => ({
+        name: `New ${batch}-${k}`,
+        entityType: 'note',
+        observations: ['a new observation about kalo'],
+      })),
       (batch++, Date.now()),
     ),
   );
-  ops.add_observations = await time((i) => store.graph.addObservations([{ entityName: entityName(i), contents: [`observation number ${i} added`] }], Date.now()));
+  ops.add_observations = await time((i) =>
+    store.graph.addObservations([{ entityName: entityName(i), contents: [`observation number ${i} added`] }], Date.now()),
+  );
   // The writes queued embeddings; a server started on this file would embed them in the background
   // and the cold-start numbers would measure that. The new entities go, the changed ones get vectors.
   await store.graph.deleteEntities(Array.from({ length: batch }, (_, b) => Array.from({ length: 50 }, (_, k) => `New ${b}-${k}`)).flat());
@@ -225,14 +237,31 @@ async function benchSize(size: number, model: Embedder): Promise<SizeResult> {
   // entities at 1M than at 10k, and a 20 MB answer measures the stdio transfer, not the start).
   await client.callTool({ name: 'open_nodes', arguments: { names: names() } });
   const coldFirstAnswer = performance.now() - t2;
-  const first = (await client.callTool({ name: 'search_semantic', arguments: { query: qs[1]?.text ?? 'kalo', limit: 10 } })) as CallToolResult;
+  const first = (await client.callTool({
+    name: 'search_semantic',
+    arguments: { query: qs[1]?.text ?? 'kalo', limit: 10 },
+  })) as CallToolResult;
   const coldFirstSemantic = performance.now() - t2;
   if (first.isError) log(`${size}: first semantic search failed: ${JSON.stringify(first.content)}`);
   for (let i = 0; i < 20; i++) await client.callTool({ name: 'hybrid_search', arguments: { query: qs[i]?.text ?? 'kalo' } });
   const peakRss = vmHwm(pid);
   await client.close();
   rmSync(dir, { recursive: true, force: true });
-  return { size, seconds: (performance.now() - began) / 1000, vectorRecallAt30, vectors: vectorsLabel, importPerSec, embedPerSec, bytesPerEntity, ops, coldHandshake, coldFirstAnswer, coldFirstSemantic, peakRss, prunedShare: words === 0 ? 0 : pruned / words };
+  return {
+    size,
+    seconds: (performance.now() - began) / 1000,
+    vectorRecallAt30,
+    vectors: vectorsLabel,
+    importPerSec,
+    embedPerSec,
+    bytesPerEntity,
+    ops,
+    coldHandshake,
+    coldFirstAnswer,
+    coldFirstSemantic,
+    peakRss,
+    prunedShare: words === 0 ? 0 : pruned / words,
+  };
 }
 
 interface SideBySide {
@@ -263,9 +292,13 @@ async function sideBySide(size: number): Promise<SideBySide> {
   for (const [kind, start] of Object.entries(servers)) {
     log(`side by side ${size}: ${kind}`);
     // Bulk load through the same tool for both: 1,000 entities per create_entities call, into an empty store.
-    const empty = kind === 'limbic' ? await stdioClient([CLI, '--db', join(dir, 'limbic-load.db'), '--no-model']) : await stdioClient([OFFICIAL], { MEMORY_FILE_PATH: join(dir, 'official-load.jsonl') });
+    const empty =
+      kind === 'limbic'
+        ? await stdioClient([CLI, '--db', join(dir, 'limbic-load.db'), '--no-model'])
+        : await stdioClient([OFFICIAL], { MEMORY_FILE_PATH: join(dir, 'official-load.jsonl') });
     const t0 = performance.now();
-    for (let i = 0; i < entities.length; i += 1000) await empty.client.callTool({ name: 'create_entities', arguments: { entities: entities.slice(i, i + 1000) } });
+    for (let i = 0; i < entities.length; i += 1000)
+      await empty.client.callTool({ name: 'create_entities', arguments: { entities: entities.slice(i, i + 1000) } });
     const load = performance.now() - t0;
     await empty.client.close();
     if (kind === 'limbic') {
@@ -277,10 +310,16 @@ async function sideBySide(size: number): Promise<SideBySide> {
     const ops: Record<string, Stat> = {};
     ops[`bulk load (create_entities × ${Math.ceil(size / 1000)})`] = { p50: load, p95: load };
     ops.search_nodes = await time((i) => call('search_nodes', { query: qs[i]?.substring ?? 'kalo' }), 20);
-    ops.open_nodes = await time(() => call('open_nodes', { names: Array.from({ length: 5 }, () => entityName(Math.floor(r() * size))) }), 20);
+    ops.open_nodes = await time(
+      () => call('open_nodes', { names: Array.from({ length: 5 }, () => entityName(Math.floor(r() * size))) }),
+      20,
+    );
     let b = 0;
     ops['create_entities (50)'] = await time(
-      () => call('create_entities', { entities: Array.from({ length: 50 }, (_, k) => ({ name: `New ${b}-${k}`, entityType: 'note', observations: ['x'] })) }).then(() => b++),
+      () =>
+        call('create_entities', {
+          entities: Array.from({ length: 50 }, (_, k) => ({ name: `New ${b}-${k}`, entityType: 'note', observations: ['x'] })),
+        }).then(() => b++),
       10,
     );
     ops.read_graph = await time(() => call('read_graph', {}), 5);
@@ -304,7 +343,9 @@ interface Results {
 const date = new Date().toISOString().slice(0, 10);
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
 const resultsPath = join(ROOT, 'bench', 'results', `latency-${date}.json`);
-const results: Results = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Results) : { machine, sizes: {}, sideBySide: {} };
+const results: Results = existsSync(resultsPath)
+  ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Results)
+  : { machine, sizes: {}, sideBySide: {} };
 const save = (): void => {
   writeFileSync(resultsPath, `${JSON.stringify({ ...results, machine }, null, 1)}\n`);
   writeReport();
@@ -350,26 +391,36 @@ function writeReport(): void {
     '',
   ];
   for (const s of sbs) {
-    lines.push(`### ${s.size.toLocaleString('en')} entities (${s.seconds.toFixed(0)} s to run)`, '', '| operation | Limbic | official | official ÷ Limbic (p50) |', '|---|---|---|---|');
-    for (const [op, v] of Object.entries(s.ops)) lines.push(`| ${op} | ${f(v.limbic.p50)} / ${f(v.limbic.p95)} | ${f(v.official.p50)} / ${f(v.official.p95)} | ${(v.official.p50 / v.limbic.p50).toFixed(1)}× |`);
+    lines.push(
+      `### ${s.size.toLocaleString('en')} entities (${s.seconds.toFixed(0)} s to run)`,
+      '',
+      '| operation | Limbic | official | official ÷ Limbic (p50) |',
+      '|---|---|---|---|',
+    );
+    for (const [op, v] of Object.entries(s.ops))
+      lines.push(
+        `| ${op} | ${f(v.limbic.p50)} / ${f(v.limbic.p95)} | ${f(v.official.p50)} / ${f(v.official.p95)} | ${(v.official.p50 / v.limbic.p50).toFixed(1)}× |`,
+      );
     lines.push('');
-}
-lines.push(`Raw numbers: latency-${date}.json.`);
-const report = lines.join('\n');
-const series: Series[] = [
-  ...['search_nodes', 'search_semantic', 'hybrid_search', 'vector_leg', 'open_nodes', 'create_entities (50)', 'add_observations'].map((op) => ({
-    label: `Limbic ${op}`,
-    points: sizes.map((s) => ({ x: s.size, y: s.ops[op]?.p50 ?? NaN })),
-  })),
-  ...['search_nodes', 'open_nodes', 'create_entities (50)'].map((op) => ({
-    label: `official ${op}`,
-    dashed: true,
-    points: sbs.map((s) => ({ x: s.size, y: s.ops[op]?.official.p50 ?? NaN })),
-  })),
-];
-const svg = logLogChart(`Latency p50 against graph size (${date})`, 'entities', 'ms (p50)', series);
-writeFileSync(join(ROOT, 'bench', 'results', `latency-${date}.md`), `${report}\n\n![latency](latency-${date}.svg)\n`);
-writeFileSync(join(ROOT, 'bench', 'results', `latency-${date}.svg`), svg);
-log(`written bench/results/latency-${date}.md, .svg and .json`);
+  }
+  lines.push(`Raw numbers: latency-${date}.json.`);
+  const report = lines.join('\n');
+  const series: Series[] = [
+    ...['search_nodes', 'search_semantic', 'hybrid_search', 'vector_leg', 'open_nodes', 'create_entities (50)', 'add_observations'].map(
+      (op) => ({
+        label: `Limbic ${op}`,
+        points: sizes.map((s) => ({ x: s.size, y: s.ops[op]?.p50 ?? NaN })),
+      }),
+    ),
+    ...['search_nodes', 'open_nodes', 'create_entities (50)'].map((op) => ({
+      label: `official ${op}`,
+      dashed: true,
+      points: sbs.map((s) => ({ x: s.size, y: s.ops[op]?.official.p50 ?? NaN })),
+    })),
+  ];
+  const svg = logLogChart(`Latency p50 against graph size (${date})`, 'entities', 'ms (p50)', series);
+  writeFileSync(join(ROOT, 'bench', 'results', `latency-${date}.md`), `${report}\n\n![latency](latency-${date}.svg)\n`);
+  writeFileSync(join(ROOT, 'bench', 'results', `latency-${date}.svg`), svg);
+  log(`written bench/results/latency-${date}.md, .svg and .json`);
 }
 console.log(readFileSync(join(ROOT, 'bench', 'results', `latency-${date}.md`), 'utf8'));

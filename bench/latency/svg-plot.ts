@@ -50,7 +50,9 @@ export function logLogChart(title: string, xLabel: string, yLabel: string, serie
     );
     for (const p of pts) parts.push(`<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3.5" fill="${color}"/>`);
     const ly2 = top + 10 + i * 20;
-    parts.push(`<line x1="${W - right + 20}" y1="${ly2}" x2="${W - right + 45}" y2="${ly2}" stroke="${color}" stroke-width="2"${s.dashed === true ? ' stroke-dasharray="6 4"' : ''}/>`);
+    parts.push(
+      `<line x1="${W - right + 20}" y1="${ly2}" x2="${W - right + 45}" y2="${ly2}" stroke="${color}" stroke-width="2"${s.dashed === true ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     parts.push(`<text x="${W - right + 52}" y="${ly2 + 4}">${escape(s.label)}</text>`);
   });
   parts.push('</svg>');

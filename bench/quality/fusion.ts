@@ -95,8 +95,26 @@ export function features(legs: Legs, depth: number): Features {
   const cov = legs.terms.length === 0 ? 0 : legs.terms.filter((t) => t.df > 0).length / legs.terms.length;
   const top = Math.max(0, ...candidates.map((c) => c.abs));
   const z = {
-    zero: { sem: zScores(candidates.map((c) => c.rawCos), 'zero'), kw: zScores(candidates.map((c) => c.negBm25), 'zero') },
-    one: { sem: zScores(candidates.map((c) => c.rawCos), 'one'), kw: zScores(candidates.map((c) => c.negBm25), 'one') },
+    zero: {
+      sem: zScores(
+        candidates.map((c) => c.rawCos),
+        'zero',
+      ),
+      kw: zScores(
+        candidates.map((c) => c.negBm25),
+        'zero',
+      ),
+    },
+    one: {
+      sem: zScores(
+        candidates.map((c) => c.rawCos),
+        'one',
+      ),
+      kw: zScores(
+        candidates.map((c) => c.negBm25),
+        'one',
+      ),
+    },
   };
   const result = { candidates, z, cov, top };
   byDepth.set(depth, result);
@@ -130,7 +148,11 @@ export const rrf = (k: number, depth: Depth): Variant => ({
   name: `rrf k=${k} D=${depth}`,
   family: 'rrf',
   rank: (legs, limit) =>
-    order(features(legs, depthOf(depth, limit)).candidates, (c) => (c.sRank ? 1 / (k + c.sRank) : 0) + (c.kRank ? 1 / (k + c.kRank) : 0), limit),
+    order(
+      features(legs, depthOf(depth, limit)).candidates,
+      (c) => (c.sRank ? 1 / (k + c.sRank) : 0) + (c.kRank ? 1 / (k + c.kRank) : 0),
+      limit,
+    ),
 });
 
 export type KeywordScale = 'mm' | 'abs';
@@ -219,7 +241,8 @@ export function studyGrid(): Variant[] {
   for (const depth of ['x3', '150'] as const) {
     for (const gate of gates) {
       for (const w of [0.5, 0.6, 0.7]) {
-        for (const beta of [0, 0.25, 0.5]) for (const lone of ['zero', 'one'] as const) if (beta > 0 || lone === 'one') grid.push(zscore(w, gate, depth, beta, lone));
+        for (const beta of [0, 0.25, 0.5])
+          for (const lone of ['zero', 'one'] as const) if (beta > 0 || lone === 'one') grid.push(zscore(w, gate, depth, beta, lone));
       }
     }
   }

@@ -41,12 +41,27 @@ export const BENCH_MODEL = ((): string => {
 export async function loadModel(threads?: number): Promise<OnnxEngine> {
   const env = process.env;
   const cacheDir = env.LIMBIC_MODEL_CACHE || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'limbic', 'models');
-  const engine = await loadOnnxEmbedder({ modelDir: env.LIMBIC_MODEL_DIR || undefined, cacheDir, modelId: BENCH_MODEL, allowRemote: false, threads });
-  if (engine.id !== BENCH_MODEL) throw new Error(`Model ${BENCH_MODEL} is not installed (found ${engine.id}). Run "limbic model install" for it first.`);
+  const engine = await loadOnnxEmbedder({
+    modelDir: env.LIMBIC_MODEL_DIR || undefined,
+    cacheDir,
+    modelId: BENCH_MODEL,
+    allowRemote: false,
+    threads,
+  });
+  if (engine.id !== BENCH_MODEL)
+    throw new Error(`Model ${BENCH_MODEL} is not installed (found ${engine.id}). Run "limbic model install" for it first.`);
   return engine;
 }
 
-export const MODES = ['fts', 'semantic', 'hybrid-rrf', 'hybrid-limbic-spec', 'hybrid-limbic-fused', 'hybrid-limbic', 'hybrid-weighted'] as const;
+export const MODES = [
+  'fts',
+  'semantic',
+  'hybrid-rrf',
+  'hybrid-limbic-spec',
+  'hybrid-limbic-fused',
+  'hybrid-limbic',
+  'hybrid-weighted',
+] as const;
 /** Run only on a corpus with relations: hybrid_search with RRF and the 1-hop graph boost (weight 0.1). */
 export const GRAPH_MODES = ['hybrid-rrf', 'hybrid-graph'] as const;
 export type Mode = (typeof MODES)[number] | (typeof GRAPH_MODES)[number];
@@ -115,7 +130,12 @@ export class Corpus {
   }
 
   /** `additions`: observations of another kind than `generic` (LoCoMo's dates as `metadata`). */
-  async load(entities: readonly NewEntity[], now: number, relations: readonly Relation[] = [], additions: readonly ObservationAddition[] = []): Promise<void> {
+  async load(
+    entities: readonly NewEntity[],
+    now: number,
+    relations: readonly Relation[] = [],
+    additions: readonly ObservationAddition[] = [],
+  ): Promise<void> {
     await this.store.graph.createEntities(entities, now);
     if (relations.length > 0) await this.store.graph.createRelations(relations, now);
     if (additions.length > 0) await this.store.graph.addObservations(additions, now);
@@ -166,7 +186,13 @@ export class Corpus {
         const fused = reciprocalRankFusion(await semantic(), await keyword());
         const signals = await this.store.usage.signals(fused.map((c) => c.id));
         const hybridBase = mode === 'hybrid-limbic-fused' ? 'fused' : 'spec';
-        const options = { limit, strategy: detectQueryType(query, limit), now, hybridBase, similarityFloor: this.embedder.similarityFloor } as const;
+        const options = {
+          limit,
+          strategy: detectQueryType(query, limit),
+          now,
+          hybridBase,
+          similarityFloor: this.embedder.similarityFloor,
+        } as const;
         return rankHybridCandidates(fused, signals, options).map((r) => r.id);
       }
       case 'hybrid-limbic': {

@@ -50,7 +50,8 @@ export const CATEGORY_NAMES: Readonly<Record<string, string>> = {
 };
 export const LOCOMO_GROUPS = ['cat1', 'cat2', 'cat3', 'cat4', 'cat5', 'all 1-4', 'all 1-5'] as const;
 /** A question's category and the totals it counts in. */
-export const locomoGroups = (category: string): string[] => (category === 'cat5' ? [category, 'all 1-5'] : [category, 'all 1-4', 'all 1-5']);
+export const locomoGroups = (category: string): string[] =>
+  category === 'cat5' ? [category, 'all 1-5'] : [category, 'all 1-4', 'all 1-5'];
 
 /** "D8:6; D9:17" → two ids; "D:11:26" → "D11:26"; "D30:05" → "D30:5". */
 export function cleanEvidence(raw: readonly string[]): string[] {
@@ -89,7 +90,8 @@ function turnsOf(sample: Sample, dates: DateStyle) {
       const observations = [when !== undefined && dates === 'prefix' ? `[${when}] ${turn.text}` : turn.text];
       if (turn.blip_caption) observations.push(`[shared an image: ${turn.blip_caption}]`);
       entities.push({ name: turn.dia_id, entityType: turn.speaker, observations });
-      if (when !== undefined && dates === 'metadata') additions.push({ entityName: turn.dia_id, contents: [`date: ${when}`], kind: METADATA_KIND });
+      if (when !== undefined && dates === 'metadata')
+        additions.push({ entityName: turn.dia_id, contents: [`date: ${when}`], kind: METADATA_KIND });
       if (previous !== undefined) next.push({ from: previous, to: turn.dia_id, relationType: 'followed_by' });
       previous = turn.dia_id;
     }
@@ -132,13 +134,24 @@ export async function runLocomo(options: LocomoOptions, probes?: Probe[]): Promi
       embedMs += performance.now() - t0;
       const ids = await corpus.ids(entities.map((e) => e.name));
       for (const qa of sample.qa) {
-        const gold = new Set(cleanEvidence(qa.evidence).map((d) => ids.get(d)).filter((x): x is EntityId => x !== undefined));
+        const gold = new Set(
+          cleanEvidence(qa.evidence)
+            .map((d) => ids.get(d))
+            .filter((x): x is EntityId => x !== undefined),
+        );
         if (gold.size === 0) continue;
         const groups = locomoGroups(`cat${qa.category}`);
         for (const mode of modes) tally.add(`${mode}${variant}`, half, groups, await corpus.search(mode, qa.question, LIMIT, now), gold);
         if (variant !== '') continue;
         questions++;
-        if (probes !== undefined) probes.push({ half, group: `cat${qa.category}`, gold: [...gold], limit: LIMIT, legs: await corpus.legs(qa.question, STUDY_DEPTH) });
+        if (probes !== undefined)
+          probes.push({
+            half,
+            group: `cat${qa.category}`,
+            gold: [...gold],
+            limit: LIMIT,
+            legs: await corpus.legs(qa.question, STUDY_DEPTH),
+          });
       }
       await corpus.close();
     }
@@ -150,7 +163,13 @@ export async function runLocomo(options: LocomoOptions, probes?: Probe[]): Promi
   const lines = [
     `LoCoMo, turn level, categories 1-5, one store per sample, dates stored as \`${options.dates}\`: ${questions} questions over ${turns} turns`,
     `(embedding all turns took ${(embedMs / 1000).toFixed(1)} s, the suite ${seconds.toFixed(0)} s). Limit ${LIMIT}.`,
-    `Half A (tuning): ${split.filter(([, h]) => h === 'A').map(([id]) => id).join(', ')}; half B (held out): ${split.filter(([, h]) => h === 'B').map(([id]) => id).join(', ')} (seeded shuffle, seed ${SPLIT_SEED}).`,
+    `Half A (tuning): ${split
+      .filter(([, h]) => h === 'A')
+      .map(([id]) => id)
+      .join(', ')}; half B (held out): ${split
+      .filter(([, h]) => h === 'B')
+      .map(([id]) => id)
+      .join(', ')} (seeded shuffle, seed ${SPLIT_SEED}).`,
     '',
   ];
   for (const half of ['A', 'B'] as const) {

@@ -33,7 +33,8 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 const suites = (option('--only') ?? 'small,locomo,xquad').split(',') as SuiteName[];
-for (const s of suites) if (!['small', 'locomo', 'xquad'].includes(s)) fail(`--only takes small, locomo and xquad, comma-separated; got "${s}".`);
+for (const s of suites)
+  if (!['small', 'locomo', 'xquad'].includes(s)) fail(`--only takes small, locomo and xquad, comma-separated; got "${s}".`);
 const dates = (option('--locomo-dates') ?? 'metadata') as DateStyle;
 if (!DATE_STYLES.includes(dates)) fail(`--locomo-dates takes ${DATE_STYLES.join(', ')}; got "${dates}".`);
 const half = option('--locomo-half') as Half | undefined;
@@ -48,10 +49,10 @@ const parts = [
   '',
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. Model: ${BENCH_MODEL}. Command: \`npm run bench:quality -- ${args.join(' ')}\`.`,
   'Modes: fts = BM25 keyword leg alone; semantic = KNN alone; hybrid-rrf = both legs fused by RRF (k=60);',
-  'hybrid-limbic = search_semantic as shipped (engrava\'s keyword and vector weights on the leg scores, limbic re-rank, routing);',
-  'hybrid-limbic-spec / -fused = the limbic re-rank over the spec\'s bases (cosine for KNN hits / the RRF rank);',
+  "hybrid-limbic = search_semantic as shipped (engrava's keyword and vector weights on the leg scores, limbic re-rank, routing);",
+  "hybrid-limbic-spec / -fused = the limbic re-rank over the spec's bases (cosine for KNN hits / the RRF rank);",
   'hybrid-weighted = hybrid_search with weighted fusion',
-  '(engrava\'s default weights) and the limbic re-rank; hybrid-graph = hybrid_search with RRF and the 1-hop graph boost (weight 0.1),',
+  "(engrava's default weights) and the limbic re-rank; hybrid-graph = hybrid_search with RRF and the 1-hop graph boost (weight 0.1),",
   'on a second store whose turns are linked to the next turn (+followed_by). Reranking: no cross-encoder model is installable here.',
   'No access history: every entity is new. Half A is where parameters are chosen; half B is held out.',
   '',
@@ -70,7 +71,9 @@ const section = async (name: SuiteName, title: string, run: (into?: Probe[]) => 
   parts.push(`## ${title}`, '', report, '');
 };
 await section('small', 'Small memory', (into) => runSmallMemory(into));
-await section('locomo', 'LoCoMo', (into) => runLocomo({ samples: Number(option('--locomo-samples') ?? Infinity), dates, half, graph: !args.includes('--no-graph') }, into));
+await section('locomo', 'LoCoMo', (into) =>
+  runLocomo({ samples: Number(option('--locomo-samples') ?? Infinity), dates, half, graph: !args.includes('--no-graph') }, into),
+);
 await section('xquad', 'XQuAD', (into) => runXquad(into));
 if (saveProbes !== undefined) writeFileSync(saveProbes, JSON.stringify(probes));
 if (study) {

@@ -41,7 +41,10 @@ function shuffled<T>(items: readonly T[], random: () => number): T[] {
 
 export function smallMemories(): Memory[] {
   const memories: Memory[] = [];
-  for (const [rep, half] of [[0, 'A'], [1, 'B']] as const) {
+  for (const [rep, half] of [
+    [0, 'A'],
+    [1, 'B'],
+  ] as const) {
     for (const size of SIZES) {
       for (const language of LANGUAGES) {
         const random = rng(SEED * 1000 + memories.length);
@@ -51,9 +54,11 @@ export function smallMemories(): Memory[] {
           const side = f[langs[i] ?? 'en'];
           return { name: side.name, entityType: f.type, observations: side.obs };
         });
-        const questions = picked.slice(0, TARGETS).flatMap((f, i) =>
-          (['en', 'es'] as const).map((q) => ({ text: f[q].q, answer: entities[i]?.name ?? '', group: `${q}→${langs[i]}` })),
-        );
+        const questions = picked
+          .slice(0, TARGETS)
+          .flatMap((f, i) =>
+            (['en', 'es'] as const).map((q) => ({ text: f[q].q, answer: entities[i]?.name ?? '', group: `${q}→${langs[i]}` })),
+          );
         memories.push({ half, label: `${size} ${language} #${rep}`, entities, questions });
       }
     }
@@ -76,7 +81,8 @@ export async function runSmallMemory(probes?: Probe[]): Promise<{ report: string
       const gold = new Set([ids.get(q.answer) as EntityId]);
       questions++;
       for (const mode of MODES) tally.add(mode, memory.half, [q.group, 'all'], await corpus.search(mode, q.text, LIMIT, now), gold);
-      if (probes !== undefined) probes.push({ half: memory.half, group: q.group, gold: [...gold], limit: LIMIT, legs: await corpus.legs(q.text, STUDY_DEPTH) });
+      if (probes !== undefined)
+        probes.push({ half: memory.half, group: q.group, gold: [...gold], limit: LIMIT, legs: await corpus.legs(q.text, STUDY_DEPTH) });
     }
     await corpus.close();
   }

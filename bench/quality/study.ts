@@ -116,7 +116,8 @@ export function runStudy(suites: SuiteProbes, shipped: Partial<Record<SuiteName,
         const h = SUITES[n].headline;
         const a = real.mean(r.mode, half, h.group, h.metric);
         const b = headline(`${r.mode} (shipped)`, n, half);
-        if (!Number.isNaN(a)) checks.push(`${n} ${r.mode} ${half}: pipeline ${f3(a)}, rebuilt ${f3(b)}${Math.abs(a - b) > 5e-4 ? ' **differs**' : ''}`);
+        if (!Number.isNaN(a))
+          checks.push(`${n} ${r.mode} ${half}: pipeline ${f3(a)}, rebuilt ${f3(b)}${Math.abs(a - b) > 5e-4 ? ' **differs**' : ''}`);
       }
     }
   }

@@ -10,7 +10,14 @@ export const HALVES: readonly Half[] = ['A', 'B'];
 
 /** Metrics a table shows, in order; every table also shows n. */
 export type Metric = Exclude<keyof Scores, 'n'>;
-const HEADERS: Record<Metric, string> = { recall5: 'recall@5', recall10: 'recall@10', hit1: 'hit@1', hit5: 'hit@5', hit10: 'hit@10', mrr: 'MRR' };
+const HEADERS: Record<Metric, string> = {
+  recall5: 'recall@5',
+  recall10: 'recall@10',
+  hit1: 'hit@1',
+  hit5: 'hit@5',
+  hit10: 'hit@10',
+  mrr: 'MRR',
+};
 
 export class Tally {
   private readonly cells = new Map<string, Scores>();
@@ -37,7 +44,13 @@ export class Tally {
   }
 
   /** One table per half: a row per mode and group (groups in the order given, `labels` naming them; totals start with "all"). */
-  table(half: Half, groups: readonly string[], metrics: readonly Metric[], labels: Readonly<Record<string, string>> = {}, modes = this.modes): string {
+  table(
+    half: Half,
+    groups: readonly string[],
+    metrics: readonly Metric[],
+    labels: Readonly<Record<string, string>> = {},
+    modes = this.modes,
+  ): string {
     const lines = [
       `| mode | ${half === 'A' ? 'half A (tuning)' : 'half B (held out)'} | n | ${metrics.map((m) => HEADERS[m]).join(' | ')} |`,
       `|---|---|---|${metrics.map(() => '---|').join('')}`,
@@ -49,7 +62,9 @@ export class Tally {
         const m = mean(s);
         const label = labels[group] ?? group;
         const strong = group.startsWith('all');
-        lines.push(`| ${strong ? `**${mode}**` : mode} | ${strong ? `**${label}**` : label} | ${s.n} | ${metrics.map((k) => f3(m[k])).join(' | ')} |`);
+        lines.push(
+          `| ${strong ? `**${mode}**` : mode} | ${strong ? `**${label}**` : label} | ${s.n} | ${metrics.map((k) => f3(m[k])).join(' | ')} |`,
+        );
       }
     }
     return lines.join('\n');

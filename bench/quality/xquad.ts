@@ -57,17 +57,24 @@ export async function runXquad(probes?: Probe[]): Promise<{ report: string; tall
   const now = Date.UTC(2026, 0, 1);
   const tally = new Tally();
   const started = performance.now();
-  for (const [docs, docLang] of [[en, 'en'], [es, 'es']] as const) {
+  for (const [docs, docLang] of [
+    [en, 'en'],
+    [es, 'es'],
+  ] as const) {
     const corpus = new Corpus(embedder);
     await corpus.load(docs.entities, now);
     const ids = await corpus.ids(docs.entities.map((e) => e.name));
-    for (const [qs, qLang] of [[en, 'en'], [es, 'es']] as const) {
+    for (const [qs, qLang] of [
+      [en, 'en'],
+      [es, 'es'],
+    ] as const) {
       const group = `${qLang}→${docLang}`;
       for (const { question, paragraph, article } of qs.questions.values()) {
         const gold = new Set([ids.get(paragraph) as EntityId]);
         const half = halves[article] ?? 'A';
         for (const mode of MODES) tally.add(mode, half, [group, 'all'], await corpus.search(mode, question, LIMIT, now), gold);
-        if (probes !== undefined) probes.push({ half, group, gold: [...gold], limit: LIMIT, legs: await corpus.legs(question, STUDY_DEPTH) });
+        if (probes !== undefined)
+          probes.push({ half, group, gold: [...gold], limit: LIMIT, legs: await corpus.legs(question, STUDY_DEPTH) });
       }
     }
     await corpus.close();

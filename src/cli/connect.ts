@@ -12,7 +12,20 @@
  *   $XDG_CONFIG_HOME/Code/User), key `servers`, entries with `"type": "stdio"`.
  * - Windsurf: ~/.codeium/windsurf/mcp_config.json, `mcpServers`.
  */
-import { accessSync, chmodSync, constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, posix, win32 } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
@@ -38,8 +51,10 @@ export interface ClientSpec {
 
 const set = (v: string | undefined): v is string => v !== undefined && v !== '';
 const pathsFor = (platform: NodeJS.Platform) => (platform === 'win32' ? win32 : posix);
-const appData = ({ env, home, platform }: Where): string => (set(env.APPDATA) ? env.APPDATA : pathsFor(platform).join(home, 'AppData', 'Roaming'));
-const xdgConfig = ({ env, home, platform }: Where): string => (set(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : pathsFor(platform).join(home, '.config'));
+const appData = ({ env, home, platform }: Where): string =>
+  set(env.APPDATA) ? env.APPDATA : pathsFor(platform).join(home, 'AppData', 'Roaming');
+const xdgConfig = ({ env, home, platform }: Where): string =>
+  set(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : pathsFor(platform).join(home, '.config');
 
 /** The per-user application folder of an Electron app named `name`. */
 function appFolder(where: Where, name: string): string {
@@ -98,7 +113,10 @@ export const CLIENTS: readonly ClientSpec[] = [
 ];
 
 export function findClient(name: string): ClientSpec {
-  const key = name.trim().toLowerCase().replace(/[\s_]+/g, '-');
+  const key = name
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_]+/g, '-');
   const client = CLIENTS.find((c) => c.aliases.includes(key) || c.id === key);
   if (client === undefined) {
     throw new MemoryError(ERROR_CODES.INVALID_INPUT, `Unknown client "${name}". Choose one of: ${CLIENTS.map((c) => c.id).join(', ')}.`);
@@ -209,9 +227,17 @@ function officialMemoryFile(entry: Json, where: Where): { file: string | undefin
   const p = pathsFor(where.platform);
   if (configured !== undefined) {
     if (p.isAbsolute(configured)) return { file: configured, note: `its MEMORY_FILE_PATH` };
-    return { file: undefined, note: `its MEMORY_FILE_PATH is relative (${configured}): it lies in the server's dist folder inside the npx cache` };
+    return {
+      file: undefined,
+      note: `its MEMORY_FILE_PATH is relative (${configured}): it lies in the server's dist folder inside the npx cache`,
+    };
   }
-  const npxCache = p.join(set(where.env.npm_config_cache) ? where.env.npm_config_cache : p.join(where.home, where.platform === 'win32' ? p.join('AppData', 'Local', 'npm-cache') : '.npm'), '_npx');
+  const npxCache = p.join(
+    set(where.env.npm_config_cache)
+      ? where.env.npm_config_cache
+      : p.join(where.home, where.platform === 'win32' ? p.join('AppData', 'Local', 'npm-cache') : '.npm'),
+    '_npx',
+  );
   try {
     for (const dir of readdirSync(npxCache)) {
       const dist = p.join(npxCache, dir, 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist');
@@ -235,7 +261,10 @@ function indentOf(text: string): string | number {
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** Adds or updates the entry; see ConnectResult for what happened. Throws a MemoryError rather than damage a file. */
@@ -244,7 +273,9 @@ export function connectClient(options: ConnectOptions): ConnectResult {
   const name = options.name ?? 'memory';
   const file = options.configFile ?? client.configPath(where);
   const args = [...options.launcher.args, ...(options.db === undefined ? [] : ['--db', options.db])];
-  const launch: Json = client.typed ? { type: 'stdio', command: options.launcher.command, args } : { command: options.launcher.command, args };
+  const launch: Json = client.typed
+    ? { type: 'stdio', command: options.launcher.command, args }
+    : { command: options.launcher.command, args };
   const limbic = options.limbicCommand ?? 'limbic';
   const handEdit = (): string => `${JSON.stringify({ [client.serversKey]: { [name]: launch } }, null, 2)}`;
 
@@ -266,7 +297,10 @@ export function connectClient(options: ConnectOptions): ConnectResult {
       );
     }
     if (!isObject(parsed)) {
-      throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `${file} holds JSON but not an object, so Limbic left it untouched. Add the entry by hand:\n${handEdit()}`);
+      throw new MemoryError(
+        ERROR_CODES.CONFIG_INVALID,
+        `${file} holds JSON but not an object, so Limbic left it untouched. Add the entry by hand:\n${handEdit()}`,
+      );
     }
     document = parsed;
   }
@@ -282,7 +316,9 @@ export function connectClient(options: ConnectOptions): ConnectResult {
   // The client's own flags (disabled, autoApprove, …) stay; how the server starts is ours. An earlier
   // Limbic entry also keeps its env (a user's LIMBIC_MODEL, say); another server's env does not.
   const kept = isObject(previous)
-    ? Object.fromEntries(Object.entries(previous).filter(([k]) => !LAUNCH_KEYS.includes(k) || (k === 'env' && runsLimbic(previous, options.launcher))))
+    ? Object.fromEntries(
+        Object.entries(previous).filter(([k]) => !LAUNCH_KEYS.includes(k) || (k === 'env' && runsLimbic(previous, options.launcher))),
+      )
     : {};
   const entry: Json = { ...launch, ...kept };
 

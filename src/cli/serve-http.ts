@@ -46,9 +46,15 @@ export interface ServeHttpDeps {
   readonly logger: Logger;
 }
 
-export async function startServeHttp(options: ServeHttpOptions, deps: ServeHttpDeps): Promise<{ server: RunningHttpServer; close: () => Promise<void> }> {
+export async function startServeHttp(
+  options: ServeHttpOptions,
+  deps: ServeHttpDeps,
+): Promise<{ server: RunningHttpServer; close: () => Promise<void> }> {
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535) {
-    throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `--port ${options.port} is not a port: give a number from 1 to 65535 (0 picks a free one).`);
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      `--port ${options.port} is not a port: give a number from 1 to 65535 (0 picks a free one).`,
+    );
   }
   const tokenPath = tokenFilePath(deps.dbPath);
   const tokens = deps.openTokens(tokenPath);
@@ -62,7 +68,9 @@ export async function startServeHttp(options: ServeHttpOptions, deps: ServeHttpD
     );
   }
   if (count === 0) {
-    deps.logger.warn(`no token exists yet (${tokenPath}): every request will get 401. Make one with "limbic token create --namespace default".`);
+    deps.logger.warn(
+      `no token exists yet (${tokenPath}): every request will get 401. Make one with "limbic token create --namespace default".`,
+    );
   }
   const registry = new NamespaceRegistry({ dbPath: deps.dbPath, openStore: deps.openStore, embedder: deps.embedder, logger: deps.logger });
   let server: RunningHttpServer;
@@ -81,10 +89,13 @@ export async function startServeHttp(options: ServeHttpOptions, deps: ServeHttpD
     await registry.close();
     tokens.close();
     const code = (error as { code?: string }).code;
-    if (code === 'EADDRINUSE') throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `Port ${options.port} on ${options.host} is in use: pick another with --port.`);
+    if (code === 'EADDRINUSE')
+      throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `Port ${options.port} on ${options.host} is in use: pick another with --port.`);
     throw error;
   }
-  deps.logger.info(`serving MCP over HTTP at ${server.url}/mcp and the page at ${server.url}/ (${count} token${count === 1 ? '' : 's'}; database ${deps.dbPath})`);
+  deps.logger.info(
+    `serving MCP over HTTP at ${server.url}/mcp and the page at ${server.url}/ (${count} token${count === 1 ? '' : 's'}; database ${deps.dbPath})`,
+  );
   return {
     server,
     close: async () => {

@@ -77,7 +77,7 @@ export class WholeLines extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    for (let start = 0; start < chunk.length; ) {
+    for (let start = 0; start < chunk.length;) {
       const newline = chunk.indexOf(0x0a, start);
       const end = newline === -1 ? chunk.length : newline + 1;
       this.addPiece(chunk.subarray(start, end), newline !== -1);

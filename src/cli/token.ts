@@ -27,7 +27,9 @@ function withTokens<T>(deps: TokenCommandDeps, work: (tokens: TokenStore, path: 
 }
 
 export function registerTokenCommands(program: Command, deps: TokenCommandDeps): void {
-  const token = program.command('token').description('access tokens for serve --http: each is bound to one namespace, stored only as a hash');
+  const token = program
+    .command('token')
+    .description('access tokens for serve --http: each is bound to one namespace, stored only as a hash');
   token
     .command('create')
     .description('make a token and print it once (stdout); only its hash is kept')
@@ -36,7 +38,8 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
     .option('--label <text>', 'a note shown by "token list" (who or what uses it)')
     .action((o: { namespace?: string; readOnly?: boolean; label?: string }) => {
       const namespace = o.namespace ?? deps.globalNamespace();
-      if (namespace === undefined) deps.fail(new Error('Say which memory the token opens: --namespace NAME ("default" is the --db file itself).'));
+      if (namespace === undefined)
+        deps.fail(new Error('Say which memory the token opens: --namespace NAME ("default" is the --db file itself).'));
       try {
         const made = withTokens(deps, (tokens) => createToken(tokens, { namespace, readOnly: o.readOnly === true, label: o.label }));
         process.stdout.write(`${made.token}\n`);
@@ -60,7 +63,9 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
       }
       if (records.length === 0) process.stderr.write('limbic: no tokens yet; make one with "limbic token create --namespace NAME".\n');
       for (const r of records) {
-        process.stdout.write(`${r.id}  ${r.namespace}  ${r.readOnly ? 'read-only ' : 'read-write'}  ${new Date(r.createdAt).toISOString()}  ${r.label ?? ''}\n`);
+        process.stdout.write(
+          `${r.id}  ${r.namespace}  ${r.readOnly ? 'read-only ' : 'read-write'}  ${new Date(r.createdAt).toISOString()}  ${r.label ?? ''}\n`,
+        );
       }
     });
   token

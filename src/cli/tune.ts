@@ -18,14 +18,19 @@ export interface TuneFlags {
 function share(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!(n > 0 && n <= 1)) throw new MemoryError(ERROR_CODES.INVALID_INPUT, `--blend ${text} is not a share: give a number above 0 and at most 1 (1 stores the optimal values).`);
+  if (!(n > 0 && n <= 1))
+    throw new MemoryError(
+      ERROR_CODES.INVALID_INPUT,
+      `--blend ${text} is not a share: give a number above 0 and at most 1 (1 stores the optimal values).`,
+    );
   return n;
 }
 
 function whole(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new MemoryError(ERROR_CODES.INVALID_INPUT, `--min-events ${text} is not a whole number of at least 1.`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new MemoryError(ERROR_CODES.INVALID_INPUT, `--min-events ${text} is not a whole number of at least 1.`);
   return n;
 }
 
@@ -49,7 +54,9 @@ export async function tuneCommand(store: Store, flags: TuneFlags, now: number): 
   if (flags.reset === true) {
     if (flags.apply === true) throw new MemoryError(ERROR_CODES.INVALID_INPUT, '--reset and --apply contradict each other: give one.');
     const p = await resetTune(store);
-    return flags.json === true ? `${JSON.stringify({ status: 'reset', gamma: p.gamma, beta_sal: p.betaSal, rrf_k: p.rrfK, source: p.source }, null, 2)}\n` : `reset: ${params(p)} (defaults)\n`;
+    return flags.json === true
+      ? `${JSON.stringify({ status: 'reset', gamma: p.gamma, beta_sal: p.betaSal, rrf_k: p.rrfK, source: p.source }, null, 2)}\n`
+      : `reset: ${params(p)} (defaults)\n`;
   }
   const blend = share(flags.blend);
   const minEvents = whole(flags.minEvents);

@@ -73,7 +73,8 @@ export function parseMemoryLine(line: string): ParsedLine {
     const name = firstField(record, ['name', 'entityName', 'id']);
     if (name === undefined) return { kind: 'error', reason: 'an entity needs a string "name"' };
     const entityType =
-      firstField(record, ['entityType', 'entity_type']) ?? (type !== undefined && type !== 'entity' ? { key: 'type', value: type } : undefined);
+      firstField(record, ['entityType', 'entity_type']) ??
+      (type !== undefined && type !== 'entity' ? { key: 'type', value: type } : undefined);
     const raw = record.observations ?? [];
     if (!Array.isArray(raw)) return { kind: 'error', reason: '"observations" must be an array of strings' };
     const observations = raw.filter((o): o is string => typeof o === 'string');

@@ -65,7 +65,9 @@ export function sendRpcError(res: ServerResponse, status: number, message: strin
   sendJson(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null }, headers);
 }
 
-export type Authorized = { readonly ok: true; readonly token: TokenRecord } | { readonly ok: false; readonly status: 401; readonly message: string; readonly challenge: string };
+export type Authorized =
+  | { readonly ok: true; readonly token: TokenRecord }
+  | { readonly ok: false; readonly status: 401; readonly message: string; readonly challenge: string };
 
 /** Checks the bearer token. The token itself is never logged or echoed, whatever happens. */
 export function authorize(req: IncomingMessage, tokens: TokenStore): Authorized {
@@ -74,7 +76,8 @@ export function authorize(req: IncomingMessage, tokens: TokenStore): Authorized 
     return {
       ok: false,
       status: 401,
-      message: 'This server needs a bearer token: send "Authorization: Bearer <token>". Make one with "limbic token create --namespace NAME".',
+      message:
+        'This server needs a bearer token: send "Authorization: Bearer <token>". Make one with "limbic token create --namespace NAME".',
       challenge: 'Bearer realm="limbic"',
     };
   }
@@ -83,7 +86,8 @@ export function authorize(req: IncomingMessage, tokens: TokenStore): Authorized 
     return {
       ok: false,
       status: 401,
-      message: 'The bearer token is not valid here (wrong, revoked, or made for another database). "limbic token list" shows the tokens; make a new one with "limbic token create".',
+      message:
+        'The bearer token is not valid here (wrong, revoked, or made for another database). "limbic token list" shows the tokens; make a new one with "limbic token create".',
       challenge: 'Bearer realm="limbic", error="invalid_token"',
     };
   }
@@ -92,7 +96,9 @@ export function authorize(req: IncomingMessage, tokens: TokenStore): Authorized 
 
 export class BodyTooLarge extends Error {
   constructor(readonly limit: number) {
-    super(`The request body is over this server's limit of ${limit} bytes and was not read; nothing was changed. Split the call (read_graph and search_nodes page with limit/offset; write fewer items per call).`);
+    super(
+      `The request body is over this server's limit of ${limit} bytes and was not read; nothing was changed. Split the call (read_graph and search_nodes page with limit/offset; write fewer items per call).`,
+    );
   }
 }
 

@@ -163,7 +163,12 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         return;
       }
       if (sessions.size >= o.limits.maxSessions) {
-        sendRpcError(res, 503, `This server holds its limit of ${o.limits.maxSessions} MCP sessions; retry shortly (idle sessions close after ${Math.round(o.limits.sessionIdleMs / 1000)} s).`, { 'retry-after': '5' });
+        sendRpcError(
+          res,
+          503,
+          `This server holds its limit of ${o.limits.maxSessions} MCP sessions; retry shortly (idle sessions close after ${Math.round(o.limits.sessionIdleMs / 1000)} s).`,
+          { 'retry-after': '5' },
+        );
         return;
       }
       await openSession(token, req, res, body);
@@ -203,7 +208,9 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
       return;
     }
     if (req.method !== 'GET' || !(await serveApi(url, o.registry.service(auth.token.namespace), auth.token, res))) {
-      sendJson(res, 404, { error: `No ${req.method ?? ''} ${url.pathname}: the page reads /api/session, /api/search, /api/entity and /api/stats.` });
+      sendJson(res, 404, {
+        error: `No ${req.method ?? ''} ${url.pathname}: the page reads /api/session, /api/search, /api/entity and /api/stats.`,
+      });
     }
   };
 
@@ -222,7 +229,12 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     handle(req, res).catch((error: unknown) => {
       // Messages never include headers, so a token cannot reach the log.
       if (!isMemoryError(error)) o.logger.warn(`${req.method ?? ''} ${req.url ?? ''} failed`, error);
-      if (!res.headersSent) sendRpcError(res, 500, `Internal error: ${error instanceof Error ? error.message : String(error)}. Nothing was changed unless the answer said so; please report it if it repeats.`);
+      if (!res.headersSent)
+        sendRpcError(
+          res,
+          500,
+          `Internal error: ${error instanceof Error ? error.message : String(error)}. Nothing was changed unless the answer said so; please report it if it repeats.`,
+        );
       else res.end();
     });
   });
@@ -232,15 +244,18 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   // client never reuses a socket the server is closing at that moment (ECONNRESET under load).
   http.keepAliveTimeout = 65_000;
 
-  const sweeper = setInterval(() => {
-    const cutoff = Date.now() - o.limits.sessionIdleMs;
-    for (const [id, s] of sessions) {
-      if (s.lastUsed < cutoff) {
-        sessions.delete(id);
-        void s.close().catch(() => undefined);
+  const sweeper = setInterval(
+    () => {
+      const cutoff = Date.now() - o.limits.sessionIdleMs;
+      for (const [id, s] of sessions) {
+        if (s.lastUsed < cutoff) {
+          sessions.delete(id);
+          void s.close().catch(() => undefined);
+        }
       }
-    }
-  }, Math.min(60_000, o.limits.sessionIdleMs)).unref();
+    },
+    Math.min(60_000, o.limits.sessionIdleMs),
+  ).unref();
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -51,7 +51,10 @@ export function namespaceDbPath(dbPath: string, namespace: string): string {
 /** The token file beside the memory: `<db stem>.tokens.db`. */
 export function tokenFilePath(dbPath: string): string {
   if (isUrl(dbPath)) {
-    throw new MemoryError(ERROR_CODES.CONFIG_INVALID, 'Tokens (and so serve --http) need a SQLite --db for now; with Postgres, serve over stdio.');
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      'Tokens (and so serve --http) need a SQLite --db for now; with Postgres, serve over stdio.',
+    );
   }
   return `${stem(dbPath)}.tokens.db`;
 }

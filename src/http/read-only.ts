@@ -42,7 +42,10 @@ export function gateWritingTools(transport: Transport, allowed: ReadonlySet<stri
       const name = (message.params as { name?: unknown } | undefined)?.name;
       if (typeof name !== 'string' || !allowed.has(name)) {
         const text = refusal(typeof name === 'string' ? name : 'this tool', namespace);
-        void transport.send({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text }], isError: true } }, { relatedRequestId: message.id });
+        void transport.send(
+          { jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text }], isError: true } },
+          { relatedRequestId: message.id },
+        );
         return;
       }
     }

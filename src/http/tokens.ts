@@ -16,7 +16,11 @@ export interface NewToken {
   readonly record: TokenRecord;
 }
 
-export function createToken(store: TokenStore, options: { namespace: string; readOnly: boolean; label?: string | undefined }, now = Date.now()): NewToken {
+export function createToken(
+  store: TokenStore,
+  options: { namespace: string; readOnly: boolean; label?: string | undefined },
+  now = Date.now(),
+): NewToken {
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   const record: TokenRecord = {
     id: randomBytes(6).toString('hex'),

@@ -106,7 +106,12 @@ async function entityView(service: MemoryService, name: string): Promise<unknown
     observations: entity?.observations.map((text, i) => ({ text, kind: entity.kinds[i] ?? 'fact' })) ?? [],
     createdAt: entity?.createdAt,
     updatedAt: entity?.updatedAt,
-    usage: { accessCount: access?.accessCount ?? 0, lastAccess: access?.lastAccess ?? null, accessDays: access?.accessDays ?? 0, degree: signals.degree.get(id) ?? 0 },
+    usage: {
+      accessCount: access?.accessCount ?? 0,
+      lastAccess: access?.lastAccess ?? null,
+      accessDays: access?.accessDays ?? 0,
+      degree: signals.degree.get(id) ?? 0,
+    },
     neighbours,
     relations: relations.filter((r) => shown.has(r.from) && shown.has(r.to)),
     truncated: neighbourNames.length === MAX_NEIGHBOURS,

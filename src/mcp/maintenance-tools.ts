@@ -79,18 +79,23 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'Consolidation Report',
       description:
-        'What to tidy: entities to split (over their type\'s size threshold, with distinct topics), clusters of duplicate observations, stale entities (rarely and not recently accessed), and entities near the split threshold. Read-only; heavy',
+        "What to tidy: entities to split (over their type's size threshold, with distinct topics), clusters of duplicate observations, stale entities (rarely and not recently accessed), and entities near the split threshold. Read-only; heavy",
       inputSchema: s.consolidationReportInput,
       annotations: READ,
     },
-    guard(heavy(async ({ stale_days, max_duplicate_entities }) => structured(await m.consolidationReport(stale_days ?? 90, max_duplicate_entities ?? 100)))),
+    guard(
+      heavy(async ({ stale_days, max_duplicate_entities }) =>
+        structured(await m.consolidationReport(stale_days ?? 90, max_duplicate_entities ?? 100)),
+      ),
+    ),
   );
 
   server.registerTool(
     'analyze_entity_split',
     {
       title: 'Analyze Entity Split',
-      description: 'Whether an entity is large enough to split (Sesion 15, Proyecto 25, others 20 observations) and its topics, by meaning or keywords. Read-only; heavy',
+      description:
+        'Whether an entity is large enough to split (Sesion 15, Proyecto 25, others 20 observations) and its topics, by meaning or keywords. Read-only; heavy',
       inputSchema: s.entityNameInput,
       annotations: READ,
     },
@@ -114,7 +119,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'Execute Entity Split',
       description:
-        'Moves observations of an entity into new entities linked to it (or to parent_entity_name): parent contiene child, child parte_de parent. All or nothing; new names must be free and observations must be the original\'s current ones. Heavy',
+        "Moves observations of an entity into new entities linked to it (or to parent_entity_name): parent contiene child, child parte_de parent. All or nothing; new names must be free and observations must be the original's current ones. Heavy",
       inputSchema: s.executeEntitySplitInput,
       annotations: { ...WRITE, idempotentHint: false },
     },
@@ -167,7 +172,10 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     },
     guard(
       heavy(async ({ max_entities, min_size }) => {
-        const answer = await r.consolidate({ ...(max_entities === undefined ? {} : { maxEntities: max_entities }), ...(min_size === undefined ? {} : { minSize: min_size }) });
+        const answer = await r.consolidate({
+          ...(max_entities === undefined ? {} : { maxEntities: max_entities }),
+          ...(min_size === undefined ? {} : { minSize: min_size }),
+        });
         mutated();
         return structured(answer);
       }),

@@ -1,6 +1,9 @@
 /**
  * Tool schemas at the MCP boundary. The nine official tools keep the official field names and
  * types; Limbic's extras are optional, and limits are stated in the message a client sees.
+ *
+ * Over 400 lines on purpose: every tool's input in one file, so a limit, a refusal and its message
+ * read the same across all twenty-odd tools.
  */
 import { z } from 'zod';
 import { LIMITS } from '../core/limits.js';
@@ -184,7 +187,9 @@ export const deleteRelationsInput = official({
 const pageFields = {
   limit: wholeNumber('limit', 1, LIMITS.maxGraphPage)
     .optional()
-    .describe(`Limbic: entities per page (1-${LIMITS.maxGraphPage}). With limit or offset the answer is one page plus total and next_offset; with neither, the whole answer`),
+    .describe(
+      `Limbic: entities per page (1-${LIMITS.maxGraphPage}). With limit or offset the answer is one page plus total and next_offset; with neither, the whole answer`,
+    ),
   offset: wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER).optional().describe('Limbic: entities to skip before the page (default 0)'),
 };
 
@@ -193,7 +198,9 @@ export const readGraphInput = official({
   compact: z
     .boolean()
     .optional()
-    .describe('Limbic: each entity as name, entityType and observationCount instead of its observations: an overview that fits a context window'),
+    .describe(
+      'Limbic: each entity as name, entityType and observationCount instead of its observations: an overview that fits a context window',
+    ),
 });
 export const searchNodesInput = official({
   query: chars(LIMITS.maxQueryChars, 'the query').describe(
@@ -206,20 +213,26 @@ export const openNodesInput = official({
   include_superseded: z
     .boolean()
     .optional()
-    .describe('Limbic: add each entity\'s superseded_observations (what replaced them, and when) and ended_at on relations that end_relation ended'),
+    .describe(
+      "Limbic: add each entity's superseded_observations (what replaced them, and when) and ended_at on relations that end_relation ended",
+    ),
 });
 
-export const searchSemanticInput = withinCallText(strict({
-  query: chars(LIMITS.maxQueryChars, 'the query')
-    .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
-    .describe('What to recall, in words: exact terms, names or a paraphrase'),
-  limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
-}));
+export const searchSemanticInput = withinCallText(
+  strict({
+    query: chars(LIMITS.maxQueryChars, 'the query')
+      .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
+      .describe('What to recall, in words: exact terms, names or a paraphrase'),
+    limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
+  }),
+);
 
-export const setStatusInput = withinCallText(strict({
-  name: name.describe('The entity whose status to set'),
-  status: statusSchema.describe('activo/active, pausado/paused, completado/completed, archivado/archived'),
-}));
+export const setStatusInput = withinCallText(
+  strict({
+    name: name.describe('The entity whose status to set'),
+    status: statusSchema.describe('activo/active, pausado/paused, completado/completed, archivado/archived'),
+  }),
+);
 
 /** get_statistics takes no arguments, and says so when it is given some. */
 export const statisticsInput = strict({});
@@ -243,54 +256,86 @@ const isoDate = (field: string) =>
     .refine(isIsoDate, { message: `${field} must be an ISO 8601 date or date-time, e.g. 2026-03-28 or 2026-03-28T10:00:00Z` })
     .optional();
 const weight = (signal: string) =>
-  z.number().min(0, { message: `the ${signal} weight must be 0 or more` }).max(1000, { message: `the ${signal} weight is at most 1000` }).optional();
+  z
+    .number()
+    .min(0, { message: `the ${signal} weight must be 0 or more` })
+    .max(1000, { message: `the ${signal} weight is at most 1000` })
+    .optional();
 
-export const hybridSearchInput = withinCallText(strict({
-  query: chars(LIMITS.maxQueryChars, 'the query')
-    .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
-    .describe(
-      'What to find. Bare words are OR-matched by the keyword leg; "quoted phrases", uppercase AND/OR/NOT, trailing * prefixes and name:/type:/obs: column filters are passed through.',
-    ),
-  limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('Results per page (1-100, default 10)'),
-  offset: wholeNumber('offset', 0, 10_000)
-    .optional()
-    .describe('Results to skip, for paging (default 0); pages of one query never repeat or skip a result'),
-  search_modes: z
-    .array(z.enum(['fts', 'semantic']))
-    .min(1, { message: 'search_modes needs at least one of "fts", "semantic"' })
-    .optional()
-    .describe('Legs to run: ["fts"], ["semantic"] or both (default: both, whichever are available)'),
-  fusion_method: z.enum(['rrf', 'weighted', 'zscore']).optional().describe('"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals; "zscore": z-scores of each leg\'s raw scores, the keyword leg weighted by how many of the query\'s words the memory uses (search_semantic\'s fusion)'),
-  rrf_k: wholeNumber('rrf_k', 1, 1000).optional().describe('RRF smoothing constant (1-1000); default the value in force: 60, or what "limbic tune --apply" chose (get_statistics.ranking)'),
-  weights: strict({ fts: weight('fts'), vector: weight('vector'), recency: weight('recency'), priority: weight('priority'), graph: weight('graph') })
-    .optional()
-    .describe(
-      'Weighted-fusion weights (defaults fts 0.30, vector 0.55, recency 0.10, priority 0.05, graph 0; unavailable signals are redistributed). graph > 0 turns on the 1-hop neighbour boost in either fusion method.',
-    ),
-  limbic: z.boolean().optional().describe('Re-rank with the limbic signals (importance, recency of use, co-occurrence, status); default true'),
-  rerank: z.boolean().optional().describe('Re-rank with a cross-encoder when one is installed (see get_statistics.reranking); default false'),
-  filters: strict({
-    entity_types: items(chars(LIMITS.maxNameChars, 'an entity type'), LIMITS.maxItemsPerCall, 'entity types').optional(),
-    status: items(statusSchema, LIMITS.maxItemsPerCall, 'statuses').optional(),
-    observation_kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds').optional(),
-    created_after: isoDate('created_after'),
-    created_before: isoDate('created_before'),
-    updated_after: isoDate('updated_after'),
-    updated_before: isoDate('updated_before'),
-    names: items(name, LIMITS.maxItemsPerCall, 'names').optional(),
-  })
-    .optional()
-    .describe('Only entities matching every filter given: entity_types, status, observation_kinds (any of), created/updated date range, names'),
-  explain_query: z.boolean().optional().describe('Add stats: per-leg times, embedding time, rows per leg, fusion overlap'),
-  include_reflections: z.boolean().optional().describe('Include reflections (entities of type "Reflection", see add_reflection); default true'),
-  reflection_boost: z
-    .number({ message: 'reflection_boost must be a number from 0 to 100' })
-    .min(0, { message: 'reflection_boost must be a number from 0 to 100' })
-    .max(100, { message: 'reflection_boost must be a number from 0 to 100' })
-    .optional()
-    .describe('Multiplies the final score of reflections (default 1.0: equal footing; above 1 surfaces them for broad queries)'),
-  reflections_only: z.boolean().optional().describe('Search reflections only (as search_reflections); default false'),
-}));
+export const hybridSearchInput = withinCallText(
+  strict({
+    query: chars(LIMITS.maxQueryChars, 'the query')
+      .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
+      .describe(
+        'What to find. Bare words are OR-matched by the keyword leg; "quoted phrases", uppercase AND/OR/NOT, trailing * prefixes and name:/type:/obs: column filters are passed through.',
+      ),
+    limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('Results per page (1-100, default 10)'),
+    offset: wholeNumber('offset', 0, 10_000)
+      .optional()
+      .describe('Results to skip, for paging (default 0); pages of one query never repeat or skip a result'),
+    search_modes: z
+      .array(z.enum(['fts', 'semantic']))
+      .min(1, { message: 'search_modes needs at least one of "fts", "semantic"' })
+      .optional()
+      .describe('Legs to run: ["fts"], ["semantic"] or both (default: both, whichever are available)'),
+    fusion_method: z
+      .enum(['rrf', 'weighted', 'zscore'])
+      .optional()
+      .describe(
+        '"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals; "zscore": z-scores of each leg\'s raw scores, the keyword leg weighted by how many of the query\'s words the memory uses (search_semantic\'s fusion)',
+      ),
+    rrf_k: wholeNumber('rrf_k', 1, 1000)
+      .optional()
+      .describe(
+        'RRF smoothing constant (1-1000); default the value in force: 60, or what "limbic tune --apply" chose (get_statistics.ranking)',
+      ),
+    weights: strict({
+      fts: weight('fts'),
+      vector: weight('vector'),
+      recency: weight('recency'),
+      priority: weight('priority'),
+      graph: weight('graph'),
+    })
+      .optional()
+      .describe(
+        'Weighted-fusion weights (defaults fts 0.30, vector 0.55, recency 0.10, priority 0.05, graph 0; unavailable signals are redistributed). graph > 0 turns on the 1-hop neighbour boost in either fusion method.',
+      ),
+    limbic: z
+      .boolean()
+      .optional()
+      .describe('Re-rank with the limbic signals (importance, recency of use, co-occurrence, status); default true'),
+    rerank: z
+      .boolean()
+      .optional()
+      .describe('Re-rank with a cross-encoder when one is installed (see get_statistics.reranking); default false'),
+    filters: strict({
+      entity_types: items(chars(LIMITS.maxNameChars, 'an entity type'), LIMITS.maxItemsPerCall, 'entity types').optional(),
+      status: items(statusSchema, LIMITS.maxItemsPerCall, 'statuses').optional(),
+      observation_kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds').optional(),
+      created_after: isoDate('created_after'),
+      created_before: isoDate('created_before'),
+      updated_after: isoDate('updated_after'),
+      updated_before: isoDate('updated_before'),
+      names: items(name, LIMITS.maxItemsPerCall, 'names').optional(),
+    })
+      .optional()
+      .describe(
+        'Only entities matching every filter given: entity_types, status, observation_kinds (any of), created/updated date range, names',
+      ),
+    explain_query: z.boolean().optional().describe('Add stats: per-leg times, embedding time, rows per leg, fusion overlap'),
+    include_reflections: z
+      .boolean()
+      .optional()
+      .describe('Include reflections (entities of type "Reflection", see add_reflection); default true'),
+    reflection_boost: z
+      .number({ message: 'reflection_boost must be a number from 0 to 100' })
+      .min(0, { message: 'reflection_boost must be a number from 0 to 100' })
+      .max(100, { message: 'reflection_boost must be a number from 0 to 100' })
+      .optional()
+      .describe('Multiplies the final score of reflections (default 1.0: equal footing; above 1 surfaces them for broad queries)'),
+    reflections_only: z.boolean().optional().describe('Search reflections only (as search_reflections); default false'),
+  }),
+);
 
 // ---------- maintenance (seed-system.md §1.11-§1.17) ----------
 
@@ -299,73 +344,91 @@ const share = (field: string) => {
   return z.number({ message }).min(0, { message }).max(1, { message });
 };
 
-export const endRelationInput = withinCallText(strict({
-  from: name.describe('The name of the entity where the relation starts'),
-  to: name.describe('The name of the entity where the relation ends'),
-  relationType: chars(LIMITS.maxNameChars, 'the relation type').describe('The type of the relation'),
-}));
+export const endRelationInput = withinCallText(
+  strict({
+    from: name.describe('The name of the entity where the relation starts'),
+    to: name.describe('The name of the entity where the relation ends'),
+    relationType: chars(LIMITS.maxNameChars, 'the relation type').describe('The type of the relation'),
+  }),
+);
 
 export const entityNameInput = withinCallText(strict({ entity_name: name.describe('The entity to examine') }));
 
-export const findDuplicateObservationsInput = withinCallText(strict({
-  entity_name: name.describe('The entity whose observations to compare'),
-  threshold: share('threshold').optional().describe('Cosine similarity (rescaled to the model) from which two observations are duplicates (0-1, default 0.85)'),
-  containment_threshold: share('containment_threshold')
-    .optional()
-    .describe('When one observation is at least twice as long: share of the shorter one\'s words found in the longer (0-1, default 0.7)'),
-}));
+export const findDuplicateObservationsInput = withinCallText(
+  strict({
+    entity_name: name.describe('The entity whose observations to compare'),
+    threshold: share('threshold')
+      .optional()
+      .describe('Cosine similarity (rescaled to the model) from which two observations are duplicates (0-1, default 0.85)'),
+    containment_threshold: share('containment_threshold')
+      .optional()
+      .describe("When one observation is at least twice as long: share of the shorter one's words found in the longer (0-1, default 0.7)"),
+  }),
+);
 
-export const consolidationReportInput = withinCallText(strict({
-  stale_days: z
-    .number({ message: 'stale_days must be a number from 0 to 36500' })
-    .min(0, { message: 'stale_days must be a number from 0 to 36500' })
-    .max(36_500, { message: 'stale_days must be a number from 0 to 36500' })
-    .optional()
-    .describe('Entities accessed at most twice and not in this many days (since creation when never accessed) are stale (default 90)'),
-  max_duplicate_entities: wholeNumber('max_duplicate_entities', 0, 100_000)
-    .optional()
-    .describe('Entities scanned for duplicate observations, those with the most observations first (default 100)'),
-}));
+export const consolidationReportInput = withinCallText(
+  strict({
+    stale_days: z
+      .number({ message: 'stale_days must be a number from 0 to 36500' })
+      .min(0, { message: 'stale_days must be a number from 0 to 36500' })
+      .max(36_500, { message: 'stale_days must be a number from 0 to 36500' })
+      .optional()
+      .describe('Entities accessed at most twice and not in this many days (since creation when never accessed) are stale (default 90)'),
+    max_duplicate_entities: wholeNumber('max_duplicate_entities', 0, 100_000)
+      .optional()
+      .describe('Entities scanned for duplicate observations, those with the most observations first (default 100)'),
+  }),
+);
 
-export const executeEntitySplitInput = withinCallText(strict({
-  entity_name: name.describe('The entity to split'),
-  approved_splits: items(
-    strict({
-      name: name.describe('Name of the new entity (must not exist yet)'),
-      entity_type: chars(LIMITS.maxNameChars, 'the entity type').optional().describe('Its type (default: the original\'s)'),
-      observations: items(observation, LIMITS.maxObservationsPerItem, 'observations')
-        .min(1, { message: 'observations must list at least 1 observation of the original to move' })
-        .describe('Exact texts of current observations of the original, moved to the new entity'),
-    }),
-    LIMITS.maxItemsPerCall,
-    'splits',
-  )
-    .min(1, { message: 'approved_splits must hold at least 1 split' })
-    .describe('The new entities, usually propose_entity_split\'s suggested_splits as approved or edited'),
-  parent_entity_name: name
-    .optional()
-    .describe('Entity the new ones are linked to (parent contiene child, child parte_de parent); default the original'),
-}));
+export const executeEntitySplitInput = withinCallText(
+  strict({
+    entity_name: name.describe('The entity to split'),
+    approved_splits: items(
+      strict({
+        name: name.describe('Name of the new entity (must not exist yet)'),
+        entity_type: chars(LIMITS.maxNameChars, 'the entity type').optional().describe("Its type (default: the original's)"),
+        observations: items(observation, LIMITS.maxObservationsPerItem, 'observations')
+          .min(1, { message: 'observations must list at least 1 observation of the original to move' })
+          .describe('Exact texts of current observations of the original, moved to the new entity'),
+      }),
+      LIMITS.maxItemsPerCall,
+      'splits',
+    )
+      .min(1, { message: 'approved_splits must hold at least 1 split' })
+      .describe("The new entities, usually propose_entity_split's suggested_splits as approved or edited"),
+    parent_entity_name: name
+      .optional()
+      .describe('Entity the new ones are linked to (parent contiene child, child parte_de parent); default the original'),
+  }),
+);
 
 export const findSplitCandidatesInput = strict({});
 
 // ---------- reflections (issue 16, part 2) ----------
 
-export const addReflectionInput = withinCallText(strict({
-  content: observation.min(1, { message: 'content is empty: it must have at least 1 character' }).describe('The reflection: a pattern, insight or lesson about the memory'),
-  about: items(name, LIMITS.maxItemsPerCall, 'names').optional().describe('Entities it is about (each must exist); linked reflects_on'),
-  author: chars(100, 'the author').optional().describe('Who reflects (free text)'),
-  mood: chars(100, 'the mood').optional().describe('Optional mood, e.g. insight, curiosity, doubt'),
-}));
+export const addReflectionInput = withinCallText(
+  strict({
+    content: observation
+      .min(1, { message: 'content is empty: it must have at least 1 character' })
+      .describe('The reflection: a pattern, insight or lesson about the memory'),
+    about: items(name, LIMITS.maxItemsPerCall, 'names').optional().describe('Entities it is about (each must exist); linked reflects_on'),
+    author: chars(100, 'the author').optional().describe('Who reflects (free text)'),
+    mood: chars(100, 'the mood').optional().describe('Optional mood, e.g. insight, curiosity, doubt'),
+  }),
+);
 
-export const searchReflectionsInput = withinCallText(strict({
-  query: chars(LIMITS.maxQueryChars, 'the query')
-    .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
-    .describe('What to find among reflections, in words'),
-  limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
-}));
+export const searchReflectionsInput = withinCallText(
+  strict({
+    query: chars(LIMITS.maxQueryChars, 'the query')
+      .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
+      .describe('What to find among reflections, in words'),
+    limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
+  }),
+);
 
-export const runConsolidationInput = withinCallText(strict({
-  max_entities: wholeNumber('max_entities', 2, 100_000).optional().describe('Entities read, newest first (default 500)'),
-  min_size: wholeNumber('min_size', 2, 1_000).optional().describe('Entities a cluster needs to become a reflection (default 3)'),
-}));
+export const runConsolidationInput = withinCallText(
+  strict({
+    max_entities: wholeNumber('max_entities', 2, 100_000).optional().describe('Entities read, newest first (default 500)'),
+    min_size: wholeNumber('min_size', 2, 1_000).optional().describe('Entities a cluster needs to become a reflection (default 3)'),
+  }),
+);

@@ -32,7 +32,10 @@ const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true,
  * of `shown` (the official server shows the bare array for the create/add tools).
  */
 function structured(value: Record<string, unknown>, shown: unknown = value): CallToolResult {
-  return { content: [{ type: 'text', text: typeof shown === 'string' ? shown : JSON.stringify(shown, null, 2) }], structuredContent: value };
+  return {
+    content: [{ type: 'text', text: typeof shown === 'string' ? shown : JSON.stringify(shown, null, 2) }],
+    structuredContent: value,
+  };
 }
 
 /** A page when the caller asked for one (limit or offset); undefined keeps the official whole answer. */
@@ -264,7 +267,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Set Entity Status',
       description:
-        'Set an entity\'s lifecycle status. Paused, completed and archived entities rank lower in search_semantic (0.85x, 0.70x, 0.50x) but are never hidden',
+        "Set an entity's lifecycle status. Paused, completed and archived entities rank lower in search_semantic (0.85x, 0.70x, 0.50x) but are never hidden",
       inputSchema: s.setStatusInput,
       outputSchema: s.SuccessOutput,
       annotations: { ...WRITE, idempotentHint: true },

@@ -44,7 +44,9 @@ export class EmbeddingIndexer {
   /** Starts a background drain unless one is running; never throws. */
   kick(): void {
     if (this.store.vectors === undefined || this.running !== undefined || this.stopped) return;
-    void this.drain().catch((error: unknown) => this.logger.warn('embedding the queued entities failed; will retry on the next change', error));
+    void this.drain().catch((error: unknown) =>
+      this.logger.warn('embedding the queued entities failed; will retry on the next change', error),
+    );
   }
 
   /** No new batch starts after this; what is queued stays queued for the next process. */

@@ -29,7 +29,10 @@ export function heavySlotOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): H
   const waitMs = Number(env.LIMBIC_HEAVY_TOOL_WAIT_MS);
   return {
     slots: Number.isInteger(slots) && slots >= 1 ? slots : 1,
-    waitMs: env.LIMBIC_HEAVY_TOOL_WAIT_MS !== undefined && env.LIMBIC_HEAVY_TOOL_WAIT_MS !== '' && Number.isFinite(waitMs) && waitMs >= 0 ? waitMs : 2000,
+    waitMs:
+      env.LIMBIC_HEAVY_TOOL_WAIT_MS !== undefined && env.LIMBIC_HEAVY_TOOL_WAIT_MS !== '' && Number.isFinite(waitMs) && waitMs >= 0
+        ? waitMs
+        : 2000,
   };
 }
 

@@ -6,7 +6,13 @@
  * and splits by keywords, and the answer says so.
  */
 import { ERROR_CODES, MemoryError, entityNotFound } from '../core/errors.js';
-import { DEFAULT_DUPLICATE_THRESHOLDS, dot, findDuplicates, rescaledCosine, type DuplicateThresholds } from '../core/maintenance/duplicates.js';
+import {
+  DEFAULT_DUPLICATE_THRESHOLDS,
+  dot,
+  findDuplicates,
+  rescaledCosine,
+  type DuplicateThresholds,
+} from '../core/maintenance/duplicates.js';
 import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, analyzeSplit, splitThreshold, type SplitAnalysis } from '../core/maintenance/split.js';
 import type { KnowledgeGraph, Relation } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
@@ -102,7 +108,12 @@ export class Maintenance {
       return {
         entity: name,
         total_observations: texts.length,
-        method: texts.length < 2 ? 'none' : similarity === undefined ? 'words: no embedding model is loaded, so only containment was checked' : 'semantic',
+        method:
+          texts.length < 2
+            ? 'none'
+            : similarity === undefined
+              ? 'words: no embedding model is loaded, so only containment was checked'
+              : 'semantic',
         duplicates_found: pairs.length,
         clusters: clusters.map((c) => ({ size: c.length, observations: c.map((i) => entity.observations[i]) })),
         pairs: pairs.map((p) => ({ a: texts[p.a], b: texts[p.b], match_type: p.type, similarity: round4(p.score) })),
@@ -132,14 +143,26 @@ export class Maintenance {
           });
         } else if (e.observationCount >= 0.8 * threshold) {
           // The seed system listed only entities over the threshold here, which are all split candidates.
-          large.push({ entity_name: e.name, entity_type: e.entityType, observation_count: e.observationCount, threshold, recommendation: 'Near the split threshold: monitor growth' });
+          large.push({
+            entity_name: e.name,
+            entity_type: e.entityType,
+            observation_count: e.observationCount,
+            threshold,
+            recommendation: 'Near the split threshold: monitor growth',
+          });
         }
       }
       const staleMs = staleDays * DAY_MS;
       const stale = overview
         // Never accessed counts from creation: a new entity is not stale (Limbic records no access on create).
-        .filter((e) => e.observationCount > 0 && e.status !== 'archivado' && e.accessCount <= 2 && now - (e.lastAccess ?? e.createdAt) > staleMs)
-        .sort((a, b) => (a.lastAccess === undefined ? -Infinity : a.lastAccess) - (b.lastAccess === undefined ? -Infinity : b.lastAccess) || a.createdAt - b.createdAt)
+        .filter(
+          (e) => e.observationCount > 0 && e.status !== 'archivado' && e.accessCount <= 2 && now - (e.lastAccess ?? e.createdAt) > staleMs,
+        )
+        .sort(
+          (a, b) =>
+            (a.lastAccess === undefined ? -Infinity : a.lastAccess) - (b.lastAccess === undefined ? -Infinity : b.lastAccess) ||
+            a.createdAt - b.createdAt,
+        )
         .map((e) => {
           const days = Math.floor((now - (e.lastAccess ?? e.createdAt)) / DAY_MS);
           return {
@@ -202,7 +225,8 @@ export class Maintenance {
       const splits: { name: string; entity_type: string; observations: string[] }[] = [];
       for (const [topic, observations] of Object.entries(analysis.topics)) {
         let child = `${name} - ${topic}`;
-        for (let k = 2; taken.has(child) || (await this.store().observationsOf(child)) !== undefined; k++) child = `${name} - ${topic} ${k}`;
+        for (let k = 2; taken.has(child) || (await this.store().observationsOf(child)) !== undefined; k++)
+          child = `${name} - ${topic} ${k}`;
         taken.add(child);
         splits.push({ name: child, entity_type: entity.entityType, observations });
       }
@@ -214,13 +238,23 @@ export class Maintenance {
             { from: name, to: s.name, relationType: 'contiene' },
             { from: s.name, to: name, relationType: 'parte_de' },
           ]),
-          analysis: { observation_count: analysis.observation_count, threshold: analysis.threshold, split_score: analysis.split_score, num_topics: splits.length, method: analysis.method },
+          analysis: {
+            observation_count: analysis.observation_count,
+            threshold: analysis.threshold,
+            split_score: analysis.split_score,
+            num_topics: splits.length,
+            method: analysis.method,
+          },
         },
       };
     });
   }
 
-  executeEntitySplit(name: string, splits: readonly ApprovedSplit[], parent: string | undefined): Promise<{ result: Record<string, unknown> }> {
+  executeEntitySplit(
+    name: string,
+    splits: readonly ApprovedSplit[],
+    parent: string | undefined,
+  ): Promise<{ result: Record<string, unknown> }> {
     return this.slots.run(async () => {
       const entity = await this.entity(name);
       const outcome: SplitOutcome = await this.store().executeSplit(
@@ -258,7 +292,13 @@ export class Maintenance {
   private async analysis(entity: EntityObservations): Promise<SplitAnalysis> {
     const texts = entity.observations.map((o) => o.content);
     const meaning = texts.length > splitThreshold(entity.entityType) ? await this.meaning(texts) : undefined;
-    return analyzeSplit(entity.name, entity.entityType, texts, meaning?.similarity, (meaning?.floor ?? 0) > 0 ? CUT_DISTANCE_RESCALED : CUT_DISTANCE);
+    return analyzeSplit(
+      entity.name,
+      entity.entityType,
+      texts,
+      meaning?.similarity,
+      (meaning?.floor ?? 0) > 0 ? CUT_DISTANCE_RESCALED : CUT_DISTANCE,
+    );
   }
 
   private async entity(name: string): Promise<EntityObservations> {

@@ -62,10 +62,22 @@ export interface GraphViewAnswer {
   readonly next_offset?: number;
 }
 
-function withPage(entities: readonly (Entity | EntityOutline)[], relations: readonly Relation[], total: number, page: Page | undefined): GraphViewAnswer {
+function withPage(
+  entities: readonly (Entity | EntityOutline)[],
+  relations: readonly Relation[],
+  total: number,
+  page: Page | undefined,
+): GraphViewAnswer {
   if (page === undefined) return { entities, relations };
   const next = page.offset + entities.length;
-  return { entities, relations, total, offset: page.offset, limit: page.limit, ...(next < total && entities.length > 0 ? { next_offset: next } : {}) };
+  return {
+    entities,
+    relations,
+    total,
+    offset: page.offset,
+    limit: page.limit,
+    ...(next < total && entities.length > 0 ? { next_offset: next } : {}),
+  };
 }
 
 export interface Statistics {
@@ -112,7 +124,12 @@ export class MemoryService {
 
   constructor(private readonly deps: MemoryServiceDeps) {
     this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger, undefined, deps.catchUpWaitMs);
-    this.maintenance = new Maintenance({ store: deps.store, embedder: deps.embedder, clock: deps.clock, afterWrite: () => this.afterWrite() });
+    this.maintenance = new Maintenance({
+      store: deps.store,
+      embedder: deps.embedder,
+      clock: deps.clock,
+      afterWrite: () => this.afterWrite(),
+    });
     this.reflections = new Reflections({
       store: deps.store,
       embedder: deps.embedder,
@@ -132,7 +149,9 @@ export class MemoryService {
     const vectors = this.deps.store.vectors;
     if (vectors === undefined) return;
     // The stored vectors load while the model does (each on its own), not one after the other.
-    vectors.warm().catch((error: unknown) => this.deps.logger.warn('loading the stored vectors failed; searches read them from the database', error));
+    vectors
+      .warm()
+      .catch((error: unknown) => this.deps.logger.warn('loading the stored vectors failed; searches read them from the database', error));
     this.indexer.kick();
   }
 
@@ -232,7 +251,12 @@ export class MemoryService {
   /** search_semantic: the pipeline's preset; signals for the returned top-k are recorded afterwards. */
   async searchSemantic(query: string, limit: number): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
-    const { ids, shadow, ...response } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
+    const { ids, shadow, ...response } = await searchSemantic(
+      { store: this.deps.store, indexer: this.indexer, reranker: undefined },
+      query,
+      limit,
+      now,
+    );
     this.later(() => this.recordSearch(ids, shadow, now));
     return response;
   }

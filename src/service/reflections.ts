@@ -60,7 +60,15 @@ export class Reflections {
       ...(r.author === undefined ? [] : [`author: ${r.author}`]),
       ...(r.mood === undefined ? [] : [`mood: ${r.mood}`]),
     ]);
-    return { reflection: { name, content: r.content, about, ...(r.author === undefined ? {} : { author: r.author }), ...(r.mood === undefined ? {} : { mood: r.mood }) } };
+    return {
+      reflection: {
+        name,
+        content: r.content,
+        about,
+        ...(r.author === undefined ? {} : { author: r.author }),
+        ...(r.mood === undefined ? {} : { mood: r.mood }),
+      },
+    };
   }
 
   async search(query: string, limit: number): Promise<Record<string, unknown>> {
@@ -112,8 +120,17 @@ export class Reflections {
       for (const p of (await store.usage.signals(entities.map((e) => e.id))).coOccurrences) co.set(pairKey(p.a, p.b), p.count);
       const { similarity, floor, method } = await this.similarity(entities.map((e) => e.text));
       const withUse = (i: number, j: number): number =>
-        Math.min(1, similarity(i, j) + COOC_STEP * Math.min(3, co.get(pairKey((entities[i] as { id: EntityId }).id, (entities[j] as { id: EntityId }).id)) ?? 0));
-      const groups = n < 2 ? [] : semanticGroups(n, withUse, floor > 0 || method === 'words' ? CUT_DISTANCE_RESCALED : CUT_DISTANCE).filter((g) => g.length >= minSize);
+        Math.min(
+          1,
+          similarity(i, j) +
+            COOC_STEP * Math.min(3, co.get(pairKey((entities[i] as { id: EntityId }).id, (entities[j] as { id: EntityId }).id)) ?? 0),
+        );
+      const groups =
+        n < 2
+          ? []
+          : semanticGroups(n, withUse, floor > 0 || method === 'words' ? CUT_DISTANCE_RESCALED : CUT_DISTANCE).filter(
+              (g) => g.length >= minSize,
+            );
       const themes = nameGroups(groups.map((g) => g.map((i) => (entities[i] as { text: string }).text)));
       const created: Record<string, unknown>[] = [];
       let existing = 0;
@@ -124,7 +141,9 @@ export class Reflections {
           existing++;
           continue;
         }
-        const used = (groups[k] ?? []).some((i, x, g) => g.slice(x + 1).some((j) => co.has(pairKey((entities[i] as { id: EntityId }).id, (entities[j] as { id: EntityId }).id))));
+        const used = (groups[k] ?? []).some((i, x, g) =>
+          g.slice(x + 1).some((j) => co.has(pairKey((entities[i] as { id: EntityId }).id, (entities[j] as { id: EntityId }).id))),
+        );
         const content = `Theme "${theme}": ${listNames(members)} are related by ${method === 'semantic' ? 'meaning' : 'shared words'}${used ? ' and are used together' : ''} (${members.length} entities).`;
         await this.write(name, content, members, ['source: consolidation run']);
         created.push({ name, content, sources: members });
@@ -138,7 +157,11 @@ export class Reflections {
     const now = this.deps.clock();
     await graph.createEntities([{ name, entityType: REFLECTION_TYPE, observations: [content] }], now);
     if (meta.length > 0) await graph.addObservations([{ entityName: name, contents: meta, kind: META_KIND }], now);
-    if (about.length > 0) await graph.createRelations(about.map((to) => ({ from: name, to, relationType: REFLECTS_ON })), now);
+    if (about.length > 0)
+      await graph.createRelations(
+        about.map((to) => ({ from: name, to, relationType: REFLECTS_ON })),
+        now,
+      );
     this.deps.afterWrite();
   }
 
@@ -149,12 +172,18 @@ export class Reflections {
   }
 
   /** Meaning with the loaded model; shared content words (Jaccard) without one. */
-  private async similarity(texts: readonly string[]): Promise<{ similarity: (i: number, j: number) => number; floor: number; method: 'semantic' | 'words' }> {
+  private async similarity(
+    texts: readonly string[],
+  ): Promise<{ similarity: (i: number, j: number) => number; floor: number; method: 'semantic' | 'words' }> {
     const embedder = texts.length < 2 ? undefined : await this.deps.embedder.get();
     if (embedder !== undefined) {
       const vectors = await embedder.embed(texts, 'passage');
       const floor = embedder.similarityFloor ?? 0;
-      return { similarity: (i, j) => rescaledCosine(dot(vectors[i] as Float32Array, vectors[j] as Float32Array), floor), floor, method: 'semantic' };
+      return {
+        similarity: (i, j) => rescaledCosine(dot(vectors[i] as Float32Array, vectors[j] as Float32Array), floor),
+        floor,
+        method: 'semantic',
+      };
     }
     const sets = texts.map((t) => new Set(topicWords(t)));
     return {
@@ -182,4 +211,3 @@ function listNames(names: readonly string[]): string {
   if (names.length <= 1) return names.join('');
   return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1] ?? ''}`;
 }
-

@@ -115,7 +115,14 @@ describe('limbic CLI', () => {
   });
 
   it('has --help on every command', async () => {
-    for (const args of [['--help'], ['import', '--help'], ['export', '--help'], ['stats', '--help'], ['serve', '--help'], ['model', 'install', '--help']]) {
+    for (const args of [
+      ['--help'],
+      ['import', '--help'],
+      ['export', '--help'],
+      ['stats', '--help'],
+      ['serve', '--help'],
+      ['model', 'install', '--help'],
+    ]) {
       const { stdout } = await limbic(args);
       expect(stdout, args.join(' ')).toMatch(/Usage: limbic/);
     }

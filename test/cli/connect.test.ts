@@ -43,38 +43,47 @@ describe('limbic connect on each client', () => {
   const run = (options: Partial<ConnectOptions> & Pick<ConnectOptions, 'client'>) =>
     connectClient({ launcher: LAUNCHER, where: where(tmp.dir), now: () => Date.UTC(2026, 10, 22, 12, 0, 0), ...options });
 
-  it.each(CLIENTS.map((c) => [c.id, c] as const))('%s: replaces the official server in place, keeps the rest, backs up, then changes nothing', (_id, client) => {
-    const file = join(tmp.dir, `${client.id}.json`);
-    const before = existingConfig(client.serversKey);
-    writeFileSync(file, before);
-    const first = run({ client, configFile: file, db: '/home/u/notes/memory.db' });
-    expect(first.action).toBe('updated');
+  it.each(CLIENTS.map((c) => [c.id, c] as const))(
+    '%s: replaces the official server in place, keeps the rest, backs up, then changes nothing',
+    (_id, client) => {
+      const file = join(tmp.dir, `${client.id}.json`);
+      const before = existingConfig(client.serversKey);
+      writeFileSync(file, before);
+      const first = run({ client, configFile: file, db: '/home/u/notes/memory.db' });
+      expect(first.action).toBe('updated');
 
-    const after = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    expect(Object.keys(after)).toEqual(['theme', client.serversKey, 'zz_last']);
-    const servers = after[client.serversKey] as Record<string, Record<string, unknown>>;
-    expect(Object.keys(servers)).toEqual(['github', 'memory', 'fetch']);
-    expect(servers.github).toEqual({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], env: { GITHUB_TOKEN: 'secret' } });
-    expect(servers.memory).toEqual({
-      ...(client.typed ? { type: 'stdio' } : {}),
-      command: '/usr/bin/node',
-      args: ['/opt/limbic/dist/cli/main.js', '--db', '/home/u/notes/memory.db'],
-    });
-    // The official server's MEMORY_FILE_PATH is not carried over; its import is offered instead.
-    expect(first.official?.importCommand).toBe('limbic --db /home/u/notes/memory.db import /data/memory.jsonl');
-    expect(first.messages.join('\n')).toMatch(/ran the official memory server .*\n.*limbic --db \/home\/u\/notes\/memory\.db import \/data\/memory\.jsonl/);
-    expect(readFileSync(file, 'utf8')).toMatch(/^\{\n {4}"theme"/); // indentation kept
+      const after = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      expect(Object.keys(after)).toEqual(['theme', client.serversKey, 'zz_last']);
+      const servers = after[client.serversKey] as Record<string, Record<string, unknown>>;
+      expect(Object.keys(servers)).toEqual(['github', 'memory', 'fetch']);
+      expect(servers.github).toEqual({
+        command: 'npx',
+        args: ['-y', '@modelcontextprotocol/server-github'],
+        env: { GITHUB_TOKEN: 'secret' },
+      });
+      expect(servers.memory).toEqual({
+        ...(client.typed ? { type: 'stdio' } : {}),
+        command: '/usr/bin/node',
+        args: ['/opt/limbic/dist/cli/main.js', '--db', '/home/u/notes/memory.db'],
+      });
+      // The official server's MEMORY_FILE_PATH is not carried over; its import is offered instead.
+      expect(first.official?.importCommand).toBe('limbic --db /home/u/notes/memory.db import /data/memory.jsonl');
+      expect(first.messages.join('\n')).toMatch(
+        /ran the official memory server .*\n.*limbic --db \/home\/u\/notes\/memory\.db import \/data\/memory\.jsonl/,
+      );
+      expect(readFileSync(file, 'utf8')).toMatch(/^\{\n {4}"theme"/); // indentation kept
 
-    expect(first.backup).toBe(`${file}.bak-20261122T120000Z`);
-    expect(readFileSync(first.backup ?? '', 'utf8')).toBe(before);
+      expect(first.backup).toBe(`${file}.bak-20261122T120000Z`);
+      expect(readFileSync(first.backup ?? '', 'utf8')).toBe(before);
 
-    const written = readFileSync(file, 'utf8');
-    const second = run({ client, configFile: file, db: '/home/u/notes/memory.db', now: () => Date.UTC(2026, 10, 22, 13, 0, 0) });
-    expect(second.action).toBe('unchanged');
-    expect(second.messages[0]).toMatch(/Nothing to change/);
-    expect(readFileSync(file, 'utf8')).toBe(written);
-    expect(readdirSync(tmp.dir).filter((f) => f.includes('.bak-'))).toHaveLength(1);
-  });
+      const written = readFileSync(file, 'utf8');
+      const second = run({ client, configFile: file, db: '/home/u/notes/memory.db', now: () => Date.UTC(2026, 10, 22, 13, 0, 0) });
+      expect(second.action).toBe('unchanged');
+      expect(second.messages[0]).toMatch(/Nothing to change/);
+      expect(readFileSync(file, 'utf8')).toBe(written);
+      expect(readdirSync(tmp.dir).filter((f) => f.includes('.bak-'))).toHaveLength(1);
+    },
+  );
 
   it('creates a missing file (and its folder) at the client’s own location', () => {
     const client = findClient('cursor');
@@ -82,7 +91,9 @@ describe('limbic connect on each client', () => {
     expect(result.action).toBe('created');
     expect(result.file).toBe(join(tmp.dir, '.cursor', 'mcp.json'));
     expect(result.backup).toBeUndefined();
-    expect(JSON.parse(readFileSync(result.file, 'utf8'))).toEqual({ mcpServers: { memory: { command: '/usr/bin/node', args: ['/opt/limbic/dist/cli/main.js'] } } });
+    expect(JSON.parse(readFileSync(result.file, 'utf8'))).toEqual({
+      mcpServers: { memory: { command: '/usr/bin/node', args: ['/opt/limbic/dist/cli/main.js'] } },
+    });
   });
 
   it('adds beside other servers under --name, and keeps flags the client added to its entry', () => {
@@ -99,7 +110,12 @@ describe('limbic connect on each client', () => {
     const again = run({ client, configFile: file, name: 'limbic', db: '/x.db' });
     expect(again.action).toBe('updated');
     const entry = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: Record<string, unknown> }).mcpServers.limbic;
-    expect(entry).toEqual({ command: '/usr/bin/node', args: ['/opt/limbic/dist/cli/main.js', '--db', '/x.db'], disabled: false, env: { LIMBIC_OFFLINE: '1' } });
+    expect(entry).toEqual({
+      command: '/usr/bin/node',
+      args: ['/opt/limbic/dist/cli/main.js', '--db', '/x.db'],
+      disabled: false,
+      env: { LIMBIC_OFFLINE: '1' },
+    });
   });
 
   it('--print shows the entry and writes nothing', () => {
@@ -127,7 +143,9 @@ describe('limbic connect on each client', () => {
       error = e;
     }
     expect(isMemoryError(error)).toBe(true);
-    expect((error as Error).message).toMatch(/is not valid JSON .*comments or trailing commas.*left it untouched.*add the entry by hand:\n\{\n {2}"servers"/s);
+    expect((error as Error).message).toMatch(
+      /is not valid JSON .*comments or trailing commas.*left it untouched.*add the entry by hand:\n\{\n {2}"servers"/s,
+    );
     expect(readFileSync(file, 'utf8')).toBe(jsonc);
     expect(readdirSync(tmp.dir)).toEqual(['mcp.json']);
   });
@@ -136,7 +154,9 @@ describe('limbic connect on each client', () => {
     const client = findClient('claude-desktop');
     const file = join(tmp.dir, 'claude_desktop_config.json');
     writeFileSync(file, JSON.stringify({ mcpServers: { memory: { command: 'mem0-mcp' } } }));
-    expect(() => run({ client, configFile: file })).toThrow(/already has a server named "memory" that is not Limbic.*--name limbic.*--replace/);
+    expect(() => run({ client, configFile: file })).toThrow(
+      /already has a server named "memory" that is not Limbic.*--name limbic.*--replace/,
+    );
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ mcpServers: { memory: { command: 'mem0-mcp' } } });
     expect(run({ client, configFile: file, replace: true }).action).toBe('updated');
   });
@@ -146,15 +166,21 @@ describe('limbic connect on each client', () => {
     mkdirSync(dist, { recursive: true });
     writeFileSync(join(dist, 'memory.jsonl'), '');
     const file = join(tmp.dir, 'c.json');
-    writeFileSync(file, JSON.stringify({ mcpServers: { memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ mcpServers: { memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } } }),
+    );
     const result = run({ client: findClient('cursor'), configFile: file, limbicCommand: '/usr/bin/node /opt/limbic/dist/cli/main.js' });
     expect(result.official?.importCommand).toBe(`/usr/bin/node /opt/limbic/dist/cli/main.js import ${join(dist, 'memory.jsonl')}`);
   });
 
   it('knows where each client keeps its config on Linux, macOS and Windows', () => {
-    const path = (id: string, platform: NodeJS.Platform, home: string, env: Record<string, string> = {}) => findClient(id).configPath(where(home, platform, env));
+    const path = (id: string, platform: NodeJS.Platform, home: string, env: Record<string, string> = {}) =>
+      findClient(id).configPath(where(home, platform, env));
     expect(path('claude-desktop', 'darwin', '/Users/u')).toBe('/Users/u/Library/Application Support/Claude/claude_desktop_config.json');
-    expect(path('claude-desktop', 'win32', 'C:\\Users\\u', { APPDATA: 'C:\\Users\\u\\AppData\\Roaming' })).toBe('C:\\Users\\u\\AppData\\Roaming\\Claude\\claude_desktop_config.json');
+    expect(path('claude-desktop', 'win32', 'C:\\Users\\u', { APPDATA: 'C:\\Users\\u\\AppData\\Roaming' })).toBe(
+      'C:\\Users\\u\\AppData\\Roaming\\Claude\\claude_desktop_config.json',
+    );
     expect(path('claude-desktop', 'linux', '/home/u')).toBe('/home/u/.config/Claude/claude_desktop_config.json');
     expect(path('claude-code', 'linux', '/home/u')).toBe('/home/u/.claude.json');
     expect(path('claude-code', 'linux', '/home/u', { CLAUDE_CONFIG_DIR: '/cfg/claude' })).toBe('/cfg/claude/.claude.json');
@@ -164,7 +190,9 @@ describe('limbic connect on each client', () => {
     expect(path('vscode', 'linux', '/home/u', { XDG_CONFIG_HOME: '/xdg' })).toBe('/xdg/Code/User/mcp.json');
     expect(path('vscode', 'win32', 'C:\\Users\\u')).toBe('C:\\Users\\u\\AppData\\Roaming\\Code\\User\\mcp.json');
     expect(path('windsurf', 'darwin', '/Users/u')).toBe('/Users/u/.codeium/windsurf/mcp_config.json');
-    expect(() => findClient('emacs')).toThrow(/Unknown client "emacs". Choose one of: claude-desktop, claude-code, cursor, vscode, windsurf/);
+    expect(() => findClient('emacs')).toThrow(
+      /Unknown client "emacs". Choose one of: claude-desktop, claude-code, cursor, vscode, windsurf/,
+    );
     expect(findClient('VS Code').id).toBe('vscode');
   });
 });
@@ -188,16 +216,25 @@ describe('limbic connect through the built CLI', () => {
     const printed = await exec(process.execPath, [CLI, 'connect', 'claude-desktop', '--config', file, '--print'], { env });
     expect(JSON.parse(printed.stdout)).toMatchObject({ mcpServers: { memory: { command: process.execPath } } });
 
-    const entry = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: { memory: { command: string; args: string[] } } }).mcpServers.memory;
+    const entry = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: { memory: { command: string; args: string[] } } }).mcpServers
+      .memory;
     expect(entry.command).toBe(process.execPath);
     expect(existsSync(entry.args[0] ?? '')).toBe(true);
-    const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env: { PATH: process.env.PATH ?? '', LIMBIC_NO_MODEL: '1' }, stderr: 'ignore' });
+    const transport = new StdioClientTransport({
+      command: entry.command,
+      args: entry.args,
+      env: { PATH: process.env.PATH ?? '', LIMBIC_NO_MODEL: '1' },
+      stderr: 'ignore',
+    });
     const client = new Client({ name: 'connect-test', version: '1.0.0' });
     await client.connect(transport);
     try {
       const tools = await client.listTools();
       expect(tools.tools.map((t) => t.name)).toContain('search_nodes');
-      await client.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Connected', entityType: 'test', observations: ['via limbic connect'] }] } });
+      await client.callTool({
+        name: 'create_entities',
+        arguments: { entities: [{ name: 'Connected', entityType: 'test', observations: ['via limbic connect'] }] },
+      });
     } finally {
       await client.close();
     }

@@ -44,7 +44,12 @@ async function realDatabase(dir: string, n: number): Promise<string> {
   const db = join(dir, 'memory.db');
   const file = join(dir, 'memory.jsonl');
   const lines = Array.from({ length: n }, (_, i) =>
-    JSON.stringify({ type: 'entity', name: `Entity ${i}`, entityType: 'note', observations: [`observation ${i} about ${'things '.repeat(i % 40)}`] }),
+    JSON.stringify({
+      type: 'entity',
+      name: `Entity ${i}`,
+      entityType: 'note',
+      observations: [`observation ${i} about ${'things '.repeat(i % 40)}`],
+    }),
   );
   writeFileSync(file, lines.join('\n'));
   await exec(process.execPath, [CLI, '--db', db, 'import', file], { env: { ...process.env, LIMBIC_NO_MODEL: '1' } });
@@ -70,7 +75,10 @@ describe('limbic doctor', () => {
     expect(byName(report, 'model')?.detail).toMatch(/files match their sha256/);
     expect(byName(report, 'database')?.detail).toMatch(/integrity_check ok/);
     // Imported without a model: the 20 entities wait for embedding, which is a warning with its fix.
-    expect(byName(report, 'embeddings')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^20 entities, 20 waiting for embedding/) });
+    expect(byName(report, 'embeddings')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/^20 entities, 20 waiting for embedding/),
+    });
     expect(byName(report, 'embeddings')?.fix).toMatch(new RegExp(`--db "${db}" reembed`));
     expect(text).toMatch(/^ok {4}node/m);
     expect(text).toMatch(/Everything works; 1 warning\.\n$/);
@@ -81,7 +89,10 @@ describe('limbic doctor', () => {
     const { code, report, text } = await doctor(['--db', join(tmp.dir, 'new.db')], { LIMBIC_MODEL_CACHE: empty });
     expect(code).toBe(1);
     expect(report.ok).toBe(false);
-    expect(byName(report, 'model')).toMatchObject({ status: 'fail', detail: expect.stringContaining(`no embedding model is installed in ${empty}`) });
+    expect(byName(report, 'model')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining(`no embedding model is installed in ${empty}`),
+    });
     expect(byName(report, 'model')?.fix).toMatch(/ model install$/);
     expect(byName(report, 'database')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/does not exist yet/) });
     expect(text).toMatch(/^fail {2}model .*\n +fix: .* model install\n/m);
@@ -144,7 +155,16 @@ describe('doctor checks without a store', () => {
       ],
     });
     expect(text).toBe(
-      ['ok    node      Node 20.1.0', 'fail  database  damaged', '                fix: restore it', 'warn  disk      low', '                fix: free space', '', '1 problem to fix, 1 warning.', ''].join('\n'),
+      [
+        'ok    node      Node 20.1.0',
+        'fail  database  damaged',
+        '                fix: restore it',
+        'warn  disk      low',
+        '                fix: free space',
+        '',
+        '1 problem to fix, 1 warning.',
+        '',
+      ].join('\n'),
     );
   });
 });

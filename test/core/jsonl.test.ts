@@ -141,7 +141,11 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
     it.each([
       ['the name', '{"type":"entity","name":"a\\ud800","entityType":"t","observations":[]}', /"name" .*\\uD800\) at index 1/],
       ['the entityType', '{"type":"entity","name":"a","entityType":"\\udfff","observations":[]}', /"entityType" .*\\uDFFF\) at index 0/],
-      ['an observation', '{"type":"entity","name":"a","entityType":"t","observations":["ok","x\\udc00y"]}', /"observations"\[1\] .*\\uDC00\) at index 1/],
+      [
+        'an observation',
+        '{"type":"entity","name":"a","entityType":"t","observations":["ok","x\\udc00y"]}',
+        /"observations"\[1\] .*\\uDC00\) at index 1/,
+      ],
       ['the type read as the entityType', '{"type":"person\\ud800","name":"a","observations":[]}', /"type" .*\\uD800/],
       ['a variant name key', '{"type":"entity","entityName":"\\ud83e","observations":[]}', /"entityName" .*\\uD83E/],
       ['from', '{"type":"relation","from":"\\ud800\\ud800","to":"b","relationType":"r"}', /"from" .*\\uD800\) at index 0/],
@@ -163,15 +167,22 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
 
     it('property: a line is an error exactly when a field it keeps holds a lone surrogate', () => {
       // fast-check's 'binary' unit never yields a surrogate half alone; mix some in (a pair may still form).
-      const withHalves = fc.oneof(fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
+      const withHalves = fc.oneof(
+        fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff'),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+      );
       let sawIllFormed = 0;
       fc.assert(
-        fc.property(fc.string({ unit: withHalves, maxLength: 12 }), fc.array(fc.string({ unit: withHalves, maxLength: 12 }), { maxLength: 4 }), (name, observations) => {
-          const parsed = parseMemoryLine(entityLine({ name, entityType: 't', observations }));
-          const illFormed = [name, ...observations].some((t) => /\p{Cs}/u.test(t));
-          if (illFormed) sawIllFormed++;
-          expect(parsed.kind).toBe(illFormed ? 'error' : 'entity');
-        }),
+        fc.property(
+          fc.string({ unit: withHalves, maxLength: 12 }),
+          fc.array(fc.string({ unit: withHalves, maxLength: 12 }), { maxLength: 4 }),
+          (name, observations) => {
+            const parsed = parseMemoryLine(entityLine({ name, entityType: 't', observations }));
+            const illFormed = [name, ...observations].some((t) => /\p{Cs}/u.test(t));
+            if (illFormed) sawIllFormed++;
+            expect(parsed.kind).toBe(illFormed ? 'error' : 'entity');
+          },
+        ),
         { numRuns: 500 },
       );
       expect(sawIllFormed).toBeGreaterThan(50);

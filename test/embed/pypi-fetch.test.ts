@@ -13,7 +13,16 @@ import { unzipSync, zipSync, strToU8 } from 'fflate';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isMemoryError } from '../../src/core/errors.js';
 import { DEFAULT_INDEX_URL, parsePipIni, pipConfigFiles, resolvePipSettings, type PipSettings } from '../../src/embed/onnx/pip-config.js';
-import { WheelChecksumError, chooseWheel, fetchPinnedWheel, parseSimpleHtml, parseWheelName, redactUrl, sameVersion, type IndexFile } from '../../src/embed/onnx/pypi-fetch.js';
+import {
+  WheelChecksumError,
+  chooseWheel,
+  fetchPinnedWheel,
+  parseSimpleHtml,
+  parseWheelName,
+  redactUrl,
+  sameVersion,
+  type IndexFile,
+} from '../../src/embed/onnx/pypi-fetch.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
@@ -25,7 +34,11 @@ function buildWheel(dist: string, version: string, files: Record<string, string>
   for (const [path, text] of Object.entries(files)) entries[path] = strToU8(text);
   entries[`${info}/METADATA`] = strToU8(`Metadata-Version: 2.1\nName: ${dist.replace(/_/g, '-')}\nVersion: ${version}\n`);
   entries[`${info}/WHEEL`] = strToU8('Wheel-Version: 1.0\nGenerator: limbic-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n');
-  entries[`${info}/RECORD`] = strToU8(Object.keys(entries).map((p) => `${p},,`).join('\n'));
+  entries[`${info}/RECORD`] = strToU8(
+    Object.keys(entries)
+      .map((p) => `${p},,`)
+      .join('\n'),
+  );
   return zipSync(entries);
 }
 
@@ -106,13 +119,21 @@ class FakeIndex {
         const digest = this.digest(f);
         return `<a href="/files/${f}${digest === null ? '' : `#sha256=${digest}`}" data-requires-python="&gt;=3.8">${f}</a><br/>`;
       });
-      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!DOCTYPE html><html><body><h1>Links for limbic-fake-model</h1>${anchors.join('\n')}</body></html>`);
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(`<!DOCTYPE html><html><body><h1>Links for limbic-fake-model</h1>${anchors.join('\n')}</body></html>`);
       return;
     }
     if (path === '/pypi/limbic-fake-model/1.0.0/json' && this.options.jsonApi) {
       const urls = files.map((f) => {
         const digest = this.digest(f);
-        return { filename: f, url: `${this.url}/files/${f}`, digests: digest === null ? {} : { sha256: digest }, size: WHEELS[f]?.length, packagetype: 'bdist_wheel' };
+        return {
+          filename: f,
+          url: `${this.url}/files/${f}`,
+          digests: digest === null ? {} : { sha256: digest },
+          size: WHEELS[f]?.length,
+          packagetype: 'bdist_wheel',
+        };
       });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ info: { name: 'limbic-fake-model' }, urls }));
       return;
@@ -222,17 +243,27 @@ describe('fetchPinnedWheel against a local index', () => {
     index = await new FakeIndex({ simple: 'missing', jsonApi: true }).start();
     const wheel = await fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`${index.url}/simple`) });
     expect(wheel.sha256).toBe(PIN);
-    expect(index.requests.map((r) => r.path)).toEqual(['/simple/limbic-fake-model/', '/pypi/limbic-fake-model/1.0.0/json', `/files/${PURE}`]);
+    expect(index.requests.map((r) => r.path)).toEqual([
+      '/simple/limbic-fake-model/',
+      '/pypi/limbic-fake-model/1.0.0/json',
+      `/files/${PURE}`,
+    ]);
   });
 
   it('takes the wheel with the pinned digest, or the preferred platform tag when pinning another build', async () => {
     index = await new FakeIndex({ simple: 'html', jsonApi: false }).start();
     const linuxPin = sha256(WHEELS[LINUX] ?? new Uint8Array());
-    const byPin = await fetchPinnedWheel(REQUIREMENT, linuxPin, { settings: settingsFor(`${index.url}/simple`), platformTags: ['py3-none-any'] });
+    const byPin = await fetchPinnedWheel(REQUIREMENT, linuxPin, {
+      settings: settingsFor(`${index.url}/simple`),
+      platformTags: ['py3-none-any'],
+    });
     expect(byPin.filename).toBe(LINUX);
     // An index that lists no digests: the tag decides, and the download is still checked.
     index.options = { ...index.options, listed: { [PURE]: null, [LINUX]: null } };
-    const byTag = await fetchPinnedWheel(REQUIREMENT, linuxPin, { settings: settingsFor(`${index.url}/simple`), platformTags: ['manylinux2014_x86_64'] });
+    const byTag = await fetchPinnedWheel(REQUIREMENT, linuxPin, {
+      settings: settingsFor(`${index.url}/simple`),
+      platformTags: ['manylinux2014_x86_64'],
+    });
     expect(byTag.filename).toBe(LINUX);
   });
 
@@ -249,19 +280,34 @@ describe('fetchPinnedWheel against a local index', () => {
 
   it('checks the bytes themselves: a tampered file listed without a digest, or damaged against its listed digest', async () => {
     const bad = buildWheel('limbic_fake_model', '1.0.0', { 'limbic_fake_model/model.onnx': 'evil' });
-    index = await new FakeIndex({ simple: 'html', jsonApi: false, files: [PURE], listed: { [PURE]: null }, tampered: { [PURE]: bad } }).start();
+    index = await new FakeIndex({
+      simple: 'html',
+      jsonApi: false,
+      files: [PURE],
+      listed: { [PURE]: null },
+      tampered: { [PURE]: bad },
+    }).start();
     const unlisted = await failure(fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`${index.url}/simple`) }));
     expect(unlisted).toBeInstanceOf(WheelChecksumError);
-    expect(unlisted.message).toMatch(new RegExp(`Checksum mismatch for ${PURE} from .*: expected sha256 ${PIN}, got ${sha256(bad)}\\. Nothing was installed`));
+    expect(unlisted.message).toMatch(
+      new RegExp(`Checksum mismatch for ${PURE} from .*: expected sha256 ${PIN}, got ${sha256(bad)}\\. Nothing was installed`),
+    );
     index.options = { ...index.options, listed: {} };
     const damaged = await failure(fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`${index.url}/simple`) }));
     expect(damaged.message).toMatch(/the index listed .*: the download was damaged on the way/);
   });
 
   it('says which files it saw when several wheels fit and none is pinned or preferred', async () => {
-    index = await new FakeIndex({ simple: 'html', jsonApi: false, listed: { [PURE]: null, [LINUX]: null }, files: [LINUX, LINUX.replace('x86_64.manylinux2014_x86_64', 'aarch64')] }).start();
+    index = await new FakeIndex({
+      simple: 'html',
+      jsonApi: false,
+      listed: { [PURE]: null, [LINUX]: null },
+      files: [LINUX, LINUX.replace('x86_64.manylinux2014_x86_64', 'aarch64')],
+    }).start();
     const error = await failure(fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`${index.url}/simple`) }));
-    expect(error.message).toMatch(/no single wheel of limbic-fake-model 1\.0\.0 fits \(listed: .*manylinux_2_17_x86_64.*aarch64.*\); pass a platform tag/);
+    expect(error.message).toMatch(
+      /no single wheel of limbic-fake-model 1\.0\.0 fits \(listed: .*manylinux_2_17_x86_64.*aarch64.*\); pass a platform tag/,
+    );
     expect(error.message).toMatch(/The index answered but has no usable wheel/);
   });
 
@@ -269,7 +315,9 @@ describe('fetchPinnedWheel against a local index', () => {
     index = await new FakeIndex({ simple: 'html', jsonApi: false }).start();
     const empty = await new FakeIndex({ simple: 'missing', jsonApi: false }).start();
     try {
-      const wheel = await fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`${empty.url}/simple`, { extraIndexUrls: [`${index.url}/simple`] }) });
+      const wheel = await fetchPinnedWheel(REQUIREMENT, PIN, {
+        settings: settingsFor(`${empty.url}/simple`, { extraIndexUrls: [`${index.url}/simple`] }),
+      });
       expect(wheel.index).toBe(`${index.url}/simple`);
       expect(empty.requests.map((r) => r.path)).toEqual(['/simple/limbic-fake-model/', '/pypi/limbic-fake-model/1.0.0/json']);
     } finally {
@@ -299,7 +347,11 @@ describe('fetchPinnedWheel when the index cannot be reached', () => {
     await new Promise((done) => probe.close(done));
     const error = await failure(fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`http://127.0.0.1:${port}/simple`) }));
     expect(isMemoryError(error)).toBe(true);
-    expect(error.message).toMatch(new RegExp(`Could not fetch limbic-fake-model==1\\.0\\.0 from the Python package index\\. Tried: http://127\\.0\\.0\\.1:${port}/simple/limbic-fake-model/ \\(.*ECONNREFUSED`));
+    expect(error.message).toMatch(
+      new RegExp(
+        `Could not fetch limbic-fake-model==1\\.0\\.0 from the Python package index\\. Tried: http://127\\.0\\.0\\.1:${port}/simple/limbic-fake-model/ \\(.*ECONNREFUSED`,
+      ),
+    );
     expect(error.message).toMatch(/The index is http:\/\/127\.0\.0\.1:\d+\/simple \(from PIP_INDEX_URL\), reached directly/);
     expect(error.message).toMatch(/set HTTPS_PROXY .*set PIP_INDEX_URL or index-url in pip\.conf/);
   });
@@ -321,7 +373,9 @@ describe('fetchPinnedWheel through a proxy', () => {
   });
 
   it('goes through HTTP(S)_PROXY', async () => {
-    const wheel = await fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`${index.url}/simple`, { httpProxy: proxy.url, httpsProxy: proxy.url }) });
+    const wheel = await fetchPinnedWheel(REQUIREMENT, PIN, {
+      settings: settingsFor(`${index.url}/simple`, { httpProxy: proxy.url, httpsProxy: proxy.url }),
+    });
     expect(wheel.sha256).toBe(PIN);
     expect(proxy.seen.length).toBeGreaterThan(0);
     expect(proxy.seen[0]).toBe(`CONNECT ${new URL(index.url).host}`);
@@ -331,12 +385,16 @@ describe('fetchPinnedWheel through a proxy', () => {
     await fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`${index.url}/simple`, { proxy: proxy.url.replace('http://', '') }) });
     expect(proxy.seen.length).toBeGreaterThan(0);
     proxy.seen.length = 0;
-    await fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor(`${index.url}/simple`, { httpProxy: proxy.url, noProxy: 'localhost,127.0.0.1' }) });
+    await fetchPinnedWheel(REQUIREMENT, PIN, {
+      settings: settingsFor(`${index.url}/simple`, { httpProxy: proxy.url, noProxy: 'localhost,127.0.0.1' }),
+    });
     expect(proxy.seen).toEqual([]);
   });
 
   it('names the proxy when the index cannot be reached through it', async () => {
-    const error = await failure(fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor('http://127.0.0.1:9/simple', { httpProxy: 'http://127.0.0.1:9' }) }));
+    const error = await failure(
+      fetchPinnedWheel(REQUIREMENT, PIN, { settings: settingsFor('http://127.0.0.1:9/simple', { httpProxy: 'http://127.0.0.1:9' }) }),
+    );
     expect(error.message).toMatch(/reached through the proxy http:\/\/127\.0\.0\.1:9/);
   });
 });
@@ -355,17 +413,37 @@ describe('wheel names, versions and pages', () => {
   });
 
   it('ignores sdists and other versions when choosing, and refuses to guess', () => {
-    const file = (filename: string): IndexFile => ({ filename, url: `https://x/${filename}`, sha256: undefined, size: undefined, yanked: false });
+    const file = (filename: string): IndexFile => ({
+      filename,
+      url: `https://x/${filename}`,
+      sha256: undefined,
+      size: undefined,
+      yanked: false,
+    });
     const files = [file('limbic_fake_model-1.0.0.tar.gz'), file('limbic_fake_model-0.9-py3-none-any.whl'), file(PURE)];
     expect(chooseWheel(files, { name: 'Limbic.Fake_Model', version: '1.0', sha256: PIN })?.filename).toBe(PURE);
-    expect(chooseWheel([file(LINUX), file(LINUX.replace('x86_64', 'i686'))], { name: 'limbic-fake-model', version: '1.0.0', sha256: PIN })).toBeUndefined();
+    expect(
+      chooseWheel([file(LINUX), file(LINUX.replace('x86_64', 'i686'))], { name: 'limbic-fake-model', version: '1.0.0', sha256: PIN }),
+    ).toBeUndefined();
   });
 
   it('reads anchors with entities, single quotes and data-yanked', () => {
     const html = `<a data-yanked='' href='https://h/p/f-1.0-py3-none-any.whl#sha256=${'a'.repeat(64)}'>f-1.0-py3-none-any.whl</a>\n<a href="../../x/f-1.1-py3-none-any.whl?a=1&amp;b=2">f-1.1-py3-none-any.whl</a>`;
     expect(parseSimpleHtml(html, 'https://h/simple/f/')).toEqual([
-      { filename: 'f-1.0-py3-none-any.whl', url: 'https://h/p/f-1.0-py3-none-any.whl', sha256: 'a'.repeat(64), size: undefined, yanked: true },
-      { filename: 'f-1.1-py3-none-any.whl', url: 'https://h/x/f-1.1-py3-none-any.whl?a=1&b=2', sha256: undefined, size: undefined, yanked: false },
+      {
+        filename: 'f-1.0-py3-none-any.whl',
+        url: 'https://h/p/f-1.0-py3-none-any.whl',
+        sha256: 'a'.repeat(64),
+        size: undefined,
+        yanked: true,
+      },
+      {
+        filename: 'f-1.1-py3-none-any.whl',
+        url: 'https://h/x/f-1.1-py3-none-any.whl?a=1&b=2',
+        sha256: undefined,
+        size: undefined,
+        yanked: false,
+      },
     ]);
   });
 
@@ -401,13 +479,22 @@ describe("pip's configuration", () => {
       '/cfg/pip/pip.conf',
       '/venv/pip.conf',
     ]);
-    expect(pipConfigFiles({ env: {}, home: '/h', platform: 'linux' })).toEqual(['/etc/xdg/pip/pip.conf', '/etc/pip.conf', '/h/.pip/pip.conf', '/h/.config/pip/pip.conf']);
-    expect(pipConfigFiles({ env: { APPDATA: 'C:/Users/u/AppData/Roaming' }, home: 'C:/Users/u', platform: 'win32' }).at(-1)).toMatch(/AppData\/Roaming\/pip\/pip\.ini$/);
+    expect(pipConfigFiles({ env: {}, home: '/h', platform: 'linux' })).toEqual([
+      '/etc/xdg/pip/pip.conf',
+      '/etc/pip.conf',
+      '/h/.pip/pip.conf',
+      '/h/.config/pip/pip.conf',
+    ]);
+    expect(pipConfigFiles({ env: { APPDATA: 'C:/Users/u/AppData/Roaming' }, home: 'C:/Users/u', platform: 'win32' }).at(-1)).toMatch(
+      /AppData\/Roaming\/pip\/pip\.ini$/,
+    );
     expect(pipConfigFiles({ env: { PIP_CONFIG_FILE: '/dev/null' }, home: '/h', platform: 'linux' })).toEqual([]);
   });
 
   it('parses INI as configparser does: comments, ":" pairs, continuation lines, _ as -', () => {
-    const sections = parsePipIni('# top\n[Global]\nindex_url: https://a/simple\nextra-index-url =\n    https://b/simple\n    https://c/simple\n; note\n[download]\nproxy = p:3128\n');
+    const sections = parsePipIni(
+      '# top\n[Global]\nindex_url: https://a/simple\nextra-index-url =\n    https://b/simple\n    https://c/simple\n; note\n[download]\nproxy = p:3128\n',
+    );
     expect(sections.get('global')?.get('index-url')).toBe('https://a/simple');
     expect(sections.get('global')?.get('extra-index-url')).toBe('https://b/simple\nhttps://c/simple');
     expect(sections.get('download')?.get('proxy')).toBe('p:3128');
@@ -415,7 +502,10 @@ describe("pip's configuration", () => {
 
   it('takes the user file over the legacy one, [download] over [global], the environment over files', () => {
     write(join(home, '.pip', 'pip.conf'), '[global]\nindex-url = https://legacy.example/simple\nproxy = legacy:1\n');
-    const user = write(join(home, '.config', 'pip', 'pip.conf'), '[global]\nindex-url = https://user.example/simple\n[download]\nextra-index-url = https://extra.example/simple\n  https://extra2.example/simple\n');
+    const user = write(
+      join(home, '.config', 'pip', 'pip.conf'),
+      '[global]\nindex-url = https://user.example/simple\n[download]\nextra-index-url = https://extra.example/simple\n  https://extra2.example/simple\n',
+    );
     const env = { XDG_CONFIG_DIRS: join(tmp.dir, 'none') };
     const fromFiles = resolvePipSettings({ env, home, platform: 'linux' });
     expect(fromFiles).toMatchObject({
@@ -426,11 +516,24 @@ describe("pip's configuration", () => {
     });
     expect(fromFiles.filesRead.slice(-2)).toEqual([join(home, '.pip', 'pip.conf'), user]);
     const fromEnv = resolvePipSettings({
-      env: { ...env, PIP_INDEX_URL: 'https://env.example/simple', PIP_PROXY: 'env:2', HTTPS_PROXY: 'http://upper:3', https_proxy: 'http://lower:4', NO_PROXY: '.corp' },
+      env: {
+        ...env,
+        PIP_INDEX_URL: 'https://env.example/simple',
+        PIP_PROXY: 'env:2',
+        HTTPS_PROXY: 'http://upper:3',
+        https_proxy: 'http://lower:4',
+        NO_PROXY: '.corp',
+      },
       home,
       platform: 'linux',
     });
-    expect(fromEnv).toMatchObject({ indexUrl: 'https://env.example/simple', indexSource: 'PIP_INDEX_URL', proxy: 'env:2', httpsProxy: 'http://lower:4', noProxy: '.corp' });
+    expect(fromEnv).toMatchObject({
+      indexUrl: 'https://env.example/simple',
+      indexSource: 'PIP_INDEX_URL',
+      proxy: 'env:2',
+      httpsProxy: 'http://lower:4',
+      noProxy: '.corp',
+    });
   });
 
   it('honours XDG_CONFIG_HOME and PIP_CONFIG_FILE, and falls back to PyPI when nothing is set', () => {
@@ -442,8 +545,12 @@ describe("pip's configuration", () => {
     });
     // PIP_CONFIG_FILE loads first, so the user file overrides it; alone it decides.
     const explicit = write(join(tmp.dir, 'explicit.conf'), '[global]\nindex-url = https://explicit.example/simple\n');
-    expect(resolvePipSettings({ env: { PIP_CONFIG_FILE: explicit, XDG_CONFIG_HOME: join(tmp.dir, 'xdg') }, home, platform: 'linux' }).indexUrl).toBe('https://xdg.example/simple');
-    expect(resolvePipSettings({ env: { PIP_CONFIG_FILE: explicit }, home, platform: 'linux' }).indexUrl).toBe('https://explicit.example/simple');
+    expect(
+      resolvePipSettings({ env: { PIP_CONFIG_FILE: explicit, XDG_CONFIG_HOME: join(tmp.dir, 'xdg') }, home, platform: 'linux' }).indexUrl,
+    ).toBe('https://xdg.example/simple');
+    expect(resolvePipSettings({ env: { PIP_CONFIG_FILE: explicit }, home, platform: 'linux' }).indexUrl).toBe(
+      'https://explicit.example/simple',
+    );
     expect(resolvePipSettings({ env: { PIP_CONFIG_FILE: '/dev/null' }, home, platform: 'linux' })).toMatchObject({
       indexUrl: DEFAULT_INDEX_URL,
       indexSource: 'default',

@@ -27,7 +27,9 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
   let threaded: ThreadedEmbedder;
   beforeAll(async () => {
     const model = await realEmbedder();
-    threaded = await ThreadedEmbedder.start({ model: { modelDir: model.description.location, cacheDir: modelCacheDir(), modelId: model.id, allowRemote: false, threads: 1 } });
+    threaded = await ThreadedEmbedder.start({
+      model: { modelDir: model.description.location, cacheDir: modelCacheDir(), modelId: model.id, allowRemote: false, threads: 1 },
+    });
   });
   afterAll(async () => {
     await threaded.close();
@@ -71,7 +73,9 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
   it('fails to start with the reason the model could not load', async () => {
     const tmp = tempDir();
     try {
-      const error = await ThreadedEmbedder.start({ model: { modelDir: tmp.dir, cacheDir: tmp.dir, modelId: 'none', allowRemote: false } }).catch((e: unknown) => e);
+      const error = await ThreadedEmbedder.start({
+        model: { modelDir: tmp.dir, cacheDir: tmp.dir, modelId: 'none', allowRemote: false },
+      }).catch((e: unknown) => e);
       expect(isMemoryError(error)).toBe(true);
       expect((error as Error).message).toMatch(/tokenizer\.json.*--model-dir/);
     } finally {
@@ -99,7 +103,9 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
     }
     // The shared engine was closed with that service; start it again for the next test.
     const model = await realEmbedder();
-    threaded = await ThreadedEmbedder.start({ model: { modelDir: model.description.location, cacheDir: modelCacheDir(), modelId: model.id, allowRemote: false, threads: 1 } });
+    threaded = await ThreadedEmbedder.start({
+      model: { modelDir: model.description.location, cacheDir: modelCacheDir(), modelId: model.id, allowRemote: false, threads: 1 },
+    });
   });
 
   it('keeps answering other tools while the worker embeds a backlog', async () => {

@@ -17,7 +17,9 @@ import { rng } from '../../bench/latency/generate.js';
 import { modelCacheDir, REPO_ROOT, tempDir } from '../helpers/fixtures.js';
 
 const modelDir = join(modelCacheDir(), E5_PACKAGE.id);
-const reference = JSON.parse(readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'e5', 'reference.json'), 'utf8')) as { tokens: { prefix: string; text: string }[] };
+const reference = JSON.parse(readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'e5', 'reference.json'), 'utf8')) as {
+  tokens: { prefix: string; text: string }[];
+};
 
 let transformers: Transformers;
 let library: PreTrainedTokenizer;
@@ -38,8 +40,20 @@ function randomTexts(count: number, seed: number): string[] {
   const random = rng(seed);
   const pieces = library._tokenizer.model?.vocab ?? [];
   const ranges: [number, number][] = [
-    [0x20, 0x7e], [0xa0, 0x24f], [0x370, 0x3ff], [0x400, 0x4ff], [0x590, 0x6ff], [0x900, 0x97f], [0xe00, 0xe7f],
-    [0x3040, 0x30ff], [0x4e00, 0x9fff], [0xac00, 0xd7a3], [0x1f300, 0x1f6ff], [0x0, 0x1f], [0x2000, 0x206f], [0xfe00, 0xffff],
+    [0x20, 0x7e],
+    [0xa0, 0x24f],
+    [0x370, 0x3ff],
+    [0x400, 0x4ff],
+    [0x590, 0x6ff],
+    [0x900, 0x97f],
+    [0xe00, 0xe7f],
+    [0x3040, 0x30ff],
+    [0x4e00, 0x9fff],
+    [0xac00, 0xd7a3],
+    [0x1f300, 0x1f6ff],
+    [0x0, 0x1f],
+    [0x2000, 0x206f],
+    [0xfe00, 0xffff],
   ];
   const specials = ['<s>', '</s>', '<unk>', '<pad>', '<mask>', '\u2581', '  ', '\t\n'];
   const texts: string[] = [];
@@ -63,7 +77,8 @@ function randomTexts(count: number, seed: number): string[] {
 const sentences = (): string[] => reference.tokens.map((t) => t.prefix + t.text);
 
 beforeAll(async () => {
-  if (!existsSync(join(modelDir, 'tokenizer.json'))) throw new Error(`${modelDir} holds no model: run "node dist/cli/main.js model install" (npm test's pretest does).`);
+  if (!existsSync(join(modelDir, 'tokenizer.json')))
+    throw new Error(`${modelDir} holds no model: run "node dist/cli/main.js model install" (npm test's pretest does).`);
   transformers = loadTransformers();
   transformers.env.allowLocalModels = true;
   transformers.env.allowRemoteModels = false;
@@ -141,7 +156,13 @@ describe('the e5 tokenizer with its vocabulary searched in sorted order', () => 
     const other = tempDir('limbic-vocab-wordpiece-');
     try {
       const tokenizer = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')) as { model: object };
-      tokenizer.model = { type: 'WordPiece', unk_token: '<unk>', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: { '<unk>': 0, a: 1 } };
+      tokenizer.model = {
+        type: 'WordPiece',
+        unk_token: '<unk>',
+        continuing_subword_prefix: '##',
+        max_input_chars_per_word: 100,
+        vocab: { '<unk>': 0, a: 1 },
+      };
       writeFileSync(join(other.dir, 'tokenizer.json'), JSON.stringify(tokenizer));
       copyFileSync(join(dir, 'tokenizer_config.json'), join(other.dir, 'tokenizer_config.json'));
       expect(await loadUnigramTokenizer(transformers, other.dir, true)).toBeUndefined();

@@ -40,7 +40,9 @@ export function writeMemoryFile(path: string, entities: number, seed: number): {
     lines.push(JSON.stringify({ type: 'entity', name: `Entity ${i}`, entityType: 'note', observations }));
   }
   for (let i = 1; i < entities; i++) {
-    lines.push(JSON.stringify({ type: 'relation', from: `Entity ${i}`, to: `Entity ${Math.floor(random() * i)}`, relationType: 'relates_to' }));
+    lines.push(
+      JSON.stringify({ type: 'relation', from: `Entity ${i}`, to: `Entity ${Math.floor(random() * i)}`, relationType: 'relates_to' }),
+    );
   }
   writeFileSync(path, `${lines.join('\n')}\n`);
   return { entities, relations: entities - 1 };
@@ -145,7 +147,12 @@ export function databaseState(path: string, options: { integrity: boolean } = { 
   const db = new Database(path, { fileMustExist: true, readonly: !options.integrity });
   try {
     db.pragma('busy_timeout = 10000');
-    const tables = new Set(db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name));
+    const tables = new Set(
+      db
+        .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .all()
+        .map((r) => r.name),
+    );
     if (!tables.has('entity_trigram_data')) return undefined;
     const count = (table: string): number => db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0;
     let pages = 0;

@@ -90,15 +90,19 @@ describe.sequential('SIGKILL at random points (issue 10)', () => {
           const steps = Math.floor(random() * 3);
           let seen = begun?.pagesToMerge ?? 0;
           let committed = 0;
-          await waitFor(() => {
-            const pages = look()?.pagesToMerge;
-            if (!running() || pages === 0) return true;
-            if (pages !== undefined && pages !== seen) {
-              seen = pages;
-              committed++;
-            }
-            return committed >= steps ? true : undefined;
-          }, 60_000, 10);
+          await waitFor(
+            () => {
+              const pages = look()?.pagesToMerge;
+              if (!running() || pages === 0) return true;
+              if (pages !== undefined && pages !== seen) {
+                seen = pages;
+                committed++;
+              }
+              return committed >= steps ? true : undefined;
+            },
+            60_000,
+            10,
+          );
         }
         await sleep(random() * 80); // anywhere in a step or a pause
         await sigkill(run.child);

@@ -104,7 +104,14 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     return choice;
   });
   // Searches wait for fresh entities as long as a loaded test machine may need: results, not timing.
-  const service = new MemoryService({ store, embedder, clock: options.clock ?? Date.now, logger: noopLogger, reranker: options.reranker, catchUpWaitMs: 60_000 });
+  const service = new MemoryService({
+    store,
+    embedder,
+    clock: options.clock ?? Date.now,
+    logger: noopLogger,
+    reranker: options.reranker,
+    catchUpWaitMs: 60_000,
+  });
   const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'limbic-test', version: '1.0.0' });

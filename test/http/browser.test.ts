@@ -31,23 +31,36 @@ describe.skipIf(!present)('the web page in chromium', () => {
     s = await startTestServer({}, realEmbedder);
     token = s.token('garden').token;
     const c = await connect(s.url, token);
-    await c.ok('create_entities', { entities: [
-      { name: 'Tomato', entityType: 'plant', observations: ['needs full sun', 'water at the roots in the morning'] },
-      { name: 'Basil', entityType: 'plant', observations: ['grows well next to tomatoes', 'keeps aphids away'] },
-      { name: 'Greenhouse', entityType: 'place', observations: ['south-facing, built in 2024'] },
-      { name: 'Aphids', entityType: 'pest', observations: ['small green insects on young leaves'] },
-    ] });
-    await c.ok('create_relations', { relations: [
-      { from: 'Basil', to: 'Tomato', relationType: 'companion of' },
-      { from: 'Tomato', to: 'Greenhouse', relationType: 'grows in' },
-      { from: 'Basil', to: 'Aphids', relationType: 'repels' },
-    ] });
+    await c.ok('create_entities', {
+      entities: [
+        { name: 'Tomato', entityType: 'plant', observations: ['needs full sun', 'water at the roots in the morning'] },
+        { name: 'Basil', entityType: 'plant', observations: ['grows well next to tomatoes', 'keeps aphids away'] },
+        { name: 'Greenhouse', entityType: 'place', observations: ['south-facing, built in 2024'] },
+        { name: 'Aphids', entityType: 'pest', observations: ['small green insects on young leaves'] },
+      ],
+    });
+    await c.ok('create_relations', {
+      relations: [
+        { from: 'Basil', to: 'Tomato', relationType: 'companion of' },
+        { from: 'Tomato', to: 'Greenhouse', relationType: 'grows in' },
+        { from: 'Basil', to: 'Aphids', relationType: 'repels' },
+      ],
+    });
     await c.close();
     profile = mkdtempSync(join(tmpdir(), 'limbic-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1200, height: 900 },
     });
     page = context.pages()[0] ?? (await context.newPage());
@@ -90,7 +103,10 @@ describe.skipIf(!present)('the web page in chromium', () => {
   });
 
   it('opens a result and draws its neighbourhood with cytoscape', async () => {
-    await page.locator('#results a', { hasText: /^Basil$/ }).first().click();
+    await page
+      .locator('#results a', { hasText: /^Basil$/ })
+      .first()
+      .click();
     await expect.poll(() => page.textContent('#entity-name')).toBe('Basil');
     await expect.poll(() => page.locator('#graph canvas').count()).toBeGreaterThan(0);
     expect(await page.getAttribute('#graph', 'data-nodes')).toBe('3');

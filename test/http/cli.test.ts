@@ -7,7 +7,10 @@ import { CLI, tempDir } from '../helpers/fixtures.js';
 import { connect } from './http-helpers.js';
 
 const limbic = (db: string, ...args: string[]) =>
-  spawnSync(process.execPath, [CLI, '--db', db, '--no-model', ...args], { encoding: 'utf8', env: { ...process.env, LIMBIC_NAMESPACE: '' } });
+  spawnSync(process.execPath, [CLI, '--db', db, '--no-model', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, LIMBIC_NAMESPACE: '' },
+  });
 
 describe('limbic token and serve --http', () => {
   let dir: string;
@@ -45,7 +48,9 @@ describe('limbic token and serve --http', () => {
 
   it('serves over HTTP, never logs a token, and stops cleanly on SIGTERM', async () => {
     const token = limbic(db, 'token', 'create', '--namespace', 'default').stdout.trim();
-    const child = spawn(process.execPath, [CLI, '--db', db, '--no-model', 'serve', '--http', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, '--db', db, '--no-model', 'serve', '--http', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     await expect.poll(() => /at (http:\/\/[^ ]+)\/mcp/.exec(stderr)?.[1], { timeout: 20_000 }).toBeDefined();
@@ -71,7 +76,10 @@ describe('limbic token and serve --http', () => {
     expect(existsSync(join(dir, 'memory.namespaces', 'work.db'))).toBe(true);
     expect(limbic(db, '--namespace', 'work', 'export').stdout).toContain('OnlyInWork');
     expect(limbic(db, 'export').stdout).not.toContain('OnlyInWork');
-    const viaEnv = spawnSync(process.execPath, [CLI, '--db', db, '--no-model', 'export'], { encoding: 'utf8', env: { ...process.env, LIMBIC_NAMESPACE: 'work' } });
+    const viaEnv = spawnSync(process.execPath, [CLI, '--db', db, '--no-model', 'export'], {
+      encoding: 'utf8',
+      env: { ...process.env, LIMBIC_NAMESPACE: 'work' },
+    });
     expect(viaEnv.stdout).toContain('OnlyInWork');
   });
 });

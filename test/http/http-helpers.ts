@@ -83,7 +83,8 @@ export async function connect(url: string, token: string | undefined): Promise<H
   });
   const client = new Client({ name: 'limbic-http-test', version: '0' });
   await client.connect(transport);
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
   return {
     client,
     transport,
@@ -107,7 +108,13 @@ export function rawRequest(
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: target.hostname, port: target.port, method: options.method ?? 'POST', path: options.path ?? '/mcp', headers: options.headers },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: options.method ?? 'POST',
+        path: options.path ?? '/mcp',
+        headers: options.headers,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -29,17 +29,34 @@ describe('serve --http: tools, tokens and guards', () => {
     const { tools } = await c.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(
       expect.arrayContaining([
-        'add_observations', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations',
-        'get_statistics', 'hybrid_search', 'open_nodes', 'read_graph', 'search_nodes', 'search_semantic', 'set_entity_status',
+        'add_observations',
+        'create_entities',
+        'create_relations',
+        'delete_entities',
+        'delete_observations',
+        'delete_relations',
+        'get_statistics',
+        'hybrid_search',
+        'open_nodes',
+        'read_graph',
+        'search_nodes',
+        'search_semantic',
+        'set_entity_status',
       ]),
     );
-    expect(await c.ok('create_entities', { entities: [
-      { name: 'Ada', entityType: 'person', observations: ['wrote the first program'] },
-      { name: 'Engine', entityType: 'machine', observations: ['analytical, by Babbage'] },
-    ] })).toEqual({ entities: [
-      { name: 'Ada', entityType: 'person', observations: ['wrote the first program'] },
-      { name: 'Engine', entityType: 'machine', observations: ['analytical, by Babbage'] },
-    ] });
+    expect(
+      await c.ok('create_entities', {
+        entities: [
+          { name: 'Ada', entityType: 'person', observations: ['wrote the first program'] },
+          { name: 'Engine', entityType: 'machine', observations: ['analytical, by Babbage'] },
+        ],
+      }),
+    ).toEqual({
+      entities: [
+        { name: 'Ada', entityType: 'person', observations: ['wrote the first program'] },
+        { name: 'Engine', entityType: 'machine', observations: ['analytical, by Babbage'] },
+      ],
+    });
     expect(await c.ok('create_relations', { relations: [{ from: 'Ada', to: 'Engine', relationType: 'programmed' }] })).toEqual({
       relations: [{ from: 'Ada', to: 'Engine', relationType: 'programmed' }],
     });
@@ -47,7 +64,9 @@ describe('serve --http: tools, tokens and guards', () => {
       results: [{ entityName: 'Ada', addedObservations: ['born 1815', 'temporary note'] }],
     });
     await c.ok('delete_observations', { deletions: [{ entityName: 'Ada', observations: ['temporary note'] }] });
-    const opened = await c.ok<{ entities: { name: string; observations: string[] }[]; relations: unknown[] }>('open_nodes', { names: ['Ada'] });
+    const opened = await c.ok<{ entities: { name: string; observations: string[] }[]; relations: unknown[] }>('open_nodes', {
+      names: ['Ada'],
+    });
     expect(opened.entities[0]?.observations).toEqual(['wrote the first program', 'born 1815']);
     expect(opened.relations).toHaveLength(1);
     const found = await c.ok<{ entities: { name: string }[] }>('search_nodes', { query: 'babbage' });
@@ -85,7 +104,10 @@ describe('serve --http: tools, tokens and guards', () => {
     expect(none.status).toBe(401);
     expect(none.headers['www-authenticate']).toBe('Bearer realm="limbic"');
     expect(JSON.parse(none.body).error.message).toMatch(/limbic token create/);
-    const wrong = await rawRequest(s.url, { headers: { ...JSON_HEADERS, authorization: 'Bearer limbic_not-a-real-token' }, body: INITIALIZE });
+    const wrong = await rawRequest(s.url, {
+      headers: { ...JSON_HEADERS, authorization: 'Bearer limbic_not-a-real-token' },
+      body: INITIALIZE,
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers['www-authenticate']).toMatch(/error="invalid_token"/);
     expect(wrong.body).not.toContain('limbic_not-a-real-token');
@@ -106,7 +128,10 @@ describe('serve --http: tools, tokens and guards', () => {
     const page = await rawRequest(s.url, { method: 'GET', path: '/', headers: { host: `attacker.example:${port}` } });
     expect(page.status).toBe(403);
     // Loopback names and a same-host origin pass.
-    const good = await rawRequest(s.url, { headers: { ...headers, host: `localhost:${port}`, origin: `http://localhost:${port}` }, body: INITIALIZE });
+    const good = await rawRequest(s.url, {
+      headers: { ...headers, host: `localhost:${port}`, origin: `http://localhost:${port}` },
+      body: INITIALIZE,
+    });
     expect(good.status).toBe(200);
   });
 
@@ -173,7 +198,9 @@ describe('serve --http: tools, tokens and guards', () => {
       expect(result.isError, tool).toBe(true);
       expect(textOf(result), tool).toContain(`read-only: ${tool}`);
     }
-    const after = await writer.ok<{ entities: { observations: string[] }[]; relations: unknown[] }>('open_nodes', { names: ['Kept', 'New'] });
+    const after = await writer.ok<{ entities: { observations: string[] }[]; relations: unknown[] }>('open_nodes', {
+      names: ['Kept', 'New'],
+    });
     expect(after.entities).toHaveLength(1);
     expect(after.entities[0]?.observations).toEqual(['as it was']);
     expect(after.relations).toEqual([]);
@@ -188,12 +215,22 @@ describe('serve --http: tools, tokens and guards', () => {
     const other = s.token('default').token;
     const call = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} });
     const stolen = await rawRequest(s.url, {
-      headers: { ...JSON_HEADERS, authorization: `Bearer ${other}`, 'mcp-session-id': sessionId ?? '', 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        ...JSON_HEADERS,
+        authorization: `Bearer ${other}`,
+        'mcp-session-id': sessionId ?? '',
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: call,
     });
     expect(stolen.status).toBe(403);
     const unknown = await rawRequest(s.url, {
-      headers: { ...JSON_HEADERS, authorization: `Bearer ${rw}`, 'mcp-session-id': 'no-such-session', 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        ...JSON_HEADERS,
+        authorization: `Bearer ${rw}`,
+        'mcp-session-id': 'no-such-session',
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: call,
     });
     expect(unknown.status).toBe(404);
@@ -213,7 +250,11 @@ describe('serve --http: tools, tokens and guards', () => {
     const clients = await Promise.all(Array.from({ length: 12 }, () => connect(s.url, rw)));
     await Promise.all(
       clients.map((c, i) =>
-        Promise.all(Array.from({ length: 5 }, (_, j) => c.ok('create_entities', { entities: [{ name: `c${i}-${j}`, entityType: 'load', observations: [`from client ${i}`] }] }))),
+        Promise.all(
+          Array.from({ length: 5 }, (_, j) =>
+            c.ok('create_entities', { entities: [{ name: `c${i}-${j}`, entityType: 'load', observations: [`from client ${i}`] }] }),
+          ),
+        ),
       ),
     );
     const all = await clients[0]!.ok<{ entities: { entityType: string }[] }>('read_graph', { compact: true });
@@ -225,7 +266,9 @@ describe('serve --http: tools, tokens and guards', () => {
 
 describe('serve --http: start-up and shutdown', () => {
   it('refuses to listen beyond loopback with no token, saying what to do', async () => {
-    await expect(startTestServer({ host: '0.0.0.0' })).rejects.toThrow(/no token configured.*limbic token create --namespace default.*127\.0\.0\.1/);
+    await expect(startTestServer({ host: '0.0.0.0' })).rejects.toThrow(
+      /no token configured.*limbic token create --namespace default.*127\.0\.0\.1/,
+    );
   });
 
   it('--allowed-host admits another name for Host and Origin, and only that one', async () => {
@@ -233,7 +276,10 @@ describe('serve --http: start-up and shutdown', () => {
     const { token } = s.token('default');
     const port = new URL(s.url).port;
     const headers = { ...JSON_HEADERS, authorization: `Bearer ${token}` };
-    const named = await rawRequest(s.url, { headers: { ...headers, host: `memory.example:${port}`, origin: `https://memory.example` }, body: INITIALIZE });
+    const named = await rawRequest(s.url, {
+      headers: { ...headers, host: `memory.example:${port}`, origin: `https://memory.example` },
+      body: INITIALIZE,
+    });
     expect(named.status).toBe(200);
     const other = await rawRequest(s.url, { headers: { ...headers, host: `other.example:${port}` }, body: INITIALIZE });
     expect(other.status).toBe(403);
@@ -255,7 +301,9 @@ describe('serve --http: start-up and shutdown', () => {
           };
         },
       });
-      return new Proxy(store, { get: (target, property, receiver) => (property === 'graph' ? graph : Reflect.get(target, property, receiver) as unknown) });
+      return new Proxy(store, {
+        get: (target, property, receiver) => (property === 'graph' ? graph : (Reflect.get(target, property, receiver) as unknown)),
+      });
     };
     const s = await startTestServer({}, undefined, held);
     const { token } = s.token('default');

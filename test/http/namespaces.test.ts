@@ -33,10 +33,12 @@ describe('namespaces over HTTP', () => {
     betaToken = s.token('beta').token;
     alpha = await connect(s.url, alphaToken);
     beta = await connect(s.url, betaToken);
-    await alpha.ok('create_entities', { entities: [
-      { name: 'Secret Project', entityType: 'project', observations: ['codename nightingale', 'launch in spring'] },
-      { name: 'Alice', entityType: 'person', observations: ['leads the secret project'] },
-    ] });
+    await alpha.ok('create_entities', {
+      entities: [
+        { name: 'Secret Project', entityType: 'project', observations: ['codename nightingale', 'launch in spring'] },
+        { name: 'Alice', entityType: 'person', observations: ['leads the secret project'] },
+      ],
+    });
     await alpha.ok('create_relations', { relations: [{ from: 'Alice', to: 'Secret Project', relationType: 'leads' }] });
     // Usage signals: alpha's searches count accesses in alpha only.
     await alpha.ok('hybrid_search', { query: 'nightingale' });
@@ -67,19 +69,33 @@ describe('namespaces over HTTP', () => {
     expect(await beta.ok('open_nodes', { names: ['Secret Project', 'Alice'] })).toEqual({ entities: [], relations: [] });
     expect((await beta.ok<{ results: unknown[] }>('search_semantic', { query: 'nightingale codename' })).results).toEqual([]);
     expect((await beta.ok<{ results: unknown[] }>('hybrid_search', { query: 'secret project launch' })).results).toEqual([]);
-    expect((await beta.ok<{ results: unknown[] }>('hybrid_search', { query: 'a bird that sings at night', search_modes: ['semantic'] })).results).toEqual([]);
+    expect(
+      (await beta.ok<{ results: unknown[] }>('hybrid_search', { query: 'a bird that sings at night', search_modes: ['semantic'] })).results,
+    ).toEqual([]);
     const stats = await beta.ok<Stats>('get_statistics');
     expect(stats).toMatchObject({ entities: 0, observations: 0, relations: 0 });
     expect(stats.embeddings.indexed).toBe(0);
     const resource = await beta.client.readResource({ uri: 'memory://knowledge-graph' });
     expect(JSON.parse((resource.contents[0] as { text: string }).text)).toEqual({ entities: [], relations: [] });
-    const page = await rawRequest(s.url, { method: 'GET', path: '/api/entity?name=Alice', headers: { authorization: `Bearer ${betaToken}` } });
+    const page = await rawRequest(s.url, {
+      method: 'GET',
+      path: '/api/entity?name=Alice',
+      headers: { authorization: `Bearer ${betaToken}` },
+    });
     expect(JSON.parse(page.body)).toMatchObject({ found: false });
   });
 
   it('every writing tool in beta leaves alpha exactly as it was', async () => {
     const before = await snapshot(alpha);
-    const alphaUsage = JSON.parse((await rawRequest(s.url, { method: 'GET', path: '/api/entity?name=Secret%20Project', headers: { authorization: `Bearer ${alphaToken}` } })).body) as { usage: unknown };
+    const alphaUsage = JSON.parse(
+      (
+        await rawRequest(s.url, {
+          method: 'GET',
+          path: '/api/entity?name=Secret%20Project',
+          headers: { authorization: `Bearer ${alphaToken}` },
+        })
+      ).body,
+    ) as { usage: unknown };
     const notFound = await beta.call('add_observations', { observations: [{ entityName: 'Alice', contents: ['moved to beta?'] }] });
     expect(notFound.isError).toBe(true);
     expect(textOf(notFound)).toMatch(/Alice not found/);
@@ -96,14 +112,24 @@ describe('namespaces over HTTP', () => {
     const after = await snapshot(alpha);
     expect(after.graph).toEqual(before.graph);
     expect(after.stats).toMatchObject({ entities: 2, observations: 3, relations: 1 });
-    const alphaUsageAfter = JSON.parse((await rawRequest(s.url, { method: 'GET', path: '/api/entity?name=Secret%20Project', headers: { authorization: `Bearer ${alphaToken}` } })).body) as { usage: unknown };
+    const alphaUsageAfter = JSON.parse(
+      (
+        await rawRequest(s.url, {
+          method: 'GET',
+          path: '/api/entity?name=Secret%20Project',
+          headers: { authorization: `Bearer ${alphaToken}` },
+        })
+      ).body,
+    ) as { usage: unknown };
     expect(alphaUsageAfter.usage).toEqual(alphaUsage.usage);
     const betaAlice = await beta.ok<{ entities: { entityType: string }[] }>('open_nodes', { names: ['Alice'] });
     expect(betaAlice.entities.map((e) => e.entityType)).toEqual(['robot']);
     const alphaAlice = await alpha.ok<{ entities: { entityType: string }[] }>('open_nodes', { names: ['Alice'] });
     expect(alphaAlice.entities.map((e) => e.entityType)).toEqual(['person']);
     // And alpha's searches never surface beta's entity.
-    const fromAlpha = await alpha.ok<{ results: { name: string; entityType: string }[] }>('hybrid_search', { query: 'robot lives in beta' });
+    const fromAlpha = await alpha.ok<{ results: { name: string; entityType: string }[] }>('hybrid_search', {
+      query: 'robot lives in beta',
+    });
     expect(fromAlpha.results.every((r) => r.entityType !== 'robot')).toBe(true);
   });
 

@@ -94,7 +94,10 @@ function toPosix(path: string): string {
 function resolveTarget(fromAbs: string, specifier: string): Target {
   if (specifier === '<computed>') return { kind: 'unknown' };
   if (specifier.startsWith('.') || specifier.startsWith('/')) {
-    const abs = resolve(dirname(fromAbs), specifier).replace(/\.js$/, '.ts').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts');
+    const abs = resolve(dirname(fromAbs), specifier)
+      .replace(/\.js$/, '.ts')
+      .replace(/\.mjs$/, '.mts')
+      .replace(/\.cjs$/, '.cts');
     return { kind: 'project', path: toPosix(relative(ROOT, abs)) };
   }
   const bare = specifier.startsWith('node:') ? specifier.slice(5) : specifier;
@@ -139,7 +142,8 @@ function layeringViolations(edges: readonly Edge[]): string[] {
     // src/core does no I/O and imports no other project folder.
     if (inFolder(e.from, 'src/core/')) {
       if (t.kind === 'builtin') out.push(`${at}: src/core must not use Node built-ins`);
-      if (t.kind === 'package' && !CORE_PACKAGES.some((p) => p === t.name)) out.push(`${at}: src/core may only use ${CORE_PACKAGES.join(', ')}`);
+      if (t.kind === 'package' && !CORE_PACKAGES.some((p) => p === t.name))
+        out.push(`${at}: src/core may only use ${CORE_PACKAGES.join(', ')}`);
       if (t.kind === 'project' && !inFolder(t.path, 'src/core/')) out.push(`${at}: src/core must not import outside src/core`);
     }
 
@@ -252,8 +256,16 @@ describe('layeringViolations catches each forbidden import', () => {
     ['src/core/jsonl.ts', '../store/store.js', /src\/core must not import outside src\/core/],
     ['src/core/rank/limbic.ts', '../../service/recall.js', /src\/core must not import outside src\/core/],
     ['src/core/types.ts', '../../package.json', /src\/core must not import outside src\/core/],
-    ['src/store/sqlite/sqlite-store.ts', '../postgres/postgres-store.js', /backend src\/store\/sqlite\/ must not import backend src\/store\/postgres\//],
-    ['src/store/postgres/postgres-store.ts', '../sqlite/schema.js', /backend src\/store\/postgres\/ must not import backend src\/store\/sqlite\//],
+    [
+      'src/store/sqlite/sqlite-store.ts',
+      '../postgres/postgres-store.js',
+      /backend src\/store\/sqlite\/ must not import backend src\/store\/postgres\//,
+    ],
+    [
+      'src/store/postgres/postgres-store.ts',
+      '../sqlite/schema.js',
+      /backend src\/store\/postgres\/ must not import backend src\/store\/sqlite\//,
+    ],
     ['src/embed/onnx/onnx-embedder.ts', '../other/other-embedder.js', /backend src\/embed\/onnx\/ must not import/],
     ['src/service/recall.ts', '../store/sqlite/sqlite-store.js', /src\/service must depend on interfaces/],
     ['src/service/recall.ts', '../store/postgres/postgres-store.js', /src\/service must depend on interfaces/],
@@ -267,7 +279,10 @@ describe('layeringViolations catches each forbidden import', () => {
     ['src/embed/onnx/onnx-embedder.ts', 'onnxruntime-node', /must be loaded with await import/],
   ])('%s → %s', (from, specifier, message) => {
     const violations = layeringViolations([edge(from, specifier)]);
-    expect(violations.some((v) => message.test(v)), violations.join('\n')).toBe(true);
+    expect(
+      violations.some((v) => message.test(v)),
+      violations.join('\n'),
+    ).toBe(true);
   });
 
   it('flags a type-only import into src/store from src/mcp too', () => {
@@ -318,7 +333,10 @@ describe('src/ respects the layering', () => {
     expect(files).toContain('src/core/rank/limbic.ts');
     expect(edges.length).toBeGreaterThanOrEqual(30);
     for (const folder of ['src/core/', 'src/service/', 'src/mcp/', 'src/store/', 'src/cli/']) {
-      expect(edges.some((e) => inFolder(e.from, folder)), folder).toBe(true);
+      expect(
+        edges.some((e) => inFolder(e.from, folder)),
+        folder,
+      ).toBe(true);
     }
   });
 

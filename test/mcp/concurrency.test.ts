@@ -11,9 +11,7 @@ import { CLI, tempDir } from '../helpers/fixtures.js';
 
 async function connect(db: string): Promise<Client> {
   const client = new Client({ name: 'concurrency', version: '1' });
-  await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: [CLI, '--db', db, '--no-model'], stderr: 'ignore' }),
-  );
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, '--db', db, '--no-model'], stderr: 'ignore' }));
   return client;
 }
 
@@ -23,11 +21,13 @@ describe('two server processes on one database', () => {
     const db = join(tmp.dir, 'shared.db');
     const [a, b] = await Promise.all([connect(db), connect(db)]);
     const burst = (client: Client, prefix: string) =>
-      Array.from({ length: 20 }, (_, i) =>
-        client.callTool({
-          name: 'create_entities',
-          arguments: { entities: [{ name: `${prefix}-${i}`, entityType: 'test', observations: [`made by ${prefix}`] }] },
-        }) as Promise<CallToolResult>,
+      Array.from(
+        { length: 20 },
+        (_, i) =>
+          client.callTool({
+            name: 'create_entities',
+            arguments: { entities: [{ name: `${prefix}-${i}`, entityType: 'test', observations: [`made by ${prefix}`] }] },
+          }) as Promise<CallToolResult>,
       );
     const results = await Promise.all([...burst(a, 'a'), ...burst(b, 'b')]);
     expect(results.filter((r) => r.isError)).toEqual([]);

@@ -31,7 +31,15 @@ const SCRIPT: Step[] = [
     },
   },
   // A name that exists is skipped, observations are not merged.
-  { tool: 'create_entities', args: { entities: [{ name: 'Alice', entityType: 'robot', observations: ['x'] }, { name: 'Carol', entityType: 'person', observations: ['New'] }] } },
+  {
+    tool: 'create_entities',
+    args: {
+      entities: [
+        { name: 'Alice', entityType: 'robot', observations: ['x'] },
+        { name: 'Carol', entityType: 'person', observations: ['New'] },
+      ],
+    },
+  },
   {
     tool: 'create_relations',
     args: {
@@ -44,7 +52,15 @@ const SCRIPT: Step[] = [
   },
   { tool: 'create_relations', args: { relations: [{ from: 'Alice', to: 'Acme', relationType: 'works_at' }] } },
   { tool: 'add_observations', args: { observations: [{ entityName: 'Alice', contents: ['Speaks Spanish', 'Likes tea'] }] } },
-  { tool: 'add_observations', args: { observations: [{ entityName: 'Carol', contents: ['Saved?'] }, { entityName: 'Ghost', contents: ['Boo'] }] } },
+  {
+    tool: 'add_observations',
+    args: {
+      observations: [
+        { entityName: 'Carol', contents: ['Saved?'] },
+        { entityName: 'Ghost', contents: ['Boo'] },
+      ],
+    },
+  },
   { tool: 'read_graph', args: {} },
   { tool: 'search_nodes', args: { query: 'spanish' } },
   { tool: 'search_nodes', args: { query: 'PERSON' }, unordered: true },
@@ -53,8 +69,24 @@ const SCRIPT: Step[] = [
   { tool: 'search_nodes', args: { query: 'no such thing' } },
   { tool: 'open_nodes', args: { names: ['Alice', 'Missing'] } },
   { tool: 'open_nodes', args: { names: ['Bob', 'Acme'] } },
-  { tool: 'delete_observations', args: { deletions: [{ entityName: 'Alice', observations: ['Likes tea'] }, { entityName: 'Nope', observations: ['x'] }] } },
-  { tool: 'delete_relations', args: { relations: [{ from: 'Bob', to: 'Alice', relationType: 'knows' }, { from: 'X', to: 'Y', relationType: 'z' }] } },
+  {
+    tool: 'delete_observations',
+    args: {
+      deletions: [
+        { entityName: 'Alice', observations: ['Likes tea'] },
+        { entityName: 'Nope', observations: ['x'] },
+      ],
+    },
+  },
+  {
+    tool: 'delete_relations',
+    args: {
+      relations: [
+        { from: 'Bob', to: 'Alice', relationType: 'knows' },
+        { from: 'X', to: 'Y', relationType: 'z' },
+      ],
+    },
+  },
   { tool: 'delete_entities', args: { entityNames: ['Acme', 'Unknown'] } },
   { tool: 'read_graph', args: {} },
   { tool: 'open_nodes', args: { names: ['Alice'] } },
@@ -118,7 +150,12 @@ describe('differential: Limbic vs the official memory server', () => {
     if ('url' in pg) {
       const pgClient = new Client({ name: 'diff', version: '1' });
       await pgClient.connect(
-        new StdioClientTransport({ command: process.execPath, args: [CLI, '--db', await pg.createDatabase(), '--no-model'], env: { ...process.env } as Record<string, string>, stderr: 'ignore' }),
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, '--db', await pg.createDatabase(), '--no-model'],
+          env: { ...process.env } as Record<string, string>,
+          stderr: 'ignore',
+        }),
       );
       limbicPg = await runScript(pgClient);
       await pgClient.close();

@@ -87,7 +87,10 @@ describe('fuzz: bad input at volume (issue 10, part 5)', () => {
       const tools = await listToolSpecs(h.client);
       const calls = (seed: number) => {
         const generator = new CallGenerator(seed, tools, { semantic: false });
-        return JSON.stringify(Array.from({ length: 300 }, () => generator.next()), (_, v: unknown) => (v instanceof RegExp ? String(v) : v));
+        return JSON.stringify(
+          Array.from({ length: 300 }, () => generator.next()),
+          (_, v: unknown) => (v instanceof RegExp ? String(v) : v),
+        );
       };
       expect(calls(11)).toBe(calls(11));
       expect(calls(11)).not.toBe(calls(12));
@@ -101,9 +104,16 @@ describe('regressions the fuzzer found (issue 10, part 5)', () => {
   it('a lone UTF-16 surrogate is refused, naming the field, and nothing is stored', async () => {
     const h = await harness();
     try {
-      const result = await h.call('create_entities', { entities: [{ name: 'ok', entityType: 't', observations: [] }, { name: 'a\uD800b', entityType: 't', observations: [] }] });
+      const result = await h.call('create_entities', {
+        entities: [
+          { name: 'ok', entityType: 't', observations: [] },
+          { name: 'a\uD800b', entityType: 't', observations: [] },
+        ],
+      });
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toMatch(/the name is not well-formed Unicode: a lone UTF-16 surrogate \(\\uD800\) at index 1.* at entities\[1\]\.name/);
+      expect(textOf(result)).toMatch(
+        /the name is not well-formed Unicode: a lone UTF-16 surrogate \(\\uD800\) at index 1.* at entities\[1\]\.name/,
+      );
       const graph = await h.ok<{ entities: unknown[] }>('read_graph');
       expect(graph.entities).toEqual([]);
       const search = await h.call('search_nodes', { query: '\uDC00' });
@@ -122,7 +132,10 @@ describe('regressions the fuzzer found (issue 10, part 5)', () => {
         expect(result.isError, bad).toBe(true);
         expect(textOf(result)).toMatch(/created_after must be an ISO 8601 date.* at filters\.created_after/);
       }
-      const ok = await h.ok<{ results: unknown[] }>('hybrid_search', { query: 'tea', filters: { created_after: '2000-01-01', created_before: '2999-12-31T23:59:59Z' } });
+      const ok = await h.ok<{ results: unknown[] }>('hybrid_search', {
+        query: 'tea',
+        filters: { created_after: '2000-01-01', created_before: '2999-12-31T23:59:59Z' },
+      });
       expect(ok.results).toHaveLength(1);
     } finally {
       await h.close();
@@ -138,7 +151,10 @@ describe('regressions the fuzzer found (issue 10, part 5)', () => {
       const nested = await h.call('hybrid_search', { query: 'tea', filters: { entity_type: ['person'] } });
       expect(textOf(nested)).toMatch(/unknown field "entity_type": expected only entity_types, .* at filters/);
       expect((await h.call('get_statistics', { verbose: true })).isError).toBe(true);
-      const official = await h.call('create_entities', { entities: [{ name: 'A', entityType: 't', observations: [], strength: 1 }], extra: 1 });
+      const official = await h.call('create_entities', {
+        entities: [{ name: 'A', entityType: 't', observations: [], strength: 1 }],
+        extra: 1,
+      });
       expect(official.isError).toBeFalsy();
     } finally {
       await h.close();
@@ -148,7 +164,9 @@ describe('regressions the fuzzer found (issue 10, part 5)', () => {
   it('arguments that are not an object get a JSON-RPC error from the SDK, and the server keeps answering', async () => {
     const h = await harness();
     try {
-      const request = { method: 'tools/call', params: { name: 'search_nodes', arguments: ['x'] } } as unknown as Parameters<typeof h.client.request>[0];
+      const request = { method: 'tools/call', params: { name: 'search_nodes', arguments: ['x'] } } as unknown as Parameters<
+        typeof h.client.request
+      >[0];
       await expect(h.client.request(request, CallToolResultSchema)).rejects.toBeInstanceOf(McpError);
       expect((await h.call('search_nodes', { query: 'x' })).isError).toBeFalsy();
     } finally {

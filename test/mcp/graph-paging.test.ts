@@ -47,7 +47,10 @@ describe('read_graph and search_nodes pages (issue 12)', () => {
     const entities = Array.from({ length: 23 }, (_, i) => ({
       name: `Node ${String(i).padStart(2, '0')}`,
       entityType: i % 3 === 0 ? 'harbour' : 'Note',
-      observations: Array.from({ length: 1 + (i % 4) }, (_, j) => `observation ${j} of node ${i}${i % 2 === 0 ? ' mentions the harbour' : ''}`),
+      observations: Array.from(
+        { length: 1 + (i % 4) },
+        (_, j) => `observation ${j} of node ${i}${i % 2 === 0 ? ' mentions the harbour' : ''}`,
+      ),
     }));
     await h.ok('create_entities', { entities });
     await h.ok('create_relations', {
@@ -81,7 +84,10 @@ describe('read_graph and search_nodes pages (issue 12)', () => {
         expect(p.limit).toBe(limit);
         // Relations with at least one endpoint on the page.
         const names = new Set(p.entities.map((e) => e.name));
-        const expected = whole.relations.filter((r) => names.has(r.from) || names.has(r.to)).map(key).sort();
+        const expected = whole.relations
+          .filter((r) => names.has(r.from) || names.has(r.to))
+          .map(key)
+          .sort();
         expect(p.relations.map(key).sort()).toEqual(expected);
       }
     }
@@ -110,7 +116,9 @@ describe('read_graph and search_nodes pages (issue 12)', () => {
   it('compact read_graph gives names, types and observation counts, paged the same way', async () => {
     const whole = await h.ok<GraphAnswer>('read_graph');
     const compact = await h.ok<GraphAnswer>('read_graph', { compact: true });
-    expect(compact.entities).toEqual(whole.entities.map((e) => ({ name: e.name, entityType: e.entityType, observationCount: e.observations?.length })));
+    expect(compact.entities).toEqual(
+      whole.entities.map((e) => ({ name: e.name, entityType: e.entityType, observationCount: e.observations?.length })),
+    );
     expect(compact.relations.map(key).sort()).toEqual(whole.relations.map(key).sort());
     const page = await h.ok<GraphAnswer>('read_graph', { compact: true, limit: 10, offset: 10 });
     expect(page.entities.map((e) => e.name)).toEqual(whole.entities.slice(10, 20).map((e) => e.name));

@@ -34,7 +34,12 @@ interface Response {
     execution_time_ms: number;
     fts_stats: { rows_returned: number } | null;
     semantic_stats: { embedding_generation_ms: number; rows_returned: number } | null;
-    fusion_stats: { total_unique_documents: number; documents_in_both: number; documents_fts_only: number; documents_semantic_only: number };
+    fusion_stats: {
+      total_unique_documents: number;
+      documents_in_both: number;
+      documents_fts_only: number;
+      documents_semantic_only: number;
+    };
   };
 }
 
@@ -76,7 +81,9 @@ describe('hybrid_search (fake embedder)', () => {
     expect(top?.scores.rrf).toBeGreaterThan(0);
     expect(top?.scores.limbic).toMatchObject({ routing_strategy: expect.any(String) });
     expect(r.stats?.fusion_stats.total_unique_documents).toBe(
-      (r.stats?.fusion_stats.documents_in_both ?? 0) + (r.stats?.fusion_stats.documents_fts_only ?? 0) + (r.stats?.fusion_stats.documents_semantic_only ?? 0),
+      (r.stats?.fusion_stats.documents_in_both ?? 0) +
+        (r.stats?.fusion_stats.documents_fts_only ?? 0) +
+        (r.stats?.fusion_stats.documents_semantic_only ?? 0),
     );
     expect(r.stats?.fts_stats?.rows_returned).toBe(4);
     expect(r.stats?.semantic_stats?.embedding_generation_ms).toBeGreaterThanOrEqual(0);
@@ -136,7 +143,12 @@ describe('hybrid_search (fake embedder)', () => {
   it('boosts an entity whose graph neighbours match, without adding candidates', async () => {
     const plain = await h.ok<Response>('hybrid_search', { query: 'budget', search_modes: ['fts'], limbic: false });
     expect(names(plain)).toEqual(['Apollo']);
-    const graph = await h.ok<Response>('hybrid_search', { query: 'budget review OR team', search_modes: ['fts'], limbic: false, weights: { graph: 1 } });
+    const graph = await h.ok<Response>('hybrid_search', {
+      query: 'budget review OR team',
+      search_modes: ['fts'],
+      limbic: false,
+      weights: { graph: 1 },
+    });
     const hera = graph.results.find((x) => x.name === 'Hera');
     expect(hera?.scores.graph_boost).toBeGreaterThan(0);
     expect(graph.results.every((x) => ['Apollo', 'Hera'].includes(x.name))).toBe(true);
@@ -190,7 +202,11 @@ describe('hybrid_search paging', () => {
   // recording's I/O lets it land in between, which is right, and changes the limbic scores.
   it.skipIf('limbicPgServer' in globalThis)('routes on the query alone, so one query ranks the same whatever the page size', async () => {
     const h = await harness({ embedder: 'fake' });
-    const entities = Array.from({ length: 12 }, (_, i) => ({ name: `Memo ${i}`, entityType: 'Memo', observations: [`alpha keyword ${'x'.repeat(i + 1)}`] }));
+    const entities = Array.from({ length: 12 }, (_, i) => ({
+      name: `Memo ${i}`,
+      entityType: 'Memo',
+      observations: [`alpha keyword ${'x'.repeat(i + 1)}`],
+    }));
     await h.ok('create_entities', { entities });
     await h.service.drainEmbeddings();
     // The spec's routing adds +1 for limit <= 3 and -1 for limit >= 10: "alpha keyword" would route
@@ -220,10 +236,17 @@ describe('hybrid_search paging', () => {
 
 /** A store whose keyword index is switched off: meaning does not matter here. */
 function withoutFts(store: Store): Store {
-  return { graph: store.graph, usage: store.usage, keywords: undefined, vectors: store.vectors, stats: () => store.stats(), close: () => store.close() };
+  return {
+    graph: store.graph,
+    usage: store.usage,
+    keywords: undefined,
+    vectors: store.vectors,
+    stats: () => store.stats(),
+    close: () => store.close(),
+  };
 }
 
-describe('hybrid_search degradation (the guide\'s table)', () => {
+describe("hybrid_search degradation (the guide's table)", () => {
   it('FTS yes, semantic no: keyword results only; asking for semantic is an error naming it', async () => {
     const h = await harness({ embedder: 'none' });
     await h.ok('create_entities', { entities: [{ name: 'Solo', entityType: 't', observations: ['keyword only'] }] });
@@ -245,12 +268,19 @@ describe('hybrid_search degradation (the guide\'s table)', () => {
     const { FakeEmbedder } = await import('../helpers/fixtures.js');
     const { noopLogger } = await import('../../src/core/logger.js');
     const noFts = withoutFts(h.store);
-    const semanticOnly = new MemoryService({ store: noFts, embedder: new LazyEmbedder(async () => new FakeEmbedder()), clock: Date.now, logger: noopLogger });
+    const semanticOnly = new MemoryService({
+      store: noFts,
+      embedder: new LazyEmbedder(async () => new FakeEmbedder()),
+      clock: Date.now,
+      logger: noopLogger,
+    });
     const { toHybridOptions } = await import('../../src/mcp/hybrid-options.js');
     const r = await semanticOnly.hybridSearch(toHybridOptions({ query: 'meaning' }));
     expect(r.search_modes_used).toEqual(['semantic']);
     expect(r.results[0]?.scores.fts_rank).toBeNull();
-    await expect(semanticOnly.hybridSearch(toHybridOptions({ query: 'meaning', search_modes: ['fts'] }))).rejects.toThrow(/"fts" is unavailable/);
+    await expect(semanticOnly.hybridSearch(toHybridOptions({ query: 'meaning', search_modes: ['fts'] }))).rejects.toThrow(
+      /"fts" is unavailable/,
+    );
     const neither = new MemoryService({
       store: noFts,
       embedder: new LazyEmbedder(async () => {

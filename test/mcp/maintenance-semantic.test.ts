@@ -61,10 +61,11 @@ describe('maintenance by meaning (real model)', () => {
   afterAll(() => h.close());
 
   it('clusters paraphrases as duplicates, and a lower threshold takes in looser ones', async () => {
-    const r = await h.ok<{ method: string; clusters: { observations: { content: string }[] }[]; pairs: { match_type: string; similarity: number }[] }>(
-      'find_duplicate_observations',
-      { entity_name: 'Alice' },
-    );
+    const r = await h.ok<{
+      method: string;
+      clusters: { observations: { content: string }[] }[];
+      pairs: { match_type: string; similarity: number }[];
+    }>('find_duplicate_observations', { entity_name: 'Alice' });
     expect(r.method).toBe('semantic');
     expect(r.clusters.map((c) => c.observations.map((o) => o.content))).toEqual([
       ['Alice lives in Paris', 'Alice resides in Paris, France', 'Alice has her home in Paris'],
@@ -73,7 +74,10 @@ describe('maintenance by meaning (real model)', () => {
       expect(p.match_type).toBe('cosine');
       expect(p.similarity).toBeGreaterThanOrEqual(0.85);
     }
-    const loose = await h.ok<{ clusters: { observations: { content: string }[] }[] }>('find_duplicate_observations', { entity_name: 'Alice', threshold: 0.6 });
+    const loose = await h.ok<{ clusters: { observations: { content: string }[] }[] }>('find_duplicate_observations', {
+      entity_name: 'Alice',
+      threshold: 0.6,
+    });
     expect(loose.clusters.map((c) => c.observations.map((o) => o.content))).toContainEqual([
       'The quarterly budget was approved by finance',
       'Finance signed off on the Q3 budget',
@@ -81,9 +85,12 @@ describe('maintenance by meaning (real model)', () => {
   });
 
   it('splits by meaning into the topics, which share no keyword', async () => {
-    const { analysis } = await h.ok<{ analysis: { method: string; needs_split: boolean; topics: Record<string, string[]> } }>('analyze_entity_split', {
-      entity_name: 'Journal',
-    });
+    const { analysis } = await h.ok<{ analysis: { method: string; needs_split: boolean; topics: Record<string, string[]> } }>(
+      'analyze_entity_split',
+      {
+        entity_name: 'Journal',
+      },
+    );
     expect(analysis.method).toBe('semantic');
     expect(analysis.needs_split).toBe(true);
     const groups = Object.values(analysis.topics);

@@ -71,7 +71,9 @@ describe('supersedes and include_superseded', () => {
       expect(r.isError).toBe(true);
       expect(textOf(r)).toMatch(/observations\[1\]\.supersedes.*not a current observation of Alice.*open_nodes/);
     }
-    const self = await h.call('add_observations', { observations: [{ entityName: 'Alice', contents: ['works as a pilot'], supersedes: 'works as a pilot' }] });
+    const self = await h.call('add_observations', {
+      observations: [{ entityName: 'Alice', contents: ['works as a pilot'], supersedes: 'works as a pilot' }],
+    });
     expect(textOf(self)).toMatch(/cannot replace itself/);
     const missing = await h.call('add_observations', { observations: [{ entityName: 'Nobody', contents: ['x'], supersedes: 'y' }] });
     expect(textOf(missing)).toMatch(/Entity with name Nobody not found/);
@@ -113,13 +115,22 @@ describe('end_relation', () => {
   afterAll(() => h.close());
 
   const heraBoost = async (): Promise<number> => {
-    const r = await h.ok<Hybrid>('hybrid_search', { query: 'budget review OR team', search_modes: ['fts'], limbic: false, weights: { graph: 1 } });
+    const r = await h.ok<Hybrid>('hybrid_search', {
+      query: 'budget review OR team',
+      search_modes: ['fts'],
+      limbic: false,
+      weights: { graph: 1 },
+    });
     return r.results.find((x) => x.name === 'Hera')?.scores.graph_boost ?? -1;
   };
 
   it('an ended relation stops boosting, stays listed, and comes back when created again', async () => {
     expect(await heraBoost()).toBeGreaterThan(0);
-    const ended = await h.ok<{ relation: Record<string, string>; notice?: string }>('end_relation', { from: 'Hera', to: 'Apollo', relationType: 'leads' });
+    const ended = await h.ok<{ relation: Record<string, string>; notice?: string }>('end_relation', {
+      from: 'Hera',
+      to: 'Apollo',
+      relationType: 'leads',
+    });
     expect(ended.relation).toMatchObject({ from: 'Hera', to: 'Apollo', relationType: 'leads' });
     expect(ended.notice).toBeUndefined();
     expect(await heraBoost()).toBe(0);
@@ -129,7 +140,9 @@ describe('end_relation', () => {
     expect(full.relations[0]?.ended_at).toBe(ended.relation.ended_at);
     const again = await h.ok<{ notice?: string }>('end_relation', { from: 'Hera', to: 'Apollo', relationType: 'leads' });
     expect(again.notice).toMatch(/already ended/);
-    const recreated = await h.ok<{ relations: unknown[] }>('create_relations', { relations: [{ from: 'Hera', to: 'Apollo', relationType: 'leads' }] });
+    const recreated = await h.ok<{ relations: unknown[] }>('create_relations', {
+      relations: [{ from: 'Hera', to: 'Apollo', relationType: 'leads' }],
+    });
     expect(recreated.relations).toHaveLength(1);
     expect(await heraBoost()).toBeGreaterThan(0);
   });
@@ -164,7 +177,12 @@ describe('find_duplicate_observations without a model', () => {
         {
           name: 'Bob',
           entityType: 'person',
-          observations: ['likes green tea', 'Bob likes green tea every single morning before work', 'owns a red bicycle', 'lives near the harbour'],
+          observations: [
+            'likes green tea',
+            'Bob likes green tea every single morning before work',
+            'owns a red bicycle',
+            'lives near the harbour',
+          ],
         },
         { name: 'Solo', entityType: 'person', observations: ['only one'] },
       ],
@@ -173,18 +191,31 @@ describe('find_duplicate_observations without a model', () => {
   afterAll(() => h.close());
 
   it('finds containment duplicates by words and says that meaning was not checked', async () => {
-    const r = await h.ok<{ method: string; duplicates_found: number; clusters: { size: number; observations: { content: string }[] }[]; pairs: Record<string, unknown>[] }>(
-      'find_duplicate_observations',
-      { entity_name: 'Bob' },
-    );
+    const r = await h.ok<{
+      method: string;
+      duplicates_found: number;
+      clusters: { size: number; observations: { content: string }[] }[];
+      pairs: Record<string, unknown>[];
+    }>('find_duplicate_observations', { entity_name: 'Bob' });
     expect(r.method).toMatch(/^words/);
     expect(r.duplicates_found).toBe(1);
     expect(r.clusters).toEqual([
-      { size: 2, observations: [{ content: 'likes green tea', kind: 'generic' }, { content: 'Bob likes green tea every single morning before work', kind: 'generic' }] },
+      {
+        size: 2,
+        observations: [
+          { content: 'likes green tea', kind: 'generic' },
+          { content: 'Bob likes green tea every single morning before work', kind: 'generic' },
+        ],
+      },
     ]);
-    expect(r.pairs).toEqual([{ a: 'likes green tea', b: 'Bob likes green tea every single morning before work', match_type: 'containment', similarity: 1 }]);
+    expect(r.pairs).toEqual([
+      { a: 'likes green tea', b: 'Bob likes green tea every single morning before work', match_type: 'containment', similarity: 1 },
+    ]);
     // A stricter containment than the pair's (3 of 3 words) still matches; none can match at 1.0 plus.
-    const strict = await h.ok<{ duplicates_found: number }>('find_duplicate_observations', { entity_name: 'Bob', containment_threshold: 1 });
+    const strict = await h.ok<{ duplicates_found: number }>('find_duplicate_observations', {
+      entity_name: 'Bob',
+      containment_threshold: 1,
+    });
     expect(strict.duplicates_found).toBe(1);
   });
 
@@ -192,8 +223,12 @@ describe('find_duplicate_observations without a model', () => {
     const solo = await h.ok<{ total_observations: number; clusters: unknown[] }>('find_duplicate_observations', { entity_name: 'Solo' });
     expect(solo).toMatchObject({ total_observations: 1, clusters: [], method: 'none' });
     expect(textOf(await h.call('find_duplicate_observations', { entity_name: 'Nobody' }))).toMatch(/Entity with name Nobody not found/);
-    expect(textOf(await h.call('find_duplicate_observations', { entity_name: 'Bob', threshold: 2 }))).toMatch(/threshold must be a number from 0 to 1/);
-    expect(textOf(await h.call('find_duplicate_observations', { entity_name: 'Bob', containment: 0.5 }))).toMatch(/unknown field "containment"/);
+    expect(textOf(await h.call('find_duplicate_observations', { entity_name: 'Bob', threshold: 2 }))).toMatch(
+      /threshold must be a number from 0 to 1/,
+    );
+    expect(textOf(await h.call('find_duplicate_observations', { entity_name: 'Bob', containment: 0.5 }))).toMatch(
+      /unknown field "containment"/,
+    );
   });
 });
 
@@ -235,7 +270,13 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
 
   it('reports split candidates, near-threshold, stale entities and duplicate clusters', async () => {
     const r = await h.ok<Report>('consolidation_report', {});
-    expect(r.summary).toMatchObject({ total_entities: 6, total_observations: 52, split_candidates_count: 1, stale_entities_count: 4, large_entities_count: 1 });
+    expect(r.summary).toMatchObject({
+      total_entities: 6,
+      total_observations: 52,
+      split_candidates_count: 1,
+      stale_entities_count: 4,
+      large_entities_count: 1,
+    });
     expect(r.split_candidates[0]).toMatchObject({ entity_name: 'Big', observation_count: 30, threshold: 20 });
     expect(r.split_candidates[0]?.recommendation).toMatch(/1\.5x the threshold of 20, in 2 topics/);
     expect(r.large_entities.map((e) => e.entity_name)).toEqual(['Nearly']);
@@ -254,7 +295,10 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
   it('analyzes and proposes a split by keywords; small entities need none', async () => {
     const small = await h.ok<{ analysis: Record<string, unknown> }>('analyze_entity_split', { entity_name: 'Nearly' });
     expect(small.analysis).toMatchObject({ needs_split: false, observation_count: 17, threshold: 20, topics: {}, method: 'none' });
-    const big = await h.ok<{ analysis: { needs_split: boolean; topics: Record<string, string[]>; method: string } }>('analyze_entity_split', { entity_name: 'Big' });
+    const big = await h.ok<{ analysis: { needs_split: boolean; topics: Record<string, string[]>; method: string } }>(
+      'analyze_entity_split',
+      { entity_name: 'Big' },
+    );
     expect(big.analysis.needs_split).toBe(true);
     expect(big.analysis.method).toBe('keywords');
     expect(Object.values(big.analysis.topics).map((t) => t.length)).toEqual([15, 15]);
@@ -271,13 +315,15 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
   });
 
   it('executes an approved split: children get the observations, relations link them, search finds them', async () => {
-    const { proposal } = await h.ok<{ proposal: { suggested_splits: { name: string; entity_type: string; observations: string[] }[]; relations_to_create: unknown[] } }>(
-      'propose_entity_split',
-      { entity_name: 'Big' },
-    );
+    const { proposal } = await h.ok<{
+      proposal: { suggested_splits: { name: string; entity_type: string; observations: string[] }[]; relations_to_create: unknown[] };
+    }>('propose_entity_split', { entity_name: 'Big' });
     expect(proposal.suggested_splits).toHaveLength(2);
     expect(proposal.relations_to_create).toHaveLength(4);
-    const r = await h.ok<{ result: Record<string, unknown> }>('execute_entity_split', { entity_name: 'Big', approved_splits: proposal.suggested_splits });
+    const r = await h.ok<{ result: Record<string, unknown> }>('execute_entity_split', {
+      entity_name: 'Big',
+      approved_splits: proposal.suggested_splits,
+    });
     expect(r.result).toEqual({
       new_entities: proposal.suggested_splits.map((s) => s.name),
       moved_observations: 30,
@@ -295,13 +341,28 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
   it('refuses a bad split whole, naming what to fix', async () => {
     await h.ok('create_entities', { entities: [{ name: 'Mixed', entityType: 'Thing', observations: ['one', 'two', 'three'] }] });
     const cases: [Record<string, unknown>, RegExp][] = [
-      [{ entity_name: 'Mixed', approved_splits: [{ name: 'M1', observations: ['four'] }] }, /approved_splits\[0\]\.observations: "four" is not a current observation of Mixed/],
-      [{ entity_name: 'Mixed', approved_splits: [{ name: 'Used', observations: ['one'] }] }, /approved_splits\[0\]\.name: an entity named "Used" exists already/],
       [
-        { entity_name: 'Mixed', approved_splits: [{ name: 'M1', observations: ['one'] }, { name: 'M2', observations: ['one'] }] },
+        { entity_name: 'Mixed', approved_splits: [{ name: 'M1', observations: ['four'] }] },
+        /approved_splits\[0\]\.observations: "four" is not a current observation of Mixed/,
+      ],
+      [
+        { entity_name: 'Mixed', approved_splits: [{ name: 'Used', observations: ['one'] }] },
+        /approved_splits\[0\]\.name: an entity named "Used" exists already/,
+      ],
+      [
+        {
+          entity_name: 'Mixed',
+          approved_splits: [
+            { name: 'M1', observations: ['one'] },
+            { name: 'M2', observations: ['one'] },
+          ],
+        },
         /"one" is given to both "M1" and "M2"/,
       ],
-      [{ entity_name: 'Mixed', approved_splits: [{ name: 'M1', observations: ['one'] }], parent_entity_name: 'Nobody' }, /Entity with name Nobody not found/],
+      [
+        { entity_name: 'Mixed', approved_splits: [{ name: 'M1', observations: ['one'] }], parent_entity_name: 'Nobody' },
+        /Entity with name Nobody not found/,
+      ],
       [{ entity_name: 'Nobody', approved_splits: [{ name: 'M1', observations: ['one'] }] }, /Entity with name Nobody not found/],
       [{ entity_name: 'Mixed', approved_splits: [] }, /approved_splits must hold at least 1 split/],
       [{ entity_name: 'Mixed', approved_splits: [{ observations: ['one'] }] }, /approved_splits\.0\.name|name/],
@@ -315,7 +376,7 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
     expect((await h.ok<Graph>('open_nodes', { names: ['Mixed'] })).entities[0]?.observations).toEqual(['one', 'two', 'three']);
   });
 
-  it('links children to parent_entity_name when given, with the child\'s own type', async () => {
+  it("links children to parent_entity_name when given, with the child's own type", async () => {
     const r = await h.ok<{ result: { relations_created: number } }>('execute_entity_split', {
       entity_name: 'Mixed',
       approved_splits: [{ name: 'Mixed - odd', entity_type: 'Subset', observations: ['one', 'three'] }],
@@ -403,9 +464,13 @@ it('a read-only service refuses the maintenance writes, and still reads', async 
     await h.ok('create_entities', { entities: [{ name: 'A', entityType: 't', observations: ['one'] }] });
     await h.ok('create_relations', { relations: [{ from: 'A', to: 'A', relationType: 'self' }] });
     const ro = readOnlyService(h.service, 'default');
-    await expect(ro.maintenance.supersede([{ entityName: 'A', contents: ['two'], supersedes: 'one' }])).rejects.toThrow(/read-only: add_observations/);
+    await expect(ro.maintenance.supersede([{ entityName: 'A', contents: ['two'], supersedes: 'one' }])).rejects.toThrow(
+      /read-only: add_observations/,
+    );
     await expect(ro.maintenance.endRelation({ from: 'A', to: 'A', relationType: 'self' })).rejects.toThrow(/read-only: end_relation/);
-    await expect(ro.maintenance.executeEntitySplit('A', [{ name: 'B', observations: ['one'] }], undefined)).rejects.toThrow(/read-only: execute_entity_split/);
+    await expect(ro.maintenance.executeEntitySplit('A', [{ name: 'B', observations: ['one'] }], undefined)).rejects.toThrow(
+      /read-only: execute_entity_split/,
+    );
     await expect(ro.reflections.add({ content: 'x' })).rejects.toThrow(/read-only: add_reflection/);
     await expect(ro.reflections.consolidate()).rejects.toThrow(/read-only: run_consolidation/);
     expect((await ro.maintenance.findDuplicateObservations('A', {})).total_observations).toBe(1);

@@ -62,7 +62,10 @@ describe('stopwords are no keyword evidence (issue 18, its two-entity example)',
         const result = await h.ok<{ results: { name: string }[] }>(tool, { query: 'who wrote the first computer program', limit: 2 });
         expect(result.results.map((r) => r.name)).toEqual(['Ada', 'Kettle']);
         // The keyword leg found nothing: "who" and "the" are stopwords, no other word is shared.
-        const keywordOnly = await h.ok<{ results: unknown[] }>('hybrid_search', { query: 'who wrote the first computer program', search_modes: ['fts'] });
+        const keywordOnly = await h.ok<{ results: unknown[] }>('hybrid_search', {
+          query: 'who wrote the first computer program',
+          search_modes: ['fts'],
+        });
         expect(keywordOnly.results).toEqual([]);
       } finally {
         await h.close();

@@ -39,14 +39,21 @@ describe('reflections', () => {
       author: 'sofia',
       mood: 'insight',
     });
-    const opened = await h.ok<{ entities: { entityType: string; observations: string[] }[]; relations: unknown[] }>('open_nodes', { names: [r.reflection.name] });
-    expect(opened.entities[0]).toMatchObject({ entityType: 'Reflection', observations: [r.reflection.content, 'author: sofia', 'mood: insight'] });
+    const opened = await h.ok<{ entities: { entityType: string; observations: string[] }[]; relations: unknown[] }>('open_nodes', {
+      names: [r.reflection.name],
+    });
+    expect(opened.entities[0]).toMatchObject({
+      entityType: 'Reflection',
+      observations: [r.reflection.content, 'author: sofia', 'mood: insight'],
+    });
     expect(opened.relations).toEqual([
       { from: r.reflection.name, to: 'Apollo', relationType: 'reflects_on' },
       { from: r.reflection.name, to: 'Zeus', relationType: 'reflects_on' },
     ]);
     // The same opening words get a name of their own.
-    const second = await h.ok<{ reflection: { name: string } }>('add_reflection', { content: 'Rocket schedules keep slipping when engine tests run late again' });
+    const second = await h.ok<{ reflection: { name: string } }>('add_reflection', {
+      content: 'Rocket schedules keep slipping when engine tests run late again',
+    });
     expect(second.reflection.name).toBe('Reflection: Rocket schedules keep slipping when engine tests run (2)');
     await h.ok('delete_entities', { entityNames: [second.reflection.name] });
   });
@@ -74,11 +81,15 @@ describe('reflections', () => {
     expect(score(doubled, 'Apollo')).toBe(score(plain, 'Apollo'));
     expect(names(await h.ok<Hybrid>('hybrid_search', { ...base, reflection_boost: 100 }))[0]).toBe(reflection);
     expect(names(await h.ok<Hybrid>('hybrid_search', { ...base, reflection_boost: 0 })).at(-1)).toBe(reflection);
-    expect(textOf(await h.call('hybrid_search', { ...base, reflection_boost: -1 }))).toMatch(/reflection_boost must be a number from 0 to 100/);
+    expect(textOf(await h.call('hybrid_search', { ...base, reflection_boost: -1 }))).toMatch(
+      /reflection_boost must be a number from 0 to 100/,
+    );
   });
 
   it('search_reflections returns reflections only, with what they are about', async () => {
-    const r = await h.ok<{ results: { name: string; content: string; about: string[]; score: number }[] }>('search_reflections', { query: 'rocket engine' });
+    const r = await h.ok<{ results: { name: string; content: string; about: string[]; score: number }[] }>('search_reflections', {
+      query: 'rocket engine',
+    });
     expect(r.results).toHaveLength(1);
     expect(r.results[0]).toMatchObject({ content: 'Rocket schedules keep slipping when engine tests run late', about: ['Apollo', 'Zeus'] });
     expect(r.results[0]?.score).toBeGreaterThan(0);
@@ -107,10 +118,12 @@ describe('run_consolidation without a model (shared words)', () => {
   afterAll(() => h.close());
 
   it('writes one reflection per cluster, linked to its entities, and keeps them on a second run', async () => {
-    const first = await h.ok<{ reflections_created: { name: string; sources: string[] }[]; clusters_found: number; method: string; entities_scanned: number }>(
-      'run_consolidation',
-      {},
-    );
+    const first = await h.ok<{
+      reflections_created: { name: string; sources: string[] }[];
+      clusters_found: number;
+      method: string;
+      entities_scanned: number;
+    }>('run_consolidation', {});
     expect(first.method).toBe('words');
     expect(first.entities_scanned).toBe(7);
     expect(first.clusters_found).toBe(2);
@@ -120,11 +133,12 @@ describe('run_consolidation without a model (shared words)', () => {
     ]);
     const reflection = first.reflections_created[0]?.name as string;
     const opened = await h.ok<{ relations: { from: string; to: string; relationType: string }[] }>('open_nodes', { names: [reflection] });
-    expect(opened.relations.filter((r) => r.from === reflection && r.relationType === 'reflects_on').map((r) => r.to).sort()).toEqual([
-      'Basil bed',
-      'Lettuce bed',
-      'Tomato bed',
-    ]);
+    expect(
+      opened.relations
+        .filter((r) => r.from === reflection && r.relationType === 'reflects_on')
+        .map((r) => r.to)
+        .sort(),
+    ).toEqual(['Basil bed', 'Lettuce bed', 'Tomato bed']);
     // Reflections are not clustered again, and a theme already reflected is kept.
     const second = await h.ok<{ reflections_created: unknown[]; existing_kept: number; entities_scanned: number }>('run_consolidation', {});
     expect(second).toMatchObject({ reflections_created: [], existing_kept: 2, entities_scanned: 7 });

@@ -19,7 +19,11 @@ interface Response {
 }
 
 const GRAPH = [
-  { name: 'Hybrid search', entityType: 'Concept', observations: ['Combines FTS5 keyword search with vector similarity', 'Uses reciprocal rank fusion'] },
+  {
+    name: 'Hybrid search',
+    entityType: 'Concept',
+    observations: ['Combines FTS5 keyword search with vector similarity', 'Uses reciprocal rank fusion'],
+  },
   { name: 'dom-cachorroink', entityType: 'Skill', observations: ['A skill for drawing ink illustrations of dogs'] },
   { name: 'Commute', entityType: 'Habit', observations: ['Drives an automobile to the office every morning'] },
   { name: 'Baking', entityType: 'Hobby', observations: ['Bakes sourdough bread on weekends'] },
@@ -85,7 +89,9 @@ describe('search_semantic (real model)', () => {
     await h.service.drainEmbeddings();
     const before = await search('volcano eruption lava', 3);
     const rankBefore = before.results.findIndex((x) => x.name === 'Mystery');
-    await h.ok('add_observations', { observations: [{ entityName: 'Mystery', contents: ['A volcano erupted and lava flowed into the sea'] }] });
+    await h.ok('add_observations', {
+      observations: [{ entityName: 'Mystery', contents: ['A volcano erupted and lava flowed into the sea'] }],
+    });
     const after = await search('volcano eruption lava', 3);
     // Re-embedded: now the nearest by meaning, found by both legs, and first, although the entities
     // earlier tests returned carry usage boosts. (Before e5's cosine was rescaled by its floor of

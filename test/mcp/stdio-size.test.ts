@@ -17,7 +17,7 @@ const LIMIT = LIMITS.maxCallTextBytes;
 /** Distinct ASCII observations of at most maxObservationChars each, whose lengths sum to `total`. */
 function observationsOf(total: number): string[] {
   const out: string[] = [];
-  for (let left = total; left > 0; ) {
+  for (let left = total; left > 0;) {
     const n = Math.min(left, LIMITS.maxObservationChars);
     const head = `observation ${out.length}: `;
     out.push((head + 'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27))).slice(0, n));
@@ -90,7 +90,9 @@ describe('issue 10: calls near the size limits over stdio never end `limbic serv
     expect(stored.map((e) => e.name)).toEqual(['at-limit']);
     expect(stored[0]?.observations).toEqual(args.entities[0]?.observations);
 
-    expect((await call('create_entities', { entities: [{ name: 'after', entityType: 'probe', observations: ['still here'] }] })).isError).toBeFalsy();
+    expect(
+      (await call('create_entities', { entities: [{ name: 'after', entityType: 'probe', observations: ['still here'] }] })).isError,
+    ).toBeFalsy();
     const found = await call('search_nodes', { query: 'still here' });
     expect((found.structuredContent as { entities: { name: string }[] }).entities.map((e) => e.name)).toEqual(['after']);
   });

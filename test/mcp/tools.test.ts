@@ -17,8 +17,15 @@ describe('MCP tools (official contract)', () => {
     const { tools } = await h.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const name of [
-      'create_entities', 'create_relations', 'add_observations', 'delete_entities', 'delete_observations',
-      'delete_relations', 'read_graph', 'search_nodes', 'open_nodes',
+      'create_entities',
+      'create_relations',
+      'add_observations',
+      'delete_entities',
+      'delete_observations',
+      'delete_relations',
+      'read_graph',
+      'search_nodes',
+      'open_nodes',
     ]) {
       expect(byName.has(name), name).toBe(true);
       expect(byName.get(name)?.outputSchema, name).toBeDefined();
@@ -92,9 +99,17 @@ describe('MCP tools (official contract)', () => {
   });
 
   it('deletes report success for unknown names and remove relations of deleted entities', async () => {
-    await h.ok('create_entities', { entities: [{ name: 'A', entityType: 't', observations: ['x'] }, { name: 'B', entityType: 't', observations: [] }] });
+    await h.ok('create_entities', {
+      entities: [
+        { name: 'A', entityType: 't', observations: ['x'] },
+        { name: 'B', entityType: 't', observations: [] },
+      ],
+    });
     await h.ok('create_relations', { relations: [{ from: 'A', to: 'B', relationType: 'r' }] });
-    expect(await h.ok('delete_entities', { entityNames: ['A', 'Nope'] })).toEqual({ success: true, message: 'Entities deleted successfully' });
+    expect(await h.ok('delete_entities', { entityNames: ['A', 'Nope'] })).toEqual({
+      success: true,
+      message: 'Entities deleted successfully',
+    });
     expect(await h.ok('delete_observations', { deletions: [{ entityName: 'Nope', observations: ['x'] }] })).toEqual({
       success: true,
       message: 'Observations deleted successfully',
@@ -169,7 +184,10 @@ describe('MCP tools (official contract)', () => {
 
   it('set_entity_status accepts Spanish and English words', async () => {
     await h.ok('create_entities', { entities: [{ name: 'P', entityType: 'project', observations: [], status: 'paused' }] });
-    expect(await h.ok('set_entity_status', { name: 'P', status: 'archivado' })).toEqual({ success: true, message: 'Status of P set to archivado' });
+    expect(await h.ok('set_entity_status', { name: 'P', status: 'archivado' })).toEqual({
+      success: true,
+      message: 'Status of P set to archivado',
+    });
     const missing = await h.call('set_entity_status', { name: 'Nope', status: 'active' });
     expect(missing.isError).toBe(true);
     const bad = await h.call('set_entity_status', { name: 'P', status: 'deleted' });
@@ -179,9 +197,13 @@ describe('MCP tools (official contract)', () => {
 
   it('get_statistics counts the graph and reports the index state', async () => {
     await h.ok('create_entities', { entities: [{ name: 'S', entityType: 't', observations: ['a', 'b'] }] });
-    const stats = await h.ok<{ entities: number; observations: number; relations: number; fts: { available: boolean }; embeddings: { pending: number } }>(
-      'get_statistics',
-    );
+    const stats = await h.ok<{
+      entities: number;
+      observations: number;
+      relations: number;
+      fts: { available: boolean };
+      embeddings: { pending: number };
+    }>('get_statistics');
     expect(stats).toMatchObject({ entities: 1, observations: 2, relations: 0, fts: { available: true } });
     expect(stats.embeddings.pending).toBe(1);
   });

@@ -45,7 +45,20 @@ describe('fuse, weighted relevance (BM25 0.30 and cosine 0.55 only)', () => {
   });
 
   it('uses the keyword scores alone when no vector leg answered, and cosine alone when no keyword leg did', async () => {
-    const keywordOnly = await fuse(NO_GRAPH, request, { semantic: [], keyword: [{ id: id(1), bm25: -5 }, { id: id(2), bm25: -1 }] }, NO_SIGNALS, 0, NOW);
+    const keywordOnly = await fuse(
+      NO_GRAPH,
+      request,
+      {
+        semantic: [],
+        keyword: [
+          { id: id(1), bm25: -5 },
+          { id: id(2), bm25: -1 },
+        ],
+      },
+      NO_SIGNALS,
+      0,
+      NOW,
+    );
     expect(baseOf(keywordOnly, 1)).toBeCloseTo(1, 12);
     expect(baseOf(keywordOnly, 2)).toBeCloseTo(0, 12);
     const semanticOnly = await fuse(NO_GRAPH, request, { semantic: [{ id: id(1), distance: 0.35 }], keyword: [] }, NO_SIGNALS, 0.3, NOW);
@@ -54,7 +67,20 @@ describe('fuse, weighted relevance (BM25 0.30 and cosine 0.55 only)', () => {
   });
 
   it('keeps what each leg found in one record per candidate, in RRF order', async () => {
-    const fused = await fuse(NO_GRAPH, request, { semantic: [{ id: id(7), distance: 0.1 }], keyword: [{ id: id(7), bm25: -3 }, { id: id(8), bm25: -1 }] }, NO_SIGNALS, 0, NOW);
+    const fused = await fuse(
+      NO_GRAPH,
+      request,
+      {
+        semantic: [{ id: id(7), distance: 0.1 }],
+        keyword: [
+          { id: id(7), bm25: -3 },
+          { id: id(8), bm25: -1 },
+        ],
+      },
+      NO_SIGNALS,
+      0,
+      NOW,
+    );
     expect(fused.candidates.map((c) => c.candidate)).toEqual([
       { id: id(7), rrfScore: 2 / 61, semantic: { rank: 1, distance: 0.1 }, keyword: { rank: 1, bm25: -3 } },
       { id: id(8), rrfScore: 1 / 62, semantic: undefined, keyword: { rank: 2, bm25: -1 } },
@@ -65,7 +91,20 @@ describe('fuse, weighted relevance (BM25 0.30 and cosine 0.55 only)', () => {
 describe('fuse, rrf', () => {
   it('gives each candidate its RRF score as a share of first place in every leg that answered', async () => {
     const request = semanticRequest('query', 10, { fusion: 'rrf' });
-    const fused = await fuse(NO_GRAPH, request, { semantic: [{ id: id(1), distance: 0.1 }, { id: id(2), distance: 0.2 }], keyword: [{ id: id(2), bm25: -1 }] }, NO_SIGNALS, 0, NOW);
+    const fused = await fuse(
+      NO_GRAPH,
+      request,
+      {
+        semantic: [
+          { id: id(1), distance: 0.1 },
+          { id: id(2), distance: 0.2 },
+        ],
+        keyword: [{ id: id(2), bm25: -1 }],
+      },
+      NO_SIGNALS,
+      0,
+      NOW,
+    );
     expect(baseOf(fused, 2)).toBeCloseTo((1 / 62 + 1 / 61) / (2 / 61), 12);
     expect(baseOf(fused, 1)).toBeCloseTo(1 / 61 / (2 / 61), 12);
     expect(fused.weights).toBeUndefined();
@@ -104,10 +143,38 @@ describe('fuse, zscore (search_semantic preset)', () => {
       { id: id(2), distance: 0.25 },
       { id: id(3), distance: 0.5 },
     ];
-    const noCoverage = await fuse(NO_GRAPH, request, { semantic, keyword: [{ id: id(3), bm25: -9 }, { id: id(2), bm25: -1 }], coverage: 0 }, NO_SIGNALS, 0, NOW);
+    const noCoverage = await fuse(
+      NO_GRAPH,
+      request,
+      {
+        semantic,
+        keyword: [
+          { id: id(3), bm25: -9 },
+          { id: id(2), bm25: -1 },
+        ],
+        coverage: 0,
+      },
+      NO_SIGNALS,
+      0,
+      NOW,
+    );
     const order = [...noCoverage.candidates].sort((a, b) => b.base - a.base).map((c) => c.candidate.id);
     expect(order).toEqual([id(1), id(2), id(3)]);
-    const keywordOnly = await fuse(NO_GRAPH, request, { semantic: [], keyword: [{ id: id(5), bm25: -4 }, { id: id(6), bm25: -1 }], coverage: 1 }, NO_SIGNALS, 0, NOW);
+    const keywordOnly = await fuse(
+      NO_GRAPH,
+      request,
+      {
+        semantic: [],
+        keyword: [
+          { id: id(5), bm25: -4 },
+          { id: id(6), bm25: -1 },
+        ],
+        coverage: 1,
+      },
+      NO_SIGNALS,
+      0,
+      NOW,
+    );
     expect(baseOf(keywordOnly, 5)).toBeGreaterThan(baseOf(keywordOnly, 6) ?? 1);
   });
 });

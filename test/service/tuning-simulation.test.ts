@@ -37,7 +37,11 @@ interface HybridAnswer {
 }
 
 /** NDCG@5 of one answer against the user's preference: the topic's fresh entity is the relevant one. */
-const ndcgOf = (answer: HybridAnswer, t: number): number => ndcgAtK(answer.results.map((r) => (r.name === fresh(t) ? 1 : 0)), 5);
+const ndcgOf = (answer: HybridAnswer, t: number): number =>
+  ndcgAtK(
+    answer.results.map((r) => (r.name === fresh(t) ? 1 : 0)),
+    5,
+  );
 const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
 
 describe('tuning simulation: a user who prefers fresh entities over frequently used hubs', () => {
@@ -132,7 +136,9 @@ describe('tuning simulation: a user who prefers fresh entities over frequently u
     expect(applied.rrfK).toBeLessThan(RRF_K);
 
     // Process b, open since before the apply, ranks with the new values at its next search.
-    const stats = await b.ok<{ ranking: { gamma: number; beta_sal: number; rrf_k: number; source: string; tuned_at: string | null } }>('get_statistics');
+    const stats = await b.ok<{ ranking: { gamma: number; beta_sal: number; rrf_k: number; source: string; tuned_at: string | null } }>(
+      'get_statistics',
+    );
     expect(stats.ranking).toMatchObject({ gamma: applied.gamma, beta_sal: applied.betaSal, rrf_k: applied.rrfK, source: 'tuned' });
     expect(stats.ranking.tuned_at).not.toBeNull();
     const after = [];
@@ -179,7 +185,10 @@ describe('tuning simulation: a user who prefers fresh entities over frequently u
       const applied = report.applied ?? DEFAULT_PARAMETERS;
       const second = await call<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, explain_query: true });
       expect(second.stats?.fusion_stats.rrf_k).toBe(applied.rrfK);
-      expect((await call<{ ranking: { source: string; beta_sal: number } }>('get_statistics')).ranking).toMatchObject({ source: 'tuned', beta_sal: applied.betaSal });
+      expect((await call<{ ranking: { source: string; beta_sal: number } }>('get_statistics')).ranking).toMatchObject({
+        source: 'tuned',
+        beta_sal: applied.betaSal,
+      });
       expect(ndcgOf(second, t)).toBeGreaterThan(ndcgOf(first, t));
       // A caller's own rrf_k still wins over the tuned one.
       const pinned = await call<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, rrf_k: 60, explain_query: true });
@@ -189,4 +198,3 @@ describe('tuning simulation: a user who prefers fresh entities over frequently u
     }
   }, 120_000);
 });
-

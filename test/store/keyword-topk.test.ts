@@ -19,9 +19,44 @@ const exec = promisify(execFile);
 
 /** Stems shared (run/running/runs), accents folded (sesión/sesion), digits, case, and words no entity has. */
 const WORDS = [
-  'river', 'rivers', 'stone', 'stones', 'run', 'running', 'runs', 'sesión', 'sesion', 'Café', 'cafe', 'lamp', 'orchard',
-  'violet', 'harbor', 'copper', 'meadow', 'zeta9', '42', 'the', 'and', 'of', 'kalo', 'mirendor', 'tisba', 'quanto',
-  'fenrir', 'Halgo', 'pone', 'ruba', 'cyto', 'dorel', 'elan', 'vika', 'sarento', 'lomi', 'absent', 'nowhere',
+  'river',
+  'rivers',
+  'stone',
+  'stones',
+  'run',
+  'running',
+  'runs',
+  'sesión',
+  'sesion',
+  'Café',
+  'cafe',
+  'lamp',
+  'orchard',
+  'violet',
+  'harbor',
+  'copper',
+  'meadow',
+  'zeta9',
+  '42',
+  'the',
+  'and',
+  'of',
+  'kalo',
+  'mirendor',
+  'tisba',
+  'quanto',
+  'fenrir',
+  'Halgo',
+  'pone',
+  'ruba',
+  'cyto',
+  'dorel',
+  'elan',
+  'vika',
+  'sarento',
+  'lomi',
+  'absent',
+  'nowhere',
 ];
 
 function rng(seed: number): () => number {
@@ -47,7 +82,11 @@ interface Checker {
 }
 
 /** Compares one search path with FTS5 run directly on another connection to the same file. */
-function checker(fts: Database.Database, search: (match: string, limit: number) => Promise<{ id: number; score: number }[]>, label: string): Checker {
+function checker(
+  fts: Database.Database,
+  search: (match: string, limit: number) => Promise<{ id: number; score: number }[]>,
+  label: string,
+): Checker {
   const sql = fts.prepare<[string, number], { id: number; score: number }>(
     'SELECT rowid AS id, bm25(entity_fts) AS score FROM entity_fts WHERE entity_fts MATCH ? ORDER BY score, rowid LIMIT ?',
   );
@@ -57,7 +96,10 @@ function checker(fts: Database.Database, search: (match: string, limit: number) 
       const want = sql.all(match, limit);
       const got = await search(match, limit);
       const context = `${label}: ${match} LIMIT ${limit}`;
-      expect(got.map((h) => h.id), context).toEqual(want.map((h) => h.id));
+      expect(
+        got.map((h) => h.id),
+        context,
+      ).toEqual(want.map((h) => h.id));
       got.forEach((h, i) => expect(close(h.score, want[i]?.score ?? NaN), `${context} #${i}: ${h.score} vs ${want[i]?.score}`).toBe(true));
       c.checked++;
     },
@@ -71,7 +113,11 @@ async function mutate(store: SqliteStore, r: () => number, names: string[], next
   if (choice < 0.35 || some === undefined) {
     const fresh = Array.from({ length: 1 + Math.floor(r() * 4) }, () => `E${next.n++} ${pick(r)}`);
     await store.graph.createEntities(
-      fresh.map((name) => ({ name, entityType: pick(r), observations: Array.from({ length: Math.floor(r() * 4) }, () => sentence(r, 14)) })),
+      fresh.map((name) => ({
+        name,
+        entityType: pick(r),
+        observations: Array.from({ length: Math.floor(r() * 4) }, () => sentence(r, 14)),
+      })),
       now,
     );
     names.push(...fresh);
@@ -88,7 +134,10 @@ async function mutate(store: SqliteStore, r: () => number, names: string[], next
 }
 
 const randomQuery = (r: () => number): string => {
-  const words = Array.from({ length: 1 + Math.floor(r() * 6) }, () => (r() < 0.1 ? WORDS[WORDS.length - 1 - Math.floor(r() * 2)] : pick(r)) as string);
+  const words = Array.from(
+    { length: 1 + Math.floor(r() * 6) },
+    () => (r() < 0.1 ? WORDS[WORDS.length - 1 - Math.floor(r() * 2)] : pick(r)) as string,
+  );
   return orOfWords(words) as string; // repeats kept: FTS5 counts a repeated phrase twice
 };
 
@@ -103,7 +152,11 @@ describe('top-k keyword index', () => {
       const size = 40 + Math.floor(r() * 400);
       const names = Array.from({ length: size }, (_, i) => `E${i} ${pick(r)}`);
       await store.graph.createEntities(
-        names.map((name) => ({ name, entityType: pick(r), observations: Array.from({ length: Math.floor(r() * 5) }, () => sentence(r, 16)) })),
+        names.map((name) => ({
+          name,
+          entityType: pick(r),
+          observations: Array.from({ length: Math.floor(r() * 5) }, () => sentence(r, 16)),
+        })),
         1,
       );
       const fts = new Database(path, { readonly: true });
@@ -112,8 +165,16 @@ describe('top-k keyword index', () => {
       const other = openSqliteStore({ path, vectors: false });
       const conn = new SqliteConnection({ path, busyTimeoutMs: 5000, vectors: false });
       const merging = new KeywordTopKSync(conn, { mergeMin: 5 });
-      const own = checker(fts, (m, l) => store.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))), `seed ${seed} own`);
-      const theirs = checker(fts, (m, l) => other.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))), `seed ${seed} other`);
+      const own = checker(
+        fts,
+        (m, l) => store.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
+        `seed ${seed} own`,
+      );
+      const theirs = checker(
+        fts,
+        (m, l) => other.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
+        `seed ${seed} other`,
+      );
       const merged = checker(fts, async (m, l) => merging.search(wordsTerms(m), l) ?? [], `seed ${seed} merging`);
       await store.keywords.topK?.warm();
       await other.keywords.topK?.warm();
@@ -147,7 +208,10 @@ describe('top-k keyword index', () => {
     const store = openSqliteStore({ path, vectors: false });
     const r = rng(7);
     const names = Array.from({ length: 300 }, (_, i) => `B${i}`);
-    await store.graph.createEntities(names.map((name) => ({ name, entityType: pick(r), observations: [sentence(r, 12), sentence(r, 12)] })), 1);
+    await store.graph.createEntities(
+      names.map((name) => ({ name, entityType: pick(r), observations: [sentence(r, 12), sentence(r, 12)] })),
+      1,
+    );
     const fts = new Database(path, { readonly: true });
     const conn = new SqliteConnection({ path, busyTimeoutMs: 5000, vectors: false });
     const index = new KeywordTopKSync(conn, { buildStep: 3 }); // a step per 3 terms: writes land between steps
@@ -181,7 +245,11 @@ describe('top-k keyword index', () => {
     );
     await store.keywords.topK?.warm();
     const fts = new Database(path, { readonly: true });
-    const check = checker(fts, (m, l) => store.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))), 'other process');
+    const check = checker(
+      fts,
+      (m, l) => store.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
+      'other process',
+    );
     await check.run('"zeppelin" OR "river"', 10);
     const writer = join(REPO_ROOT, 'test', 'store', 'keyword-topk-writer.ts');
     await exec(process.execPath, ['--import', 'tsx', writer, path, 'Late', 'zeppelin zeppelin river'], { cwd: REPO_ROOT });
@@ -229,11 +297,14 @@ describe('top-k keyword index', () => {
     // Not used, and rebuilt, when it is damaged, foreign, or the log no longer reaches back to it.
     const file = `${path}.keywords`;
     const spoilers: [string, () => void][] = [
-      ['damaged', () => {
-        const bytes = readFileSync(file);
-        bytes[bytes.length - 3] = (bytes[bytes.length - 3] ?? 0) ^ 0xff;
-        writeFileSync(file, bytes);
-      }],
+      [
+        'damaged',
+        () => {
+          const bytes = readFileSync(file);
+          bytes[bytes.length - 3] = (bytes[bytes.length - 3] ?? 0) ^ 0xff;
+          writeFileSync(file, bytes);
+        },
+      ],
       ['foreign', () => fts.exec("UPDATE meta SET value = 'another' WHERE key = 'database_id'")],
       ['log pruned', () => fts.exec('DELETE FROM keyword_log')],
     ];

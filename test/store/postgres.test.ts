@@ -95,7 +95,10 @@ if (server === undefined) {
 
     it('never shows the password: a failed connection and the stats name the server without it', async () => {
       const store = openPgStore({ url: 'postgres://limbic:s3cr3t-pw@127.0.0.1:1/memory?sslmode=disable' });
-      const error = await store.open().then(() => undefined, (e: unknown) => e as Error);
+      const error = await store.open().then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
       expect(error?.message).toMatch(/Cannot connect to PostgreSQL at postgres:\/\/limbic:\*\*\*@127\.0\.0\.1:1\/memory/);
       expect(error?.message).not.toContain('s3cr3t');
       await store.close();
@@ -115,7 +118,10 @@ if (server === undefined) {
       try {
         const first = stores[0] as ReturnType<typeof openPgStore>;
         await first.vectors.configure('test-model', 3);
-        await first.graph.createEntities(Array.from({ length: 50 }, (_, i) => ({ name: `N${i}`, entityType: 'note', observations: [`note ${i}`] })), T0);
+        await first.graph.createEntities(
+          Array.from({ length: 50 }, (_, i) => ({ name: `N${i}`, entityType: 'note', observations: [`note ${i}`] })),
+          T0,
+        );
         const taken = new Map<number, number>();
         await Promise.all(
           stores.map(async (store, s) => {
@@ -151,7 +157,9 @@ if (server === undefined) {
         entities: [...full.values()]
           .map(({ id, ...rest }) => ({ ...rest, access: signals.access.get(id), degree: signals.degree.get(id) }))
           .sort((a, b) => a.name.localeCompare(b.name)),
-        coOccurrences: signals.coOccurrences.map((p) => ({ a: nameOf.get(p.a), b: nameOf.get(p.b), count: p.count, lastCo: p.lastCo })).sort((x, y) => `${x.a}${x.b}`.localeCompare(`${y.a}${y.b}`)),
+        coOccurrences: signals.coOccurrences
+          .map((p) => ({ a: nameOf.get(p.a), b: nameOf.get(p.b), count: p.count, lastCo: p.lastCo }))
+          .sort((x, y) => `${x.a}${x.b}`.localeCompare(`${y.a}${y.b}`)),
         nearest: hits.map((h) => ({ name: nameOf.get(h.id), distance: Math.round(h.distance * 1e5) })),
         status: await store.vectors?.status(),
       };
@@ -168,8 +176,14 @@ if (server === undefined) {
         await sqlite.graph.addObservations([{ entityName: 'Acme', contents: ['source: crm'], kind: 'metadata' }], T0 + 5);
         await sqlite.graph.setStatus('Bob', 'archivado', T0 + 6);
         const [alice, acme] = await sqlite.graph.idsByName(['Alice', 'Acme']);
-        await sqlite.usage.recordAccess([alice, acme].filter((id) => id !== undefined), T0 + 7);
-        await sqlite.usage.recordAccess([alice, acme].filter((id) => id !== undefined), T0 + 7 + 86_400_000);
+        await sqlite.usage.recordAccess(
+          [alice, acme].filter((id) => id !== undefined),
+          T0 + 7,
+        );
+        await sqlite.usage.recordAccess(
+          [alice, acme].filter((id) => id !== undefined),
+          T0 + 7 + 86_400_000,
+        );
         const vectors = sqlite.requireVectors();
         await vectors.configure('test-model', 3);
         const jobs = await vectors.takeJobs(10);

@@ -34,9 +34,14 @@ describe('SqliteMaintenance', () => {
       expect((await store.graph.openNodes(['A'])).entities[0]?.observations).toEqual(['old fact', 'other']);
       const [result] = await store.maintenance.supersede([{ entityName: 'A', contents: ['new fact'], supersedes: 'old fact' }], T0 + 1);
       expect(result).toEqual({ entityName: 'A', addedObservations: ['new fact'], superseded: 'old fact' });
-      expect(await store.maintenance.endRelation({ from: 'A', to: 'B', relationType: 'knows' }, T0 + 2)).toEqual({ state: 'ended', endedAt: T0 + 2 });
+      expect(await store.maintenance.endRelation({ from: 'A', to: 'B', relationType: 'knows' }, T0 + 2)).toEqual({
+        state: 'ended',
+        endedAt: T0 + 2,
+      });
       const history = await store.maintenance.history(['A']);
-      expect(history.superseded.get('A')).toEqual([{ content: 'old fact', kind: 'generic', createdAt: T0, supersededAt: T0 + 1, supersededBy: 'new fact' }]);
+      expect(history.superseded.get('A')).toEqual([
+        { content: 'old fact', kind: 'generic', createdAt: T0, supersededAt: T0 + 1, supersededBy: 'new fact' },
+      ]);
       expect(history.endedRelations).toEqual([{ from: 'A', to: 'B', relationType: 'knows', endedAt: T0 + 2 }]);
       // The keyword rows were rebuilt from the current observations.
       expect(await store.keywords.search('old', 10)).toEqual([]);
@@ -52,7 +57,13 @@ describe('SqliteMaintenance', () => {
     const a = openSqliteStore({ path, vectors: false });
     const b = openSqliteStore({ path, vectors: false });
     try {
-      await a.graph.createEntities([{ name: 'X', entityType: 't', observations: [] }, { name: 'Y', entityType: 't', observations: [] }], T0);
+      await a.graph.createEntities(
+        [
+          { name: 'X', entityType: 't', observations: [] },
+          { name: 'Y', entityType: 't', observations: [] },
+        ],
+        T0,
+      );
       await a.graph.createRelations([{ from: 'X', to: 'Y', relationType: 'r' }], T0);
       const [x, y] = [asEntityId(1), asEntityId(2)];
       expect((await b.usage.signals([x, y])).degree.get(x)).toBe(1);
@@ -84,7 +95,17 @@ describe('SqliteMaintenance', () => {
         ),
       ).rejects.toThrow(/observations\[1\]\.supersedes/);
       await expect(
-        store.maintenance.executeSplit({ original: 'A', parent: 'A', children: [{ name: 'A1', entityType: 't', observations: ['one'] }, { name: 'A', entityType: 't', observations: ['two'] }] }, T0),
+        store.maintenance.executeSplit(
+          {
+            original: 'A',
+            parent: 'A',
+            children: [
+              { name: 'A1', entityType: 't', observations: ['one'] },
+              { name: 'A', entityType: 't', observations: ['two'] },
+            ],
+          },
+          T0,
+        ),
       ).rejects.toThrow(/exists already/);
       expect((await store.graph.readGraph()).entities).toEqual([{ name: 'A', entityType: 't', observations: ['one', 'two'] }]);
       expect((await store.stats()).entities).toBe(1);

@@ -135,7 +135,10 @@ describe('keyword term pruning on SQLite', () => {
   it('reuses a term count while fewer than 1% of the entities changed, and is never further off than that', async () => {
     const tmp = tempDir();
     const store = openSqliteStore({ path: join(tmp.dir, 'memory.db') });
-    await store.graph.createEntities(Array.from({ length: 300 }, (_, i) => ({ name: `Doc ${i}`, entityType: 'doc', observations: [`note ${i}`] })), 1);
+    await store.graph.createEntities(
+      Array.from({ length: 300 }, (_, i) => ({ name: `Doc ${i}`, entityType: 'doc', observations: [`note ${i}`] })),
+      1,
+    );
     const df = async () => (await store.keywords.termStats(['zebrafish'])).terms[0]?.df;
     expect(await df()).toBe(0);
     for (let i = 0; i < 8; i++) {
@@ -146,7 +149,10 @@ describe('keyword term pruning on SQLite', () => {
     }
     // A write from another connection counts too.
     const other = openSqliteStore({ path: join(tmp.dir, 'memory.db') });
-    await other.graph.addObservations(Array.from({ length: 5 }, (_, i) => ({ entityName: `Doc ${100 + i}`, contents: ['zebrafish again'] })), 3);
+    await other.graph.addObservations(
+      Array.from({ length: 5 }, (_, i) => ({ entityName: `Doc ${100 + i}`, contents: ['zebrafish again'] })),
+      3,
+    );
     expect(await df()).toBe(13);
     await other.close();
     await store.close();
@@ -158,7 +164,13 @@ describe('keyword term pruning on SQLite', () => {
     const path = join(tmp.dir, 'memory.db');
     const reader = openSqliteStore({ path });
     const writer = openSqliteStore({ path });
-    await writer.graph.createEntities([{ name: 'A', entityType: 't', observations: ['x'] }, { name: 'B', entityType: 't', observations: ['y'] }], 1);
+    await writer.graph.createEntities(
+      [
+        { name: 'A', entityType: 't', observations: ['x'] },
+        { name: 'B', entityType: 't', observations: ['y'] },
+      ],
+      1,
+    );
     const [a, b] = await reader.graph.idsByName(['A', 'B']);
     if (a === undefined || b === undefined) throw new Error('missing');
     const first = await reader.usage.signals([a, b]);

@@ -12,7 +12,13 @@ import * as sqliteVec from 'sqlite-vec';
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/core/logger.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { peekVectorFile, readVectorFile, vectorFilePath, writeVectorFile, type VectorFileBody } from '../../src/store/sqlite/vector-cache-file.js';
+import {
+  peekVectorFile,
+  readVectorFile,
+  vectorFilePath,
+  writeVectorFile,
+  type VectorFileBody,
+} from '../../src/store/sqlite/vector-cache-file.js';
 import { VectorCache } from '../../src/store/sqlite/vector-cache.js';
 import { VectorCacheKeeper, refreshAfter } from '../../src/store/sqlite/vector-cache-keeper.js';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
@@ -23,7 +29,7 @@ const DIMS = 16;
 /** Deterministic pseudo-random unit vectors (meaning does not matter here). */
 function vectors(n: number, dims: number, seed = 1): Float32Array[] {
   let s = seed;
-  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+  const rand = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5;
   return Array.from({ length: n }, () => {
     const v = Float32Array.from({ length: dims }, rand);
     const norm = Math.hypot(...v);
@@ -40,7 +46,10 @@ async function embedQueued(store: SqliteStore, dims: number, seed: number): Prom
 }
 
 async function fill(store: SqliteStore, n: number, dims: number, seed = 1): Promise<void> {
-  await store.graph.createEntities(Array.from({ length: n }, (_, i) => ({ name: `e${i}`, entityType: 't', observations: [] })), 1);
+  await store.graph.createEntities(
+    Array.from({ length: n }, (_, i) => ({ name: `e${i}`, entityType: 't', observations: [] })),
+    1,
+  );
   await store.requireVectors().configure('fake-model', dims);
   await embedQueued(store, dims, seed);
 }
@@ -83,7 +92,10 @@ async function savedDatabase(dir: string, n = 2000, name = 'memory.db'): Promise
 }
 
 /** Opens the store, loads its cache, and says where it came from. */
-async function reopen(path: string, logger = recordingLogger()): Promise<{ store: SqliteStore; source: string | undefined; logger: typeof logger }> {
+async function reopen(
+  path: string,
+  logger = recordingLogger(),
+): Promise<{ store: SqliteStore; source: string | undefined; logger: typeof logger }> {
   const store = openSqliteStore({ path, logger });
   await store.requireVectors().warm();
   return { store, source: await store.requireVectors().cacheSource(), logger };
@@ -97,7 +109,10 @@ describe('vector cache file', () => {
     // Past 4,096 vectors, so the int8 scan (and the saved int8 copy) is used; with holes and moved slots.
     await fill(first, 6000, 48);
     await first.graph.deleteEntities(Array.from({ length: 100 }, (_, i) => `e${i * 7}`));
-    await first.graph.addObservations(Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })), 2);
+    await first.graph.addObservations(
+      Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })),
+      2,
+    );
     await embedQueued(first, 48, 5);
     const queries = vectors(4, 48, 77);
     const expected: unknown[] = [];
@@ -249,7 +264,10 @@ describe('vector cache file', () => {
       spoil: async (path, dir) => {
         const copy = join(dir, 'copy.db');
         copyFileSync(path, copy);
-        for (const [file, entity] of [[path, 'e5'], [copy, 'e6']] as const) {
+        for (const [file, entity] of [
+          [path, 'e5'],
+          [copy, 'e6'],
+        ] as const) {
           const s = openSqliteStore({ path: file, vectorCacheFile: file === copy });
           await s.graph.addObservations([{ entityName: entity, contents: ['changed'] }], 2);
           await embedQueued(s, DIMS, 9);
@@ -261,7 +279,7 @@ describe('vector cache file', () => {
       },
     },
     {
-      name: 'its vectors are not the database\'s, under sound checksums',
+      name: "its vectors are not the database's, under sound checksums",
       level: 'warn',
       reason: /vector of entity \d+ differs from the database's/,
       spoil: async (path) => rewriteFile(path, (body) => ({ ...body, vectors: body.vectors.map((x) => -x) })),
@@ -271,7 +289,11 @@ describe('vector cache file', () => {
       level: 'warn',
       reason: /holds 1999 vectors once the log is replayed where the database holds 2000/,
       spoil: async (path) =>
-        rewriteFile(path, (body) => ({ ids: body.ids.subarray(1), vectors: body.vectors.subarray(DIMS), quantized: body.quantized.subarray(DIMS) })),
+        rewriteFile(path, (body) => ({
+          ids: body.ids.subarray(1),
+          vectors: body.vectors.subarray(DIMS),
+          quantized: body.quantized.subarray(DIMS),
+        })),
     },
     {
       name: 'it is truncated',
@@ -344,7 +366,7 @@ describe('vector cache file', () => {
     tmp.cleanup();
   });
 
-  it('removes temp files left by a writer that died, and keeps a live writer\'s', async () => {
+  it("removes temp files left by a writer that died, and keeps a live writer's", async () => {
     const tmp = tempDir();
     const path = await savedDatabase(tmp.dir);
     const dead = `${vectorFilePath(path)}.2147483646-00aa00aa00aa.tmp`;
@@ -365,7 +387,8 @@ describe('vector cache file', () => {
     const file = vectorFilePath(path);
     const db = new Database(path);
     sqliteVec.load(db);
-    const meta = (key: string): string => db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? '';
+    const meta = (key: string): string =>
+      db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? '';
     const expect_ = { dims: DIMS, model: meta('vector_model'), databaseId: meta('database_id') };
     const writer = join(REPO_ROOT, 'test', 'helpers', 'vector-file-writer.ts');
     let running = 2;
@@ -395,7 +418,8 @@ describe('vector cache file', () => {
 async function rewriteFile(path: string, edit: (body: VectorFileBody) => VectorFileBody): Promise<void> {
   const db = new Database(path);
   sqliteVec.load(db);
-  const meta = (key: string): string => db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? '';
+  const meta = (key: string): string =>
+    db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? '';
   const { default: usearch } = await import('usearch');
   const snapshot = VectorCache.load(db, usearch.exactSearch as never, DIMS).snapshot();
   if (snapshot === undefined) throw new Error('no snapshot');

@@ -11,7 +11,7 @@ import { tempDir } from '../helpers/fixtures.js';
 /** Deterministic pseudo-random unit vectors (meaning does not matter here). */
 function vectors(n: number, dims: number, seed = 1): Float32Array[] {
   let s = seed;
-  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+  const rand = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5;
   return Array.from({ length: n }, () => {
     const v = Float32Array.from({ length: dims }, rand);
     const norm = Math.hypot(...v);
@@ -128,14 +128,17 @@ describe('vector cache', () => {
     tmp.cleanup();
   });
 
-  it('reads sqlite-vec\'s chunks directly, in one go or in the background, exactly as through the table', async () => {
+  it("reads sqlite-vec's chunks directly, in one go or in the background, exactly as through the table", async () => {
     const tmp = tempDir();
     const path = join(tmp.dir, 'memory.db');
     const store = openSqliteStore({ path, vectorCache: false });
     await fill(store, 3000, 16);
     // Holes (deleted entities) and moved slots (vectors written again).
     await store.graph.deleteEntities(Array.from({ length: 100 }, (_, i) => `e${i * 7}`));
-    await store.graph.addObservations(Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })), 2);
+    await store.graph.addObservations(
+      Array.from({ length: 50 }, (_, i) => ({ entityName: `e${i * 7 + 1}`, contents: ['changed'] })),
+      2,
+    );
     const jobs = await store.requireVectors().takeJobs(100);
     const fresh = vectors(jobs.length, 16, 5);
     await store.requireVectors().put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: fresh[i] ?? new Float32Array(16) })));

@@ -100,7 +100,9 @@ export function semanticGroups(n: number, similarity: (i: number, j: number) => 
     // Lance-Williams for average linkage: the merged cluster's distance is the size-weighted mean.
     for (let k = 0; k < n; k++) {
       if (k === a || k === b || members[k] === undefined) continue;
-      const d = ((dist[a] as number[])[k] as number) * (ma.length / (ma.length + mb.length)) + ((dist[b] as number[])[k] as number) * (mb.length / (ma.length + mb.length));
+      const d =
+        ((dist[a] as number[])[k] as number) * (ma.length / (ma.length + mb.length)) +
+        ((dist[b] as number[])[k] as number) * (mb.length / (ma.length + mb.length));
       (dist[a] as number[])[k] = d;
       (dist[k] as number[])[a] = d;
     }
@@ -129,7 +131,13 @@ export function nameGroups(groups: readonly (readonly string[])[]): Record<strin
     for (const w of ws) counts.set(w, (counts.get(w) ?? 0) + 1);
     const scored = [...counts].map(([w, c]) => ({ w, c, s: (c / ws.length) * Math.log(groups.length / (df.get(w) ?? 1)) }));
     scored.sort((x, y) => y.s - x.s || y.c - x.c);
-    let name = scored.length === 0 ? `Topic ${k + 1}` : scored.slice(0, 2).map((x) => capitalize(x.w)).join(' ');
+    let name =
+      scored.length === 0
+        ? `Topic ${k + 1}`
+        : scored
+            .slice(0, 2)
+            .map((x) => capitalize(x.w))
+            .join(' ');
     if (Object.hasOwn(topics, name)) name = `${name} ${k + 1}`;
     topics[name] = [...group];
   });
@@ -151,7 +159,10 @@ export function keywordTopics(observations: readonly string[]): Record<string, s
       weight.set(w, (weight.get(w) ?? 0) + tf * Math.log(n / d));
     }
   }
-  const keywords = [...weight].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([w]) => w);
+  const keywords = [...weight]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 10)
+    .map(([w]) => w);
   const topics: Record<string, string[]> = {};
   observations.forEach((text, i) => {
     const present = new Set(docs[i]);

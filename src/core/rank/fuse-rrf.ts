@@ -35,11 +35,7 @@ export interface FusedCandidate {
  * A leg counts an entity once, at its first position.
  * @example reciprocalRankFusion([{id: a, distance: .1}], [{id: a, bm25: -3}]) // a: 1/61 + 1/61
  */
-export function reciprocalRankFusion(
-  semantic: readonly VectorHit[],
-  keyword: readonly KeywordHit[],
-  k: number = RRF_K,
-): FusedCandidate[] {
+export function reciprocalRankFusion(semantic: readonly VectorHit[], keyword: readonly KeywordHit[], k: number = RRF_K): FusedCandidate[] {
   const fused = new Map<EntityId, { rrf: number; semantic?: SemanticFinding; keyword?: KeywordFinding }>();
   semantic.forEach((hit, i) => {
     const entry = fused.get(hit.id) ?? { rrf: 0 };

@@ -1,17 +1,7 @@
 /** spec/limbic-system.md "Scoring Formula" and its sub-formulas, as pure functions. */
 import type { CoOccurrencePair } from '../signals.js';
 import type { EntityId } from '../types.js';
-import {
-  ALPHA_CONS,
-  BETA_DEG,
-  BETA_SAL,
-  COOC_TEMPORAL_FLOOR,
-  D_MAX,
-  GAMMA,
-  HOUR_MS,
-  LAMBDA_HOURLY,
-  TEMPORAL_FLOOR,
-} from './constants.js';
+import { ALPHA_CONS, BETA_DEG, BETA_SAL, COOC_TEMPORAL_FLOOR, D_MAX, GAMMA, HOUR_MS, LAMBDA_HOURLY, TEMPORAL_FLOOR } from './constants.js';
 
 export interface ImportanceInput {
   readonly accessCount: number;
@@ -53,7 +43,6 @@ export function decay(referenceMs: number, nowMs: number, floor: number): number
 export function computeTemporalFactor(lastAccessMs: number | undefined, createdAtMs: number, nowMs: number): number {
   return decay(lastAccessMs ?? createdAtMs, nowMs, TEMPORAL_FLOOR);
 }
-
 
 /**
  * cooc_boost(e, R) = Σ_{r ∈ R, r ≠ e} log₂(1 + co_count(e, r)) × decay(last_co(e, r))

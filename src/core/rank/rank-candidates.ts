@@ -7,14 +7,7 @@
  */
 import type { CandidateSignals, RankFacts, VectorHit } from '../signals.js';
 import type { EntityId } from '../types.js';
-import {
-  FTS_BASE_FLOOR,
-  FTS_BASE_SPAN,
-  METADATA_PENALTY,
-  METADATA_THRESHOLD,
-  RRF_K,
-  STATUS_DEBOOST,
-} from './constants.js';
+import { FTS_BASE_FLOOR, FTS_BASE_SPAN, METADATA_PENALTY, METADATA_THRESHOLD, RRF_K, STATUS_DEBOOST } from './constants.js';
 import { reciprocalRankFusion, type FusedCandidate } from './fuse-rrf.js';
 import { computeCoocBoost, computeImportance, computeLimbicScore, computeTemporalFactor, cosineSimilarity } from './limbic.js';
 import { minMaxNormalize } from './normalize.js';
@@ -82,13 +75,16 @@ export function statusMultiplier(facts: RankFacts | undefined): number {
   return status * metadata;
 }
 
-
 /**
  * The limbic re-rank over candidates whose base relevance the caller decided (a cosine, a fused
  * RRF share, a weighted-fusion score): importance, forgetting, co-occurrence, routing blend,
  * status and metadata multipliers, sort, cut to limit.
  */
-export function rankByBase(candidates: readonly BaseCandidate[], signals: CandidateSignals<RankFacts>, options: RankOptions): RankedCandidate[] {
+export function rankByBase(
+  candidates: readonly BaseCandidate[],
+  signals: CandidateSignals<RankFacts>,
+  options: RankOptions,
+): RankedCandidate[] {
   if (candidates.length === 0 || options.limit <= 0) return [];
   const ids = new Set(candidates.map((c) => c.candidate.id));
   let maxAccess = 0;
@@ -115,7 +111,10 @@ export function rankByBase(candidates: readonly BaseCandidate[], signals: Candid
     const limbic = computeLimbicScore(c.base, importance, temporalFactor, coocBoost, options.gamma, options.betaSal);
     return { c, facts, importance, temporalFactor, coocBoost, limbic, multiplier: statusMultiplier(facts) };
   });
-  const scores = blendScores(partial.map((p) => ({ base: p.c.base, limbic: p.limbic, multiplier: p.multiplier })), options.strategy);
+  const scores = blendScores(
+    partial.map((p) => ({ base: p.c.base, limbic: p.limbic, multiplier: p.multiplier })),
+    options.strategy,
+  );
   const ranked = partial.map((p, i): RankedCandidate => {
     const multiplier = p.multiplier;
     return {

@@ -18,17 +18,56 @@ export const ROUTING_WEIGHTS: Readonly<Record<RoutingStrategy, RoutingWeights>> 
 };
 
 const FACTUAL = [
-  'qué es', 'que es', 'definición', 'definicion', 'cómo funciona', 'como funciona', 'es un', 'es una',
-  'what is', 'what are', "what's", 'define', 'definition', 'meaning of', 'how does', 'how do', 'who is', 'which is',
+  'qué es',
+  'que es',
+  'definición',
+  'definicion',
+  'cómo funciona',
+  'como funciona',
+  'es un',
+  'es una',
+  'what is',
+  'what are',
+  "what's",
+  'define',
+  'definition',
+  'meaning of',
+  'how does',
+  'how do',
+  'who is',
+  'which is',
 ];
 const INTERMEDIATE = [
-  'relación', 'relacion', 'diferencia', 'ejemplos', 'comparar',
-  'compare', 'comparison', 'difference', 'differences', 'examples', 'versus', ' vs ',
+  'relación',
+  'relacion',
+  'diferencia',
+  'ejemplos',
+  'comparar',
+  'compare',
+  'comparison',
+  'difference',
+  'differences',
+  'examples',
+  'versus',
+  ' vs ',
 ];
 const EXPLORATORY = [
-  'explícame', 'explicame', 'relación entre', 'relacion entre', 'dime todo', 'qué piensas', 'que piensas',
-  'explain', 'tell me everything', 'tell me about', 'everything about', 'relationship between', 'what do you think',
-  'overview', 'summarize', 'summarise',
+  'explícame',
+  'explicame',
+  'relación entre',
+  'relacion entre',
+  'dime todo',
+  'qué piensas',
+  'que piensas',
+  'explain',
+  'tell me everything',
+  'tell me about',
+  'everything about',
+  'relationship between',
+  'what do you think',
+  'overview',
+  'summarize',
+  'summarise',
 ];
 
 /** Whole-word patterns, compiled once per phrase: building them per query cost 0.7 ms a search. */
@@ -60,7 +99,10 @@ export function queryTypeScore(query: string, limit: number | undefined): number
   const intermediate = INTERMEDIATE.filter((k) => containsPhrase(text, k) && !exploratory.some((e) => e.includes(k.trim())));
   if (intermediate.length > 0) score += 1;
   if (exploratory.length > 0) score -= 2;
-  const words = text.trim().split(' ').filter((w) => w.length > 0).length;
+  const words = text
+    .trim()
+    .split(' ')
+    .filter((w) => w.length > 0).length;
   if (words <= 3) score += 1;
   if (words >= 10) score -= 1;
   if (limit !== undefined && limit <= 3) score += 1;

@@ -88,7 +88,10 @@ function meanNdcg5(events: readonly ShadowEvent[], p: RankParameters): number {
   let sum = 0;
   let count = 0;
   for (const e of events) {
-    sum += ndcgAtK(replay(e, p).map((c) => c.relevance), 5);
+    sum += ndcgAtK(
+      replay(e, p).map((c) => c.relevance),
+      5,
+    );
     count++;
   }
   return count === 0 ? 0 : sum / count;
@@ -112,7 +115,8 @@ export function gridSearch(events: readonly ShadowEvent[], grid: Grid, current: 
       }
     }
   }
-  const best = (a: GridCell, b: GridCell): number => (b['ndcg@5'] - a['ndcg@5'] > MIN_GAIN ? 1 : a['ndcg@5'] - b['ndcg@5'] > MIN_GAIN ? -1 : 0);
+  const best = (a: GridCell, b: GridCell): number =>
+    b['ndcg@5'] - a['ndcg@5'] > MIN_GAIN ? 1 : a['ndcg@5'] - b['ndcg@5'] > MIN_GAIN ? -1 : 0;
   return cells.sort(best); // Array.prototype.sort is stable: equal cells keep the current-first order.
 }
 
@@ -121,7 +125,11 @@ function withValue(values: readonly number[], v: number): number[] {
 }
 
 /** The whole tuning decision: the minimum-events rule, the grid, the gain. Storing is the caller's. */
-export function tune(events: readonly ShadowEvent[], current: RankParameters, options: { grid?: Grid; minEvents?: number } = {}): TuneReport {
+export function tune(
+  events: readonly ShadowEvent[],
+  current: RankParameters,
+  options: { grid?: Grid; minEvents?: number } = {},
+): TuneReport {
   const grid = options.grid ?? DEFAULT_GRID;
   const minEvents = options.minEvents ?? MIN_EVENTS;
   const withFeedback = events.filter(hasFeedback);
@@ -146,7 +154,8 @@ export function tune(events: readonly ShadowEvent[], current: RankParameters, op
   const optimal = first === undefined ? undefined : { ...first, 'ndcg@5': round4(first['ndcg@5']) };
   const currentCell = cells.find((c) => c.gamma === current.gamma && c.betaSal === current.betaSal && c.rrfK === current.rrfK);
   const gain = first === undefined || currentCell === undefined ? 0 : first['ndcg@5'] - currentCell['ndcg@5'];
-  const moved = optimal !== undefined && (optimal.gamma !== current.gamma || optimal.betaSal !== current.betaSal || optimal.rrfK !== current.rrfK);
+  const moved =
+    optimal !== undefined && (optimal.gamma !== current.gamma || optimal.betaSal !== current.betaSal || optimal.rrfK !== current.rrfK);
   return {
     status: moved ? 'tuned' : 'kept',
     ...(moved ? {} : { reason: 'No grid cell ranks the logged searches better than the values in force.' }),

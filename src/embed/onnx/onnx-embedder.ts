@@ -72,7 +72,15 @@ export function resolveModel(options: OnnxModelOptions): ResolvedModel {
   const wanted = join(options.cacheDir, basename(options.modelId));
   if (existsSync(join(wanted, 'tokenizer.json'))) {
     const manifest = readManifest(wanted);
-    return { id: basename(options.modelId), dims: manifest?.dims, source: 'cache', location: wanted, dtype: dtypeOf(wanted), prefixes: prefixesOf(manifest), similarityFloor: similarityFloorOf(manifest, basename(options.modelId)) };
+    return {
+      id: basename(options.modelId),
+      dims: manifest?.dims,
+      source: 'cache',
+      location: wanted,
+      dtype: dtypeOf(wanted),
+      prefixes: prefixesOf(manifest),
+      similarityFloor: similarityFloorOf(manifest, basename(options.modelId)),
+    };
   }
   const installed = installedModels(options.cacheDir)[0];
   if (installed !== undefined) {
@@ -89,7 +97,15 @@ export function resolveModel(options: OnnxModelOptions): ResolvedModel {
   }
   if (options.allowRemote) {
     // Hub models used here (MiniLM family) take no instruction prefixes.
-    return { id: options.modelId, dims: undefined, source: 'hub', location: options.modelId, dtype: 'q8', prefixes: NO_PREFIXES, similarityFloor: 0 };
+    return {
+      id: options.modelId,
+      dims: undefined,
+      source: 'hub',
+      location: options.modelId,
+      dtype: 'q8',
+      prefixes: NO_PREFIXES,
+      similarityFloor: 0,
+    };
   }
   throw new MemoryError(
     ERROR_CODES.MODEL_UNAVAILABLE,
@@ -126,9 +142,10 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxE
     // through unigram-vocab.ts: the library's own load of it took most of a start's first answer.
     const [encoder, tokenizer] = await Promise.all([
       AutoModel.from_pretrained(modelName, { dtype: model.dtype, session_options }),
-      (model.source === 'hub' ? Promise.resolve(undefined) : loadUnigramTokenizer(transformers, model.location, model.source === 'cache')).then(
-        (fast) => fast ?? AutoTokenizer.from_pretrained(modelName),
-      ),
+      (model.source === 'hub'
+        ? Promise.resolve(undefined)
+        : loadUnigramTokenizer(transformers, model.location, model.source === 'cache')
+      ).then((fast) => fast ?? AutoTokenizer.from_pretrained(modelName)),
     ]);
     extractor = new FeatureExtractionPipeline({ task: 'feature-extraction', model: encoder, tokenizer }) as unknown as Extractor;
   } catch (cause) {

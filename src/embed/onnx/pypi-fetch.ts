@@ -224,7 +224,9 @@ export function redactUrl(url: string): string {
 function withoutCredentials(url: string): { url: string; origin: string; authorization: string | undefined } {
   const u = new URL(url);
   const authorization =
-    u.username === '' ? undefined : `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+    u.username === ''
+      ? undefined
+      : `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
   u.username = '';
   u.password = '';
   return { url: u.toString(), origin: u.origin, authorization };
@@ -232,12 +234,16 @@ function withoutCredentials(url: string): { url: string; origin: string; authori
 
 const describe = (error: unknown): string => {
   const e = error as { message?: string; cause?: { code?: string; message?: string } };
-  if (e.cause?.message !== undefined) return `${e.cause.code !== undefined && !e.cause.message.includes(e.cause.code) ? `${e.cause.code} ` : ''}${e.cause.message}`;
+  if (e.cause?.message !== undefined)
+    return `${e.cause.code !== undefined && !e.cause.message.includes(e.cause.code) ? `${e.cause.code} ` : ''}${e.cause.message}`;
   return e.message ?? String(error);
 };
 
 class HttpStatusError extends Error {
-  constructor(readonly status: number, url: string) {
+  constructor(
+    readonly status: number,
+    url: string,
+  ) {
     super(`HTTP ${status} from ${redactUrl(url)}`);
   }
 }
@@ -249,7 +255,10 @@ function proxyFor(settings: PipSettings, url: string): string | undefined {
     .split(/[,\s]+/)
     .filter(Boolean)
     .some((entry) => {
-      const h = entry.replace(/^\*?\./, '').replace(/:\d+$/, '').toLowerCase();
+      const h = entry
+        .replace(/^\*?\./, '')
+        .replace(/:\d+$/, '')
+        .toLowerCase();
       return entry === '*' || host === h || host.endsWith(`.${h}`);
     });
   if (bypass) return undefined;

@@ -7,7 +7,13 @@ export type HostMessage =
   | { readonly type: 'close' };
 
 export type ThreadMessage =
-  | { readonly type: 'ready'; readonly id: string; readonly dims: number; readonly similarityFloor: number; readonly description: ModelDescription }
+  | {
+      readonly type: 'ready';
+      readonly id: string;
+      readonly dims: number;
+      readonly similarityFloor: number;
+      readonly description: ModelDescription;
+    }
   | { readonly type: 'failed'; readonly message: string }
   /** `count` vectors of the model's size, one after another. */
   | { readonly type: 'vectors'; readonly id: number; readonly count: number; readonly data: Float32Array }

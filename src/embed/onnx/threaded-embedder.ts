@@ -124,7 +124,9 @@ export class ThreadedEmbedder implements Embedder {
       if (this.worker === worker) this.worker = undefined;
       for (const [id, waiting] of this.pending) {
         this.pending.delete(id);
-        waiting.reject(new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `The embedding worker stopped (${why}); the next request starts it again.`));
+        waiting.reject(
+          new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `The embedding worker stopped (${why}); the next request starts it again.`),
+        );
       }
     };
     worker.on('error', (error) => lost(error.message));

@@ -90,7 +90,8 @@ function parseTokenizerJson(text: string): UnigramVocabulary | undefined {
 async function readVocabFile(path: string, source: { size: number; mtimeMs: number }): Promise<UnigramVocabulary | undefined> {
   if (endianness() !== 'LE') return undefined;
   const raw = await readFile(path);
-  if (raw.length < PREFIX_BYTES || raw.toString('latin1', 0, 8) !== MAGIC || crc32(raw.subarray(PREFIX_BYTES)) !== raw.readUInt32LE(12)) return undefined;
+  if (raw.length < PREFIX_BYTES || raw.toString('latin1', 0, 8) !== MAGIC || crc32(raw.subarray(PREFIX_BYTES)) !== raw.readUInt32LE(12))
+    return undefined;
   const headerBytes = raw.readUInt32LE(8);
   const header = JSON.parse(raw.toString('utf8', PREFIX_BYTES, PREFIX_BYTES + headerBytes)) as Header;
   if (header.source.size !== source.size || header.source.mtimeMs !== source.mtimeMs) return undefined;
@@ -110,7 +111,12 @@ async function readVocabFile(path: string, source: { size: number; mtimeMs: numb
 async function writeVocabFile(dir: string, vocabulary: UnigramVocabulary, source: { size: number; mtimeMs: number }): Promise<void> {
   if (endianness() !== 'LE' || vocabulary.pieces.some((p) => p.includes('\n'))) return;
   const pieces = Buffer.from(vocabulary.pieces.join('\n'), 'utf8');
-  const header: Header = { source: { size: source.size, mtimeMs: source.mtimeMs }, count: vocabulary.pieces.length, piecesBytes: pieces.length, tokenizer: vocabulary.tokenizer };
+  const header: Header = {
+    source: { size: source.size, mtimeMs: source.mtimeMs },
+    count: vocabulary.pieces.length,
+    piecesBytes: pieces.length,
+    tokenizer: vocabulary.tokenizer,
+  };
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
   const piecesEnd = PREFIX_BYTES + headerBytes.length + pieces.length;
   const scores = Float64Array.from(vocabulary.scores);

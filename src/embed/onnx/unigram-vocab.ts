@@ -44,7 +44,11 @@ interface UnigramModel {
  * order, or undefined when it is not a Unigram tokenizer or the library does not look as expected.
  * `writeVocabFile`: may write tokenizer.vocab.bin into `dir` (unigram-vocab-file.ts).
  */
-export async function loadUnigramTokenizer(transformers: Transformers, dir: string, writeVocabFile: boolean): Promise<PreTrainedTokenizer | undefined> {
+export async function loadUnigramTokenizer(
+  transformers: Transformers,
+  dir: string,
+  writeVocabFile: boolean,
+): Promise<PreTrainedTokenizer | undefined> {
   const [vocabulary, config] = await Promise.all([
     readUnigramVocabulary(dir, writeVocabFile),
     readFile(join(dir, 'tokenizer_config.json'), 'utf8').then((text) => JSON.parse(text) as object),
@@ -75,7 +79,13 @@ function tokenizerClass(transformers: Transformers, config: unknown): TokenizerC
 }
 
 /** Gives the model the whole vocabulary, as the library's constructors would have, and the sorted search. */
-function install(model: UnigramModel, pieces: string[], scores: number[], order: Int32Array, added: readonly { id: number; content: string }[]): void {
+function install(
+  model: UnigramModel,
+  pieces: string[],
+  scores: number[],
+  order: Int32Array,
+  added: readonly { id: number; content: string }[],
+): void {
   // The library's trie and Map hold the vocabulary as written, before added tokens (below) rename
   // an id (the Map then holds both names); the search keeps the pieces as written.
   const sorted = new SortedPieces(added.every((t) => pieces[t.id] === t.content) ? pieces : [...pieces], order);

@@ -121,7 +121,8 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     routingLimit: undefined,
     rerank: o.rerank,
     filters: reflectionFilters(o),
-    typeBoost: o.reflections === undefined || o.reflections.boost === 1 ? undefined : { entityType: REFLECTION_TYPE, factor: o.reflections.boost },
+    typeBoost:
+      o.reflections === undefined || o.reflections.boost === 1 ? undefined : { entityType: REFLECTION_TYPE, factor: o.reflections.boost },
   };
   const outcome = await runSearch(deps, request, now);
   const { fused } = outcome;

@@ -27,7 +27,10 @@ export async function chooseLegs(store: Store, indexer: EmbeddingIndexer, reques
   const wantSemantic = requested === undefined || requested.includes('semantic');
   const embedder = wantSemantic && store.vectors !== undefined ? await indexer.ready() : undefined;
   if (requested?.includes('fts') && store.keywords === undefined) {
-    throw new MemoryError(ERROR_CODES.INVALID_INPUT, 'Search mode "fts" is unavailable: this store has no keyword index. Use search_modes ["semantic"].');
+    throw new MemoryError(
+      ERROR_CODES.INVALID_INPUT,
+      'Search mode "fts" is unavailable: this store has no keyword index. Use search_modes ["semantic"].',
+    );
   }
   if (requested?.includes('semantic') && embedder === undefined) {
     throw new MemoryError(
@@ -44,7 +47,10 @@ export async function chooseLegs(store: Store, indexer: EmbeddingIndexer, reques
  * The words of plain text that carry evidence: neither stopwords nor, on large graphs, words in so
  * many entities that BM25 gives them no weight. A query of stopwords alone has no keyword leg.
  */
-export async function evidenceMatch(keywords: KeywordIndex, words: readonly string[]): Promise<{ match: string | undefined; coverage: number }> {
+export async function evidenceMatch(
+  keywords: KeywordIndex,
+  words: readonly string[],
+): Promise<{ match: string | undefined; coverage: number }> {
   const kept = words.filter((w) => !isStopword(w.toLowerCase()));
   if (kept.length === 0) return { match: undefined, coverage: 0 };
   const stats = await keywords.termStats(kept);

@@ -117,7 +117,10 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   const parameters: ParametersInForce = { ...inForce, rrfK: request.rrfK };
   const legs = await chooseLegs(store, indexer, request.modes);
   if (legs.keywords === undefined && legs.vectors === undefined) {
-    throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'No search modes available: the keyword index and the embedding model are both unavailable. Run "limbic model install".');
+    throw new MemoryError(
+      ERROR_CODES.MODEL_UNAVAILABLE,
+      'No search modes available: the keyword index and the embedding model are both unavailable. Run "limbic model install".',
+    );
   }
   if (request.rerank && deps.reranker === undefined) {
     throw new MemoryError(
@@ -137,12 +140,20 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
 
   const filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
   const similarityFloor = legs.vectors?.embedder.similarityFloor ?? 0;
-  const fused = await timed(timings, 'fuse', () => fuse(store.graph, request, { ...filtered, coverage: keyword?.coverage }, filtered.signals, similarityFloor, now));
+  const fused = await timed(timings, 'fuse', () =>
+    fuse(store.graph, request, { ...filtered, coverage: keyword?.coverage }, filtered.signals, similarityFloor, now),
+  );
 
   const strategy = detectQueryType(request.query, request.routingLimit);
   let ranked = await timed(timings, 'limbic', () =>
     request.limbic
-      ? rankByBase(fused.candidates, filtered.signals, { limit: fused.candidates.length, strategy, now, gamma: parameters.gamma, betaSal: parameters.betaSal })
+      ? rankByBase(fused.candidates, filtered.signals, {
+          limit: fused.candidates.length,
+          strategy,
+          now,
+          gamma: parameters.gamma,
+          betaSal: parameters.betaSal,
+        })
       : rankWithoutLimbic(fused.candidates),
   );
   const boost = request.typeBoost;

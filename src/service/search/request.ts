@@ -47,7 +47,9 @@ export interface SearchRequest {
 }
 
 /** How long each stage took, in ms; a stage that did not run is absent. */
-export type StageTimings = Partial<Record<'keyword' | 'catchUp' | 'encode' | 'vector' | 'filter' | 'fuse' | 'limbic' | 'rerank' | 'page', number>>;
+export type StageTimings = Partial<
+  Record<'keyword' | 'catchUp' | 'encode' | 'vector' | 'filter' | 'fuse' | 'limbic' | 'rerank' | 'page', number>
+>;
 
 /** Runs one stage and records its time under `name`. */
 export async function timed<T>(timings: StageTimings, name: keyof StageTimings, stage: () => Promise<T> | T): Promise<T> {

@@ -18,7 +18,12 @@ export const FEEDBACK_WINDOW_MS = 60 * 60 * 1000;
  * The event to log, or undefined when there is nothing the parameters could have changed: the
  * limbic stage off, a cross-encoder deciding the order, or fewer than two candidates.
  */
-export function shadowEvent(tool: ShadowEvent['tool'], request: SearchRequest, outcome: SearchOutcome, now: number): ShadowEvent | undefined {
+export function shadowEvent(
+  tool: ShadowEvent['tool'],
+  request: SearchRequest,
+  outcome: SearchOutcome,
+  now: number,
+): ShadowEvent | undefined {
   if (!request.limbic || request.rerank || outcome.ranked.length < 2) return undefined;
   const { fused } = outcome;
   const all = fused.candidates.map((c) => c.candidate);

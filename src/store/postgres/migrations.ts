@@ -189,7 +189,9 @@ export async function migrate(client: pg.PoolClient): Promise<void> {
  */
 async function ensureExtensions(client: pg.PoolClient): Promise<boolean> {
   const available = new Set(
-    (await client.query<{ name: string }>("SELECT name FROM pg_available_extensions WHERE name IN ('vector', 'pg_trgm')")).rows.map((r) => r.name),
+    (await client.query<{ name: string }>("SELECT name FROM pg_available_extensions WHERE name IN ('vector', 'pg_trgm')")).rows.map(
+      (r) => r.name,
+    ),
   );
   if (!available.has('vector')) {
     throw new MemoryError(

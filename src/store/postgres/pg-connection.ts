@@ -52,7 +52,6 @@ function escaping(db: Queryable): Queryable {
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 8;
 
-
 export class PgConnection {
   /** The URL with its password replaced, for messages and stats: passwords are never logged. */
   readonly location: string;
@@ -133,7 +132,11 @@ export class PgConnection {
       application_name: 'limbic',
       ...(this.options.sessionSettings === undefined
         ? {}
-        : { options: Object.entries(this.options.sessionSettings).map(([name, value]) => `-c ${name}=${value}`).join(' ') }),
+        : {
+            options: Object.entries(this.options.sessionSettings)
+              .map(([name, value]) => `-c ${name}=${value}`)
+              .join(' '),
+          }),
       types: { getTypeParser },
     });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.

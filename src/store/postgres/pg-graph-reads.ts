@@ -5,7 +5,15 @@
  * narrowed by LIKE (a pg_trgm index when the server has it) and ranked exact name, name prefix,
  * name substring, type, observation; ties in creation order, as on SQLite.
  */
-import { asEntityId, METADATA_KIND, type Entity, type EntityId, type EntityStatus, type KnowledgeGraph, type Relation } from '../../core/types.js';
+import {
+  asEntityId,
+  METADATA_KIND,
+  type Entity,
+  type EntityId,
+  type EntityStatus,
+  type KnowledgeGraph,
+  type Relation,
+} from '../../core/types.js';
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
 import { SUBSTRING_TEXT } from './migrations.js';
 import type { PgConnection, RelationRow } from './pg-connection.js';
@@ -35,7 +43,15 @@ export class PgGraphReads {
     const entities = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: r.obs ?? [] }));
     if (page === undefined) return { entities, relations: await this.allRelations(), total: entities.length };
     const total = await this.countEntities();
-    return { entities, relations: await this.pageRelations(entities.map((e) => e.name), { limit: limit ?? 0, offset }, total), total };
+    return {
+      entities,
+      relations: await this.pageRelations(
+        entities.map((e) => e.name),
+        { limit: limit ?? 0, offset },
+        total,
+      ),
+      total,
+    };
   }
 
   async outline(page?: Page): Promise<GraphOutline> {
@@ -48,7 +64,15 @@ export class PgGraphReads {
     const entities: EntityOutline[] = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observationCount: r.n }));
     if (page === undefined) return { entities, relations: await this.allRelations(), total: entities.length };
     const total = await this.countEntities();
-    return { entities, relations: await this.pageRelations(rows.map((r) => r.name), { limit: limit ?? 0, offset }, total), total };
+    return {
+      entities,
+      relations: await this.pageRelations(
+        rows.map((r) => r.name),
+        { limit: limit ?? 0, offset },
+        total,
+      ),
+      total,
+    };
   }
 
   async searchNodes(query: string, page?: Page): Promise<GraphPage> {
@@ -57,9 +81,12 @@ export class PgGraphReads {
     // lobs joins observations with newlines: a query holding one could match across two of them,
     // so it is ranked observation by observation (the whole answer, then cut).
     if (page === undefined || q.includes('\n')) {
-      const candidates = (await this.conn.query<{ id: number }>(`SELECT entity_id AS id FROM entity_keywords WHERE (${SUBSTRING_TEXT}) LIKE $1 ORDER BY entity_id`, [like])).map(
-        (r) => r.id,
-      );
+      const candidates = (
+        await this.conn.query<{ id: number }>(
+          `SELECT entity_id AS id FROM entity_keywords WHERE (${SUBSTRING_TEXT}) LIKE $1 ORDER BY entity_id`,
+          [like],
+        )
+      ).map((r) => r.id);
       const found = rankMatches(await hydrate(this.conn, candidates), candidates, q);
       const shown = page === undefined ? found : found.slice(cleanPage(page).offset, cleanPage(page).offset + cleanPage(page).limit);
       return { entities: shown.map(publicEntity), relations: await this.relationsTouching(shown.map((e) => e.name)), total: found.length };
@@ -73,7 +100,10 @@ export class PgGraphReads {
       [q, like, limit, offset],
     );
     const total =
-      rows[0]?.total ?? (offset === 0 && limit !== 0 ? 0 : ((await this.conn.query<{ n: number }>(`SELECT count(*) AS n FROM (${tiered}) t WHERE tier IS NOT NULL`, [q, like]))[0]?.n ?? 0));
+      rows[0]?.total ??
+      (offset === 0 && limit !== 0
+        ? 0
+        : ((await this.conn.query<{ n: number }>(`SELECT count(*) AS n FROM (${tiered}) t WHERE tier IS NOT NULL`, [q, like]))[0]?.n ?? 0));
     const ids = rows.map((r) => r.id);
     const entities = await hydrate(this.conn, ids);
     const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
@@ -81,7 +111,9 @@ export class PgGraphReads {
   }
 
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
-    const ids = (await this.conn.query<{ id: number }>('SELECT id FROM entities WHERE name = ANY($1) ORDER BY id', [names])).map((r) => r.id);
+    const ids = (await this.conn.query<{ id: number }>('SELECT id FROM entities WHERE name = ANY($1) ORDER BY id', [names])).map(
+      (r) => r.id,
+    );
     const entities = await hydrate(this.conn, ids);
     const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
     return { entities: found.map(publicEntity), relations: await this.relationsTouching(found.map((e) => e.name)) };
@@ -122,7 +154,10 @@ export class PgGraphReads {
 
   /** Relations leaving the page's entities; the last page also carries those leaving a name that is no entity. */
   private async pageRelations(names: readonly string[], page: Page, total: number): Promise<Relation[]> {
-    const leaving = names.length === 0 ? [] : await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) ORDER BY id`, [names]);
+    const leaving =
+      names.length === 0
+        ? []
+        : await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) ORDER BY id`, [names]);
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
     if (!last) return leaving.map(toRelation);
     const dangling = await this.conn.query<RelationRow>(
@@ -133,9 +168,12 @@ export class PgGraphReads {
 
   private async relationsTouching(names: readonly string[]): Promise<Relation[]> {
     if (names.length === 0) return [];
-    return (await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) OR to_name = ANY($1) ORDER BY id`, [names])).map(
-      toRelation,
-    );
+    return (
+      await this.conn.query<RelationRow>(
+        `SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) OR to_name = ANY($1) ORDER BY id`,
+        [names],
+      )
+    ).map(toRelation);
   }
 }
 

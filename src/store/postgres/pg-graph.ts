@@ -39,7 +39,10 @@ export class PgGraph extends PgGraphReads implements GraphStore {
       const added = entities.filter((e, i) => ids[i] !== undefined);
       const obs = added.flatMap((e) => e.observations.map((content) => ({ id: ids[entities.indexOf(e)] as EntityId, content })));
       await insertObservations(db, obs, DEFAULT_OBSERVATION_KIND, now);
-      await syncEntities(db, ids.filter((id): id is EntityId => id !== undefined));
+      await syncEntities(
+        db,
+        ids.filter((id): id is EntityId => id !== undefined),
+      );
       return added.map((e) => ({ name: e.name, entityType: e.entityType, observations: [...e.observations] }));
     });
   }
@@ -47,21 +50,33 @@ export class PgGraph extends PgGraphReads implements GraphStore {
   async createRelations(relations: readonly Relation[], now: number): Promise<Relation[]> {
     return this.conn.write(async (db) => {
       const added = await insertRelations(db, relations, now);
-      await touchNames(db, added.flatMap((r) => [r.from, r.to]), now);
+      await touchNames(
+        db,
+        added.flatMap((r) => [r.from, r.to]),
+        now,
+      );
       return added;
     });
   }
 
   async addObservations(items: readonly ObservationAddition[], now: number): Promise<ObservationAdditionResult[]> {
     return this.conn.write(async (db) => {
-      const idOf = await idsOf(db, items.map((i) => i.entityName));
+      const idOf = await idsOf(
+        db,
+        items.map((i) => i.entityName),
+      );
       const missing = items.find((i) => !idOf.has(i.entityName));
       if (missing !== undefined) throw entityNotFound(missing.entityName);
       const results: ObservationAdditionResult[] = [];
       const changed = new Set<EntityId>();
       for (const item of items) {
         const id = idOf.get(item.entityName) as EntityId;
-        const added = await insertObservations(db, item.contents.map((content) => ({ id, content })), item.kind ?? DEFAULT_OBSERVATION_KIND, now);
+        const added = await insertObservations(
+          db,
+          item.contents.map((content) => ({ id, content })),
+          item.kind ?? DEFAULT_OBSERVATION_KIND,
+          now,
+        );
         if (added.length > 0) changed.add(id);
         results.push({ entityName: item.entityName, addedObservations: added.map((a) => a.content) });
       }
@@ -96,7 +111,10 @@ export class PgGraph extends PgGraphReads implements GraphStore {
 
   async deleteObservations(deletions: readonly ObservationDeletion[], now: number): Promise<void> {
     await this.conn.write(async (db) => {
-      const idOf = await idsOf(db, deletions.map((d) => d.entityName));
+      const idOf = await idsOf(
+        db,
+        deletions.map((d) => d.entityName),
+      );
       const changed = new Set<EntityId>();
       for (const d of deletions) {
         const id = idOf.get(d.entityName);
@@ -116,18 +134,28 @@ export class PgGraph extends PgGraphReads implements GraphStore {
           WHERE r.from_name = x.f AND r.to_name = x.t AND r.relation_type = x.ty RETURNING r.from_name, r.to_name`,
         [relations.map((r) => r.from), relations.map((r) => r.to), relations.map((r) => r.relationType)],
       );
-      await touchNames(db, removed.rows.flatMap((r) => [r.from_name, r.to_name]), now);
+      await touchNames(
+        db,
+        removed.rows.flatMap((r) => [r.from_name, r.to_name]),
+        now,
+      );
     });
   }
 
   async setStatus(name: string, status: EntityStatus, now: number): Promise<boolean> {
-    return this.conn.write(async (db) => ((await db.query('UPDATE entities SET status = $1, updated_at = $2 WHERE name = $3', [status, now, name])).rowCount ?? 0) > 0);
+    return this.conn.write(
+      async (db) =>
+        ((await db.query('UPDATE entities SET status = $1, updated_at = $2 WHERE name = $3', [status, now, name])).rowCount ?? 0) > 0,
+    );
   }
 
   async importBatch(batch: ImportBatch, now: number): Promise<ImportCounts> {
     return this.conn.write(async (db) => {
       const inserted = await insertEntities(db, batch.entities, now);
-      const idOf = await idsOf(db, batch.entities.map((e) => e.name));
+      const idOf = await idsOf(
+        db,
+        batch.entities.map((e) => e.name),
+      );
       const obs = batch.entities.flatMap((e) => {
         const id = idOf.get(e.name);
         return id === undefined ? [] : e.observations.map((content) => ({ id, content }));
@@ -138,7 +166,11 @@ export class PgGraph extends PgGraphReads implements GraphStore {
       await syncEntities(db, [...fresh]);
       await touch(db, grown, now);
       const relations = await insertRelations(db, batch.relations, now);
-      await touchNames(db, relations.flatMap((r) => [r.from, r.to]), now);
+      await touchNames(
+        db,
+        relations.flatMap((r) => [r.from, r.to]),
+        now,
+      );
       return { entitiesAdded: fresh.size, observationsAdded: added.length, relationsAdded: relations.length };
     });
   }
@@ -211,7 +243,10 @@ async function touchNames(db: Queryable, names: readonly string[], now: number |
       : 'UPDATE entities SET updated_at = $2 WHERE name = ANY($1) RETURNING id',
     now === undefined ? [[...new Set(names)]] : [[...new Set(names)], now],
   );
-  await queueEmbedding(db, rows.rows.map((r) => asEntityId(r.id)));
+  await queueEmbedding(
+    db,
+    rows.rows.map((r) => asEntityId(r.id)),
+  );
 }
 
 /**
@@ -240,7 +275,16 @@ export async function syncEntities(db: Queryable, ids: readonly EntityId[]): Pro
        FROM entities e WHERE e.id = ANY($1) ORDER BY e.id`,
     [sorted],
   );
-  const columns = { id: [] as number[], name: [] as string[], type: [] as string[], obs: [] as string[], len: [] as number[], lname: [] as string[], ltype: [] as string[], lobs: [] as string[] };
+  const columns = {
+    id: [] as number[],
+    name: [] as string[],
+    type: [] as string[],
+    obs: [] as string[],
+    len: [] as number[],
+    lname: [] as string[],
+    ltype: [] as string[],
+    lobs: [] as string[],
+  };
   for (const r of rows.rows) {
     const obs = r.obs ?? [];
     const words = [foldWords(r.name), foldWords(r.entity_type), obs.flatMap(foldWords).slice(0, MAX_INDEXED_WORDS)];
@@ -267,5 +311,8 @@ export async function syncEntities(db: Queryable, ids: readonly EntityId[]): Pro
                                tokens = tokens + (SELECT coalesce(sum(len), 0) FROM x) - (SELECT coalesce(sum(doc_len), 0) FROM old)`,
     [columns.id, columns.name, columns.type, columns.obs, columns.len, columns.lname, columns.ltype, columns.lobs],
   );
-  await queueEmbedding(db, rows.rows.map((r) => asEntityId(r.id)));
+  await queueEmbedding(
+    db,
+    rows.rows.map((r) => asEntityId(r.id)),
+  );
 }

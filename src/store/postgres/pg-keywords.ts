@@ -65,7 +65,9 @@ export class PgKeywordIndex implements KeywordIndex {
       // 42601 syntax error, 22P02 invalid text representation: a tsquery the translation made badly.
       const code = (cause as { code?: unknown }).code;
       if (code !== '42601' && code !== '22P02') throw cause;
-      throw new MemoryError(ERROR_CODES.INVALID_QUERY, `The keyword expression could not be parsed (${(cause as Error).message}).`, { cause });
+      throw new MemoryError(ERROR_CODES.INVALID_QUERY, `The keyword expression could not be parsed (${(cause as Error).message}).`, {
+        cause,
+      });
     }
   }
 

@@ -37,7 +37,10 @@ export class PgStore implements Store {
   private readonly conn: PgConnection;
 
   constructor(options: PgStoreOptions) {
-    this.conn = new PgConnection({ ...options, sessionSettings: { 'hnsw.ef_search': String(options.efSearch ?? DEFAULT_EF_SEARCH), ...options.sessionSettings } });
+    this.conn = new PgConnection({
+      ...options,
+      sessionSettings: { 'hnsw.ef_search': String(options.efSearch ?? DEFAULT_EF_SEARCH), ...options.sessionSettings },
+    });
     this.graph = new PgGraph(this.conn);
     this.usage = new PgUsage(this.conn);
     this.keywords = new PgKeywordIndex(this.conn);

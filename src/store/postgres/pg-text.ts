@@ -35,7 +35,11 @@ export interface TsQuerySql {
   readonly scored: { readonly word: string; readonly prefix: boolean; readonly weights: string }[];
 }
 
-type Token = { kind: 'phrase'; text: string; prefix: boolean; column: string | undefined } | { kind: 'op'; op: 'AND' | 'OR' | 'NOT' } | { kind: 'open' } | { kind: 'close' };
+type Token =
+  | { kind: 'phrase'; text: string; prefix: boolean; column: string | undefined }
+  | { kind: 'op'; op: 'AND' | 'OR' | 'NOT' }
+  | { kind: 'open' }
+  | { kind: 'close' };
 
 /** Translates an FTS5 MATCH expression; `firstParam` is the number of the first $n it may use. */
 export function toTsQuery(match: string, firstParam: number): TsQuerySql {
@@ -120,7 +124,8 @@ function lex(match: string): Token[] {
     } else if (c === '"') {
       let text = '';
       for (i++; ; i++) {
-        if (i >= match.length) throw new MemoryError(ERROR_CODES.INVALID_QUERY, 'The keyword expression could not be parsed (unterminated string).');
+        if (i >= match.length)
+          throw new MemoryError(ERROR_CODES.INVALID_QUERY, 'The keyword expression could not be parsed (unterminated string).');
         if (match[i] === '"') {
           if (match[i + 1] !== '"') break;
           i++;

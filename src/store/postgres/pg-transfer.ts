@@ -28,7 +28,10 @@ interface EntityRow {
   vector: string | null;
 }
 
-const page = <T>(records: T[], limit: number, next: number): TransferPage<T> => ({ records, next: records.length < limit ? undefined : next });
+const page = <T>(records: T[], limit: number, next: number): TransferPage<T> => ({
+  records,
+  next: records.length < limit ? undefined : next,
+});
 
 export class PgTransfer implements TransferStore {
   constructor(private readonly conn: PgConnection) {}
@@ -83,7 +86,11 @@ export class PgTransfer implements TransferStore {
         ORDER BY c.entity_a_id, c.entity_b_id LIMIT $2 OFFSET $1`,
       [cursor, limit],
     );
-    return page(rows.map((r) => ({ a: r.a, b: r.b, count: r.co_count, lastCo: r.last_co })), limit, cursor + rows.length);
+    return page(
+      rows.map((r) => ({ a: r.a, b: r.b, count: r.co_count, lastCo: r.last_co })),
+      limit,
+      cursor + rows.length,
+    );
   }
 
   async writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts> {
@@ -93,11 +100,19 @@ export class PgTransfer implements TransferStore {
         `INSERT INTO entities (name, entity_type, status, created_at, updated_at)
          SELECT n, t, s, c, u FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS x(n, t, s, c, u, i) ORDER BY i
          ON CONFLICT (name) DO NOTHING RETURNING id, name`,
-        [records.map((r) => r.name), records.map((r) => r.entityType), records.map((r) => r.status), records.map((r) => r.createdAt), records.map((r) => r.updatedAt)],
+        [
+          records.map((r) => r.name),
+          records.map((r) => r.entityType),
+          records.map((r) => r.status),
+          records.map((r) => r.createdAt),
+          records.map((r) => r.updatedAt),
+        ],
       );
       const freshIds = new Set(fresh.rows.map((r) => r.id));
       const idOf = new Map(
-        (await db.query<{ id: number; name: string }>('SELECT id, name FROM entities WHERE name = ANY($1)', [records.map((r) => r.name)])).rows.map((r) => [r.name, r.id]),
+        (
+          await db.query<{ id: number; name: string }>('SELECT id, name FROM entities WHERE name = ANY($1)', [records.map((r) => r.name)])
+        ).rows.map((r) => [r.name, r.id]),
       );
       const obs = records.flatMap((r) => r.observations.map((o) => ({ id: idOf.get(r.name) as number, ...o })));
       const added = await db.query<{ entity_id: number }>(
@@ -123,7 +138,12 @@ export class PgTransfer implements TransferStore {
       // A vector is copied for an entity whose text is what it was made from: new here, or unchanged.
       let copied = 0;
       if (vectors) {
-        const ready = records.filter((r) => r.vector !== undefined && idOf.has(r.name) && !(grown.has(idOf.get(r.name) as number) && !freshIds.has(idOf.get(r.name) as number)));
+        const ready = records.filter(
+          (r) =>
+            r.vector !== undefined &&
+            idOf.has(r.name) &&
+            !(grown.has(idOf.get(r.name) as number) && !freshIds.has(idOf.get(r.name) as number)),
+        );
         const ids = ready.map((r) => idOf.get(r.name) as EntityId);
         const inserted = await db.query(
           `INSERT INTO entity_embeddings (entity_id, embedding) SELECT id, v::vector FROM unnest($1::int[], $2::text[]) AS x(id, v)
@@ -131,7 +151,10 @@ export class PgTransfer implements TransferStore {
           [ids, ready.map((r) => `[${Array.from(r.vector ?? []).join(',')}]`)],
         );
         copied = inserted.rowCount ?? 0;
-        await db.query('DELETE FROM embedding_queue WHERE entity_id = ANY($1) AND NOT entity_id = ANY($2)', [ids, [...grown].filter((id) => !freshIds.has(id))]);
+        await db.query('DELETE FROM embedding_queue WHERE entity_id = ANY($1) AND NOT entity_id = ANY($2)', [
+          ids,
+          [...grown].filter((id) => !freshIds.has(id)),
+        ]);
       }
       return { entities: freshIds.size, observations: added.rows.length, vectors: copied };
     });

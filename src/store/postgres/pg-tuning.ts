@@ -56,7 +56,13 @@ export class PgTuning implements TuningStore {
     const get = (key: string): string | undefined => rows.find((r) => r.key === key)?.value;
     const [gamma, betaSal, rrfK, at] = KEYS.map(get);
     if (gamma === undefined || betaSal === undefined || rrfK === undefined) return undefined;
-    return { gamma: Number(gamma), betaSal: Number(betaSal), rrfK: Number(rrfK), source: 'tuned', tunedAt: at === undefined ? undefined : Number(at) };
+    return {
+      gamma: Number(gamma),
+      betaSal: Number(betaSal),
+      rrfK: Number(rrfK),
+      source: 'tuned',
+      tunedAt: at === undefined ? undefined : Number(at),
+    };
   }
 
   async setParameters(p: RankParameters, at: number): Promise<void> {
@@ -76,7 +82,20 @@ export class PgTuning implements TuningStore {
         await db.query<{ id: number }>(
           `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-          [e.at, e.tool, e.queryHash, e.fusion, e.legs, e.strategy, e.offset, e.shown, e.parameters.gamma, e.parameters.betaSal, e.parameters.rrfK, e.rrfKPinned],
+          [
+            e.at,
+            e.tool,
+            e.queryHash,
+            e.fusion,
+            e.legs,
+            e.strategy,
+            e.offset,
+            e.shown,
+            e.parameters.gamma,
+            e.parameters.betaSal,
+            e.parameters.rrfK,
+            e.rrfKPinned,
+          ],
         )
       ).rows;
       const id = row?.id ?? 0;

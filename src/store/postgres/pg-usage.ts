@@ -64,8 +64,14 @@ export class PgUsage implements UsageStore {
       });
       degree.set(id, r.degree);
     }
-    for (const r of accessRows) access.set(asEntityId(r.id), { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
-    const coOccurrences: CoOccurrencePair[] = pairRows.map((r) => ({ a: asEntityId(r.a), b: asEntityId(r.b), count: r.co_count, lastCo: r.last_co }));
+    for (const r of accessRows)
+      access.set(asEntityId(r.id), { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
+    const coOccurrences: CoOccurrencePair[] = pairRows.map((r) => ({
+      a: asEntityId(r.a),
+      b: asEntityId(r.b),
+      count: r.co_count,
+      lastCo: r.last_co,
+    }));
     return { facts, access, degree, coOccurrences };
   }
 
@@ -75,14 +81,19 @@ export class PgUsage implements UsageStore {
     if (unique.length === 0) return;
     const day = new Date(Math.floor(now / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
     await this.conn.write(async (db) => {
-      const live = (await db.query<{ id: number }>('SELECT id FROM entities WHERE id = ANY($1) ORDER BY id', [unique])).rows.map((r) => r.id);
+      const live = (await db.query<{ id: number }>('SELECT id FROM entities WHERE id = ANY($1) ORDER BY id', [unique])).rows.map(
+        (r) => r.id,
+      );
       if (live.length === 0) return;
       await db.query(
         `INSERT INTO entity_access (entity_id, access_count, last_access) SELECT id, 1, $2 FROM unnest($1::int[]) AS x(id) ORDER BY id
          ON CONFLICT (entity_id) DO UPDATE SET access_count = entity_access.access_count + 1, last_access = excluded.last_access`,
         [live, now],
       );
-      await db.query('INSERT INTO entity_access_days (entity_id, day) SELECT id, $2::date FROM unnest($1::int[]) AS x(id) ON CONFLICT DO NOTHING', [live, day]);
+      await db.query(
+        'INSERT INTO entity_access_days (entity_id, day) SELECT id, $2::date FROM unnest($1::int[]) AS x(id) ON CONFLICT DO NOTHING',
+        [live, day],
+      );
       if (live.length < 2) return;
       await db.query(
         `INSERT INTO co_occurrences (entity_a_id, entity_b_id, co_count, last_co)

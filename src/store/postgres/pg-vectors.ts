@@ -69,13 +69,21 @@ export class PgVectorIndex implements VectorIndex {
       `SELECT (SELECT value FROM meta WHERE key = 'vector_model') AS model, (SELECT value FROM meta WHERE key = 'vector_dims') AS dims,
               (SELECT count(*) FROM embedding_queue) AS pending`,
     );
-    const indexed = (await this.hasTable()) ? ((await this.conn.query<{ n: number }>('SELECT count(*) AS n FROM entity_embeddings'))[0]?.n ?? 0) : 0;
-    return { model: row?.model ?? undefined, dims: row?.dims === null || row?.dims === undefined ? undefined : Number(row.dims), indexed, pending: row?.pending ?? 0 };
+    const indexed = (await this.hasTable())
+      ? ((await this.conn.query<{ n: number }>('SELECT count(*) AS n FROM entity_embeddings'))[0]?.n ?? 0)
+      : 0;
+    return {
+      model: row?.model ?? undefined,
+      dims: row?.dims === null || row?.dims === undefined ? undefined : Number(row.dims),
+      indexed,
+      pending: row?.pending ?? 0,
+    };
   }
 
   async search(query: Float32Array, limit: number): Promise<VectorHit[]> {
     if (limit <= 0) return [];
-    const sql = 'SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT $2';
+    const sql =
+      'SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT $2';
     const params = [vectorText(query), limit];
     let rows: { id: number; distance: number }[];
     try {
@@ -104,7 +112,9 @@ export class PgVectorIndex implements VectorIndex {
   }
 
   async countPending(upTo: number): Promise<number> {
-    return (await this.conn.query<{ n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM embedding_queue LIMIT $1) s', [upTo]))[0]?.n ?? 0;
+    return (
+      (await this.conn.query<{ n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM embedding_queue LIMIT $1) s', [upTo]))[0]?.n ?? 0
+    );
   }
 
   async takeJobs(limit: number): Promise<EmbeddingJob[]> {
@@ -121,9 +131,15 @@ export class PgVectorIndex implements VectorIndex {
       ).rows.sort((a, b) => a.entity_id - b.entity_id),
     );
     if (queued.length === 0) return [];
-    const entities = await hydrate(this.conn, queued.map((q) => q.entity_id));
+    const entities = await hydrate(
+      this.conn,
+      queued.map((q) => q.entity_id),
+    );
     const names = [...entities.values()].map((e) => e.name);
-    const relations = await this.conn.query<RelationRow>('SELECT from_name, to_name, relation_type FROM relations WHERE from_name = ANY($1) ORDER BY id', [names]);
+    const relations = await this.conn.query<RelationRow>(
+      'SELECT from_name, to_name, relation_type FROM relations WHERE from_name = ANY($1) ORDER BY id',
+      [names],
+    );
     const jobs: EmbeddingJob[] = [];
     for (const q of queued) {
       const entity = entities.get(asEntityId(q.entity_id));
@@ -132,7 +148,9 @@ export class PgVectorIndex implements VectorIndex {
         id: entity.id,
         version: q.version,
         entity: publicEntity(entity),
-        relations: relations.filter((r) => r.from_name === entity.name).map((r) => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type })),
+        relations: relations
+          .filter((r) => r.from_name === entity.name)
+          .map((r) => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type })),
       });
     }
     return jobs;

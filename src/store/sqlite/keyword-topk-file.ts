@@ -123,7 +123,8 @@ export async function readKeywordFile(path: string, databaseId: string, mergeMin
   let at = HEADER;
   const fileDb = decoder.decode(bytes.subarray(at, at + idBytes));
   if (fileDb !== databaseId) return { kind: 'rejected', reason: 'it was written for another database' };
-  if (view.getUint32(52, true) !== crc32(bytes.subarray(HEADER))) return { kind: 'rejected', reason: 'its body does not match its checksum (damaged)' };
+  if (view.getUint32(52, true) !== crc32(bytes.subarray(HEADER)))
+    return { kind: 'rejected', reason: 'its body does not match its checksum (damaged)' };
   at += pad4(idBytes);
   const lengths = new Int32Array(buffer, at, L);
   at += 4 * L;

@@ -98,7 +98,8 @@ export class KeywordTopKSync {
     const index = this.index;
     if (file === undefined || index === undefined) return Promise.resolve();
     const seq = this.seq;
-    const seqEntity = seq === 0 ? 0 : this.conn.stmt<[number], { id: number }>('SELECT entity_id AS id FROM keyword_log WHERE seq = ?').get(seq)?.id;
+    const seqEntity =
+      seq === 0 ? 0 : this.conn.stmt<[number], { id: number }>('SELECT entity_id AS id FROM keyword_log WHERE seq = ?').get(seq)?.id;
     const databaseId = this.conn.metaGet('database_id');
     if (seqEntity === undefined || databaseId === undefined) return Promise.resolve();
     return saveKeywordFile(file, { seq, seqEntity, databaseId }, index).then(() => {
@@ -119,7 +120,8 @@ export class KeywordTopKSync {
     const { seq, seqEntity } = read.header;
     const db = this.conn.db;
     return db.transaction(() => {
-      const logged = seq === 0 ? 0 : this.conn.stmt<[number], { id: number }>('SELECT entity_id AS id FROM keyword_log WHERE seq = ?').get(seq)?.id;
+      const logged =
+        seq === 0 ? 0 : this.conn.stmt<[number], { id: number }>('SELECT entity_id AS id FROM keyword_log WHERE seq = ?').get(seq)?.id;
       if (logged !== seqEntity || seq > this.latestSeq()) {
         this.fileRejected = 'the keyword log no longer reaches back to it';
         return false;
@@ -227,7 +229,8 @@ export class KeywordTopKSync {
           if (doc < lengths.length) lengths[doc] = (lengths[doc] as number) + 1;
           const last = ids.length > 0 ? (ids[ids.length - 1] as number) : -1;
           if (last === doc) tfs[tfs.length - 1] = (tfs[tfs.length - 1] as number) + 1;
-          else if (last > doc) throw new Error(`FTS5's vocabulary listed term "${term}" out of entity order; the keyword index cannot be built from it.`);
+          else if (last > doc)
+            throw new Error(`FTS5's vocabulary listed term "${term}" out of entity order; the keyword index cannot be built from it.`);
           else {
             ids.push(doc);
             tfs.push(1);
@@ -247,7 +250,8 @@ export class KeywordTopKSync {
     }
     db.transaction(() => {
       // Every entity has keyword rows, some with no token at all (a name of punctuation).
-      for (const { id } of this.conn.stmt<[], { id: number }>('SELECT id FROM entities').iterate()) index.setBaseLength(id, lengths[id] ?? 0);
+      for (const { id } of this.conn.stmt<[], { id: number }>('SELECT id FROM entities').iterate())
+        index.setBaseLength(id, lengths[id] ?? 0);
       const changed = this.conn.stmt<[number], { id: number }>('SELECT DISTINCT entity_id AS id FROM keyword_log WHERE seq > ?').all(from);
       for (const { id } of changed) index.hide(id);
       this.lastBuildReplayed = changed.length;
@@ -275,13 +279,17 @@ export class KeywordTopKSync {
     for (const id of ids) {
       const row = entity.get(id);
       if (row === undefined) continue;
-      const obsText = observations.all(id).map((o) => o.content).join(OBS_SEPARATOR);
+      const obsText = observations
+        .all(id)
+        .map((o) => o.content)
+        .join(OBS_SEPARATOR);
       insert.run(id, row.name, row.entity_type, obsText);
       docs.set(id, { terms: new Map(), length: 0 });
     }
-    for (const [term, doc] of this.conn.stmt<[], [string, number]>('SELECT term, doc FROM temp.topk_docs_instance').raw().iterate() as Iterable<
-      [string, number]
-    >) {
+    for (const [term, doc] of this.conn
+      .stmt<[], [string, number]>('SELECT term, doc FROM temp.topk_docs_instance')
+      .raw()
+      .iterate() as Iterable<[string, number]>) {
       const d = docs.get(doc);
       if (d === undefined) continue;
       d.terms.set(term, (d.terms.get(term) ?? 0) + 1);

@@ -306,7 +306,13 @@ export class KeywordTopK {
     // merge all write them so).
     const terms = [...this.base.keys()];
     const counts = Uint32Array.from(this.base.values(), (p) => p.n);
-    return { terms, counts, ids: this.ids.subarray(0, this.used), tfs: this.tfs.subarray(0, this.used), lengths: this.lengths.subarray(0, last + 1) };
+    return {
+      terms,
+      counts,
+      ids: this.ids.subarray(0, this.used),
+      tfs: this.tfs.subarray(0, this.used),
+      lengths: this.lengths.subarray(0, last + 1),
+    };
   }
 
   /** Approximate bytes held: postings, lengths, flags, the term dictionary (the delta is small by construction). */

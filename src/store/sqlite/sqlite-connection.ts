@@ -81,11 +81,14 @@ export class SqliteConnection {
     try {
       this.keywordChanges = 0;
       const result = fn();
-      if (graph) this.stmt("INSERT INTO meta (key, value) VALUES ('graph_changes', 1) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1").run();
+      if (graph)
+        this.stmt(
+          "INSERT INTO meta (key, value) VALUES ('graph_changes', 1) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+        ).run();
       if (this.keywordChanges > 0) {
-        this.stmt("INSERT INTO meta (key, value) VALUES ('keyword_changes', ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value").run(
-          this.keywordChanges,
-        );
+        this.stmt(
+          "INSERT INTO meta (key, value) VALUES ('keyword_changes', ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value",
+        ).run(this.keywordChanges);
         // A reader further behind than this rebuilds from FTS5, which costs less than the replay.
         this.stmt('DELETE FROM keyword_log WHERE seq <= (SELECT max(seq) FROM keyword_log) - ?').run(KEYWORD_LOG_KEEP);
       }

@@ -3,7 +3,15 @@
  * sqlite-substring.ts), open_nodes, and the hydration of search results. A page is cut in SQL
  * (LIMIT/OFFSET over ids in a fixed order), so only the entities on it are read in full.
  */
-import { asEntityId, METADATA_KIND, type Entity, type EntityId, type EntityStatus, type KnowledgeGraph, type Relation } from '../../core/types.js';
+import {
+  asEntityId,
+  METADATA_KIND,
+  type Entity,
+  type EntityId,
+  type EntityStatus,
+  type KnowledgeGraph,
+  type Relation,
+} from '../../core/types.js';
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
 import { json, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
 import { pageOfMatches, rankMatches, registerSubstringFunctions, substringCandidates } from './sqlite-substring.js';
@@ -35,7 +43,8 @@ export class SqliteGraphReads {
     const total = this.conn.count('entities');
     const rows = this.conn.stmt<[number, number], EntityRow>('SELECT * FROM entities ORDER BY id LIMIT ? OFFSET ?').all(limit, offset);
     const observations = new Map<number, string[]>();
-    for (const o of this.conn.stmt<[string], { entity_id: number; content: string }>(
+    for (const o of this.conn
+      .stmt<[string], { entity_id: number; content: string }>(
         'SELECT entity_id, content FROM observations WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id',
       )
       .iterate(json(rows.map((r) => r.id)))) {
@@ -43,14 +52,19 @@ export class SqliteGraphReads {
     }
     return {
       entities: rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: observations.get(r.id) ?? [] })),
-      relations: this.pageRelations(rows.map((r) => r.name), { limit, offset }, total),
+      relations: this.pageRelations(
+        rows.map((r) => r.name),
+        { limit, offset },
+        total,
+      ),
       total,
     };
   }
 
   async outline(page?: Page): Promise<GraphOutline> {
     const { limit, offset } = page === undefined ? WHOLE : cleanPage(page);
-    const rows = this.conn.stmt<[number, number], { name: string; entity_type: string; n: number }>(
+    const rows = this.conn
+      .stmt<[number, number], { name: string; entity_type: string; n: number }>(
         `SELECT e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id) AS n
            FROM entities e ORDER BY e.id LIMIT ? OFFSET ?`,
       )
@@ -58,7 +72,15 @@ export class SqliteGraphReads {
     const entities: EntityOutline[] = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observationCount: r.n }));
     if (page === undefined) return { entities, relations: this.allRelations(), total: entities.length };
     const total = this.conn.count('entities');
-    return { entities, relations: this.pageRelations(rows.map((r) => r.name), { limit, offset }, total), total };
+    return {
+      entities,
+      relations: this.pageRelations(
+        rows.map((r) => r.name),
+        { limit, offset },
+        total,
+      ),
+      total,
+    };
   }
 
   /** The official substring test, ranked (sqlite-substring.ts); relations with an endpoint in the answer. */
@@ -75,7 +97,8 @@ export class SqliteGraphReads {
   }
 
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
-    const ids = this.conn.stmt<[string], { id: number }>('SELECT id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY id')
+    const ids = this.conn
+      .stmt<[string], { id: number }>('SELECT id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY id')
       .all(json(names))
       .map((r) => r.id);
     const entities = hydrate(this.conn, ids);
@@ -98,7 +121,8 @@ export class SqliteGraphReads {
 
   async edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
     if (ids.length === 0) return [];
-    return this.conn.stmt<[string, string], { a: number; b: number }>(
+    return this.conn
+      .stmt<[string, string], { a: number; b: number }>(
         `SELECT ef.id AS a, et.id AS b FROM relations r
            JOIN entities ef ON ef.name = r.from_name
            JOIN entities et ON et.name = r.to_name
@@ -119,7 +143,8 @@ export class SqliteGraphReads {
   private wholeGraph(): GraphPage {
     const rows = this.conn.stmt<[], EntityRow>('SELECT * FROM entities ORDER BY id').all();
     const observations = new Map<number, string[]>();
-    for (const o of this.conn.stmt<[], { entity_id: number; content: string }>('SELECT entity_id, content FROM observations ORDER BY entity_id, id')
+    for (const o of this.conn
+      .stmt<[], { entity_id: number; content: string }>('SELECT entity_id, content FROM observations ORDER BY entity_id, id')
       .iterate()) {
       push(observations, o.entity_id, o.content);
     }
@@ -139,25 +164,31 @@ export class SqliteGraphReads {
    * leaving a name that is no entity (the contract allows them), so every relation is on one page.
    */
   private pageRelations(names: readonly string[], page: Page, total: number): Relation[] {
-    const leaving = names.length === 0
-      ? []
-      : this.conn.stmt<[string], RelationRow>(
-          'SELECT from_name, to_name, relation_type FROM relations WHERE from_name IN (SELECT value FROM json_each(?)) ORDER BY id',
-        ).all(json(names));
+    const leaving =
+      names.length === 0
+        ? []
+        : this.conn
+            .stmt<[string], RelationRow>(
+              'SELECT from_name, to_name, relation_type FROM relations WHERE from_name IN (SELECT value FROM json_each(?)) ORDER BY id',
+            )
+            .all(json(names));
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
     if (!last) return leaving.map(toRelation);
     // A scan of the relations, paid once per walk through the graph, by its last page.
-    const dangling = this.conn.stmt<[], RelationRow>(
-      `SELECT from_name, to_name, relation_type FROM relations r
+    const dangling = this.conn
+      .stmt<[], RelationRow>(
+        `SELECT from_name, to_name, relation_type FROM relations r
         WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name) ORDER BY id`,
-    ).all();
+      )
+      .all();
     return [...leaving, ...dangling].map(toRelation);
   }
 
   private relationsTouching(names: readonly string[]): Relation[] {
     if (names.length === 0) return [];
     const list = json(names);
-    return this.conn.stmt<[string, string], RelationRow>(
+    return this.conn
+      .stmt<[string, string], RelationRow>(
         `SELECT from_name, to_name, relation_type FROM relations
           WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
       )
@@ -173,7 +204,8 @@ export function hydrate(conn: SqliteConnection, ids: readonly number[]): Map<Ent
   const list = json(ids);
   const rows = conn.stmt<[string], EntityRow>('SELECT * FROM entities WHERE id IN (SELECT value FROM json_each(?))').all(list);
   const observations = new Map<number, { content: string; kind: string }[]>();
-  for (const o of conn.stmt<[string], { entity_id: number; content: string; kind: string }>(
+  for (const o of conn
+    .stmt<[string], { entity_id: number; content: string; kind: string }>(
       'SELECT entity_id, content, kind FROM observations WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id',
     )
     .iterate(list)) {

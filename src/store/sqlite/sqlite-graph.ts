@@ -98,9 +98,7 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
 
   async deleteObservations(deletions: readonly ObservationDeletion[], now: number): Promise<void> {
     this.conn.write(() => {
-      const remove = this.conn.stmt(
-        'DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))',
-      );
+      const remove = this.conn.stmt('DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))');
       for (const d of deletions) {
         const id = this.idOf(d.entityName);
         if (id === undefined) continue;
@@ -171,9 +169,9 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
   private insertEntity(entity: NewEntity, now: number): EntityId | undefined {
     // run() + lastInsertRowid: RETURNING made this insert about 20x slower inside transactions that
     // also write FTS5 tables (found with bench/latency's import).
-    const result = this.conn.stmt(
-      'INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING',
-    ).run(entity.name, entity.entityType, entity.status ?? 'activo', now, now);
+    const result = this.conn
+      .stmt('INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING')
+      .run(entity.name, entity.entityType, entity.status ?? 'activo', now, now);
     if (result.changes === 0) return undefined;
     this.countEntities(1);
     return asEntityId(Number(result.lastInsertRowid));
@@ -181,7 +179,8 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
 
   private insertObservation(id: EntityId, content: string, kind: string, now: number): boolean {
     return (
-      this.conn.stmt('INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
+      this.conn
+        .stmt('INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
         .run(id, content, kind, now).changes > 0
     );
   }
@@ -211,10 +210,11 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
    * and it embeds the backlog.
    */
   private queueEmbedding(id: EntityId): void {
-    this.conn.stmt('INSERT INTO embedding_queue (entity_id, version) VALUES (?, ?) ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version').run(
-      id,
-      newQueueVersion(),
-    );
+    this.conn
+      .stmt(
+        'INSERT INTO embedding_queue (entity_id, version) VALUES (?, ?) ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
+      )
+      .run(id, newQueueVersion());
   }
 
   /**
@@ -224,14 +224,17 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
   syncEntity(id: EntityId): void {
     const row = this.conn.stmt<[number], EntityRow>('SELECT * FROM entities WHERE id = ?').get(id);
     if (row === undefined) return;
-    const obsText = this.conn.stmt<[number], { content: string }>('SELECT content FROM observations WHERE entity_id = ? ORDER BY id')
+    const obsText = this.conn
+      .stmt<[number], { content: string }>('SELECT content FROM observations WHERE entity_id = ? ORDER BY id')
       .all(id)
       .map((o) => o.content)
       .join(OBS_SEPARATOR);
     this.conn.noteKeywordChange(id);
     for (const table of ['entity_fts', 'entity_trigram']) {
       this.conn.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(id);
-      this.conn.stmt(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`).run(id, row.name, row.entity_type, obsText);
+      this.conn
+        .stmt(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`)
+        .run(id, row.name, row.entity_type, obsText);
     }
     this.queueEmbedding(id);
   }

@@ -50,7 +50,12 @@ export async function checkSqliteRuntime(reinstall: string): Promise<HealthCheck
     checks.push(
       fts5
         ? healthCheck('sqlite', 'ok', `better-sqlite3 with SQLite ${version}, FTS5 built in`)
-        : healthCheck('sqlite', 'fail', `SQLite ${version} was built without FTS5: keyword search cannot work`, `${reinstall} (its bundled SQLite has FTS5)`),
+        : healthCheck(
+            'sqlite',
+            'fail',
+            `SQLite ${version} was built without FTS5: keyword search cannot work`,
+            `${reinstall} (its bundled SQLite has FTS5)`,
+          ),
     );
     try {
       const sqliteVec = await import('sqlite-vec');
@@ -58,7 +63,9 @@ export async function checkSqliteRuntime(reinstall: string): Promise<HealthCheck
       const vec = (db.prepare('SELECT vec_version() AS v').get() as { v: string }).v;
       checks.push(healthCheck('sqlite-vec', 'ok', `sqlite-vec ${vec} loads`));
     } catch (error) {
-      checks.push(healthCheck('sqlite-vec', 'fail', `sqlite-vec does not load (${firstLine(error)}): no vectors, so no semantic search`, reinstall));
+      checks.push(
+        healthCheck('sqlite-vec', 'fail', `sqlite-vec does not load (${firstLine(error)}): no vectors, so no semantic search`, reinstall),
+      );
     }
   } finally {
     db.close();
@@ -70,7 +77,12 @@ export async function checkSqliteRuntime(reinstall: string): Promise<HealthCheck
     checks.push(healthCheck('usearch', 'ok', 'usearch loads (in-memory vector scan)'));
   } catch (error) {
     checks.push(
-      healthCheck('usearch', 'warn', `usearch does not load (${firstLine(error)}): sqlite-vec answers vector searches instead, slower on large graphs`, reinstall),
+      healthCheck(
+        'usearch',
+        'warn',
+        `usearch does not load (${firstLine(error)}): sqlite-vec answers vector searches instead, slower on large graphs`,
+        reinstall,
+      ),
     );
   }
   return checks;
@@ -106,14 +118,23 @@ export async function checkDatabase(path: string, options: DatabaseCheckOptions)
     db = new Driver(path, { readonly: true, fileMustExist: true });
     db.pragma('busy_timeout = 5000');
   } catch (error) {
-    return [healthCheck('database', 'fail', `${path} cannot be opened: ${firstLine(error)}`, `move it aside (mv "${path}" "${path}.broken") and restore a backup, or import your memory.jsonl into a new one`)];
+    return [
+      healthCheck(
+        'database',
+        'fail',
+        `${path} cannot be opened: ${firstLine(error)}`,
+        `move it aside (mv "${path}" "${path}.broken") and restore a backup, or import your memory.jsonl into a new one`,
+      ),
+    ];
   }
   const checks: HealthCheck[] = [];
   try {
     const quick = size >= QUICK_CHECK_FROM;
     let integrity: string[];
     try {
-      integrity = (db.pragma(quick ? 'quick_check(20)' : 'integrity_check(20)') as Record<string, string>[]).map((r) => Object.values(r)[0] ?? '');
+      integrity = (db.pragma(quick ? 'quick_check(20)' : 'integrity_check(20)') as Record<string, string>[]).map(
+        (r) => Object.values(r)[0] ?? '',
+      );
     } catch (error) {
       integrity = [firstLine(error)];
     }
@@ -127,7 +148,14 @@ export async function checkDatabase(path: string, options: DatabaseCheckOptions)
 
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
-      checks.push(healthCheck('schema', 'fail', `schema ${version} was written by a newer Limbic (this one knows ${SCHEMA_VERSION})`, 'upgrade Limbic (git pull && npm ci, or npm install -g limbic@latest)'));
+      checks.push(
+        healthCheck(
+          'schema',
+          'fail',
+          `schema ${version} was written by a newer Limbic (this one knows ${SCHEMA_VERSION})`,
+          'upgrade Limbic (git pull && npm ci, or npm install -g limbic@latest)',
+        ),
+      );
     } else if (version < SCHEMA_VERSION) {
       checks.push(healthCheck('schema', 'ok', `schema ${version}; the next start migrates it to ${SCHEMA_VERSION}`));
     } else {
@@ -135,21 +163,37 @@ export async function checkDatabase(path: string, options: DatabaseCheckOptions)
     }
     if (version === 0) return checks;
 
-    const meta = (key: string): string | undefined => (db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+    const meta = (key: string): string | undefined =>
+      (db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
     const entities = Number(meta('entity_count') ?? (db.prepare('SELECT count(*) AS n FROM entities').get() as { n: number }).n);
     const pending = (db.prepare('SELECT count(*) AS n FROM embedding_queue').get() as { n: number }).n;
     const vectorModel = meta('vector_model');
     const wants = options.modelId;
     const detail = `${entities} entities, ${pending} waiting for embedding${vectorModel === undefined ? '' : `, vectors by ${vectorModel}`}`;
     if (vectorModel !== undefined && wants !== undefined && vectorModel !== wants) {
-      checks.push(healthCheck('embeddings', 'warn', `${detail}; the model in use is ${wants}, so every entity is re-embedded on the next start`, `${cli} reembed (now, with a progress bar)`));
+      checks.push(
+        healthCheck(
+          'embeddings',
+          'warn',
+          `${detail}; the model in use is ${wants}, so every entity is re-embedded on the next start`,
+          `${cli} reembed (now, with a progress bar)`,
+        ),
+      );
     } else if (pending > 0) {
-      checks.push(healthCheck('embeddings', 'warn', `${detail}; a running server embeds them in the background`, `${cli} reembed (now, with a progress bar)`));
+      checks.push(
+        healthCheck(
+          'embeddings',
+          'warn',
+          `${detail}; a running server embeds them in the background`,
+          `${cli} reembed (now, with a progress bar)`,
+        ),
+      );
     } else {
       checks.push(healthCheck('embeddings', 'ok', detail));
     }
     const vectors = vectorFilePath(path);
-    if (existsSync(vectors)) checks.push(healthCheck('vector cache', 'ok', `${vectors}: ${mb(statSync(vectors).size)} (rebuilt by itself when stale)`));
+    if (existsSync(vectors))
+      checks.push(healthCheck('vector cache', 'ok', `${vectors}: ${mb(statSync(vectors).size)} (rebuilt by itself when stale)`));
   } finally {
     db.close();
   }

@@ -74,7 +74,9 @@ export class SqliteKeywordIndex implements KeywordIndex {
     } catch (cause) {
       const code = (cause as { code?: unknown }).code;
       if (code !== 'SQLITE_ERROR') throw cause;
-      throw new MemoryError(ERROR_CODES.INVALID_QUERY, `The keyword expression could not be parsed (${(cause as Error).message}).`, { cause });
+      throw new MemoryError(ERROR_CODES.INVALID_QUERY, `The keyword expression could not be parsed (${(cause as Error).message}).`, {
+        cause,
+      });
     }
   }
 
@@ -120,7 +122,8 @@ export class SqliteKeywordIndex implements KeywordIndex {
   private async hits(match: string, limit: number): Promise<RangeHit[]> {
     const worker = this.conn.entityCount() >= this.splitFrom ? this.splitWorker() : undefined;
     if (worker === undefined) {
-      return this.conn.stmt<[string, number], RangeHit>(
+      return this.conn
+        .stmt<[string, number], RangeHit>(
           'SELECT rowid AS id, bm25(entity_fts) AS score FROM entity_fts WHERE entity_fts MATCH ? ORDER BY score, rowid LIMIT ?',
         )
         .all(match, limit);

@@ -45,7 +45,9 @@ export class SqliteMaintenance implements MaintenanceStore {
         const id = this.idOf(item.entityName);
         if (id === undefined) throw entityNotFound(item.entityName);
         const addedObservations: string[] = [];
-        const insert = this.conn.stmt('INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
+        const insert = this.conn.stmt(
+          'INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        );
         const add = (): void => {
           for (const content of item.contents) {
             if (insert.run(id, content, item.kind ?? DEFAULT_OBSERVATION_KIND, now).changes > 0) addedObservations.push(content);
@@ -58,20 +60,26 @@ export class SqliteMaintenance implements MaintenanceStore {
           continue;
         }
         if (item.contents.includes(item.supersedes)) {
-          throw invalid(`observations[${i}].supersedes is one of its own contents: an observation cannot replace itself; send the new text in contents and the old one in supersedes. Nothing was saved.`);
+          throw invalid(
+            `observations[${i}].supersedes is one of its own contents: an observation cannot replace itself; send the new text in contents and the old one in supersedes. Nothing was saved.`,
+          );
         }
-        const old = this.conn.stmt<[number, string], { id: number; content: string; kind: string; created_at: number }>(
-          'SELECT id, content, kind, created_at FROM observations WHERE entity_id = ? AND content = ?',
-        ).get(id, item.supersedes);
+        const old = this.conn
+          .stmt<[number, string], { id: number; content: string; kind: string; created_at: number }>(
+            'SELECT id, content, kind, created_at FROM observations WHERE entity_id = ? AND content = ?',
+          )
+          .get(id, item.supersedes);
         if (old === undefined) {
           throw invalid(
             `observations[${i}].supersedes: ${quote(item.supersedes)} is not a current observation of ${item.entityName}; pass its exact text (open_nodes lists them). Nothing was saved.`,
           );
         }
         add();
-        this.conn.stmt(
-          'INSERT INTO superseded_observations (entity_id, content, kind, created_at, superseded_at, superseded_by) VALUES (?, ?, ?, ?, ?, ?)',
-        ).run(id, old.content, old.kind, old.created_at, now, item.contents.join(' | '));
+        this.conn
+          .stmt(
+            'INSERT INTO superseded_observations (entity_id, content, kind, created_at, superseded_at, superseded_by) VALUES (?, ?, ?, ?, ?, ?)',
+          )
+          .run(id, old.content, old.kind, old.created_at, now, item.contents.join(' | '));
         this.conn.stmt('DELETE FROM observations WHERE id = ?').run(old.id);
         this.touch(id, now);
         results.push({ entityName: item.entityName, addedObservations, superseded: old.content });
@@ -84,7 +92,8 @@ export class SqliteMaintenance implements MaintenanceStore {
     const superseded = new Map<string, SupersededObservation[]>();
     if (names.length === 0) return { superseded, endedRelations: [] };
     const list = json(names);
-    for (const r of this.conn.stmt<[string], { name: string; content: string; kind: string; created_at: number; superseded_at: number; superseded_by: string }>(
+    for (const r of this.conn
+      .stmt<[string], { name: string; content: string; kind: string; created_at: number; superseded_at: number; superseded_by: string }>(
         `SELECT e.name, s.content, s.kind, s.created_at, s.superseded_at, s.superseded_by
            FROM superseded_observations s JOIN entities e ON e.id = s.entity_id
           WHERE e.name IN (SELECT value FROM json_each(?)) ORDER BY s.id`,
@@ -92,9 +101,16 @@ export class SqliteMaintenance implements MaintenanceStore {
       .iterate(list)) {
       let entries = superseded.get(r.name);
       if (entries === undefined) superseded.set(r.name, (entries = []));
-      entries.push({ content: r.content, kind: r.kind, createdAt: r.created_at, supersededAt: r.superseded_at, supersededBy: r.superseded_by });
+      entries.push({
+        content: r.content,
+        kind: r.kind,
+        createdAt: r.created_at,
+        supersededAt: r.superseded_at,
+        supersededBy: r.superseded_by,
+      });
     }
-    const endedRelations: EndedRelation[] = this.conn.stmt<[string, string], { from_name: string; to_name: string; relation_type: string; ended_at: number }>(
+    const endedRelations: EndedRelation[] = this.conn
+      .stmt<[string, string], { from_name: string; to_name: string; relation_type: string; ended_at: number }>(
         `SELECT from_name, to_name, relation_type, ended_at FROM relations
           WHERE ended_at IS NOT NULL
             AND (from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?))) ORDER BY id`,
@@ -106,9 +122,11 @@ export class SqliteMaintenance implements MaintenanceStore {
 
   async endRelation(relation: Relation, now: number): Promise<EndRelationOutcome> {
     return this.conn.write(() => {
-      const row = this.conn.stmt<[string, string, string], { id: number; ended_at: number | null }>(
-        'SELECT id, ended_at FROM relations WHERE from_name = ? AND to_name = ? AND relation_type = ?',
-      ).get(relation.from, relation.to, relation.relationType);
+      const row = this.conn
+        .stmt<[string, string, string], { id: number; ended_at: number | null }>(
+          'SELECT id, ended_at FROM relations WHERE from_name = ? AND to_name = ? AND relation_type = ?',
+        )
+        .get(relation.from, relation.to, relation.relationType);
       if (row === undefined) return { state: 'missing' } as const;
       if (row.ended_at !== null) return { state: 'already-ended', endedAt: row.ended_at } as const;
       this.conn.stmt('UPDATE relations SET ended_at = ? WHERE id = ?').run(now, row.id);
@@ -117,17 +135,33 @@ export class SqliteMaintenance implements MaintenanceStore {
   }
 
   async observationsOf(name: string): Promise<EntityObservations | undefined> {
-    const entity = this.conn.stmt<[string], { id: number; entity_type: string; status: EntityStatus }>(
-      'SELECT id, entity_type, status FROM entities WHERE name = ?',
-    ).get(name);
+    const entity = this.conn
+      .stmt<[string], { id: number; entity_type: string; status: EntityStatus }>(
+        'SELECT id, entity_type, status FROM entities WHERE name = ?',
+      )
+      .get(name);
     if (entity === undefined) return undefined;
-    const observations = this.conn.stmt<[number], { content: string; kind: string }>('SELECT content, kind FROM observations WHERE entity_id = ? ORDER BY id')
+    const observations = this.conn
+      .stmt<[number], { content: string; kind: string }>('SELECT content, kind FROM observations WHERE entity_id = ? ORDER BY id')
       .all(entity.id);
     return { name, entityType: entity.entity_type, status: entity.status, observations };
   }
 
   async overview(): Promise<EntityOverview[]> {
-    return this.conn.stmt<[], { name: string; entity_type: string; status: EntityStatus; created_at: number; n: number; s: number; last_access: number | null; access_count: number | null }>(
+    return this.conn
+      .stmt<
+        [],
+        {
+          name: string;
+          entity_type: string;
+          status: EntityStatus;
+          created_at: number;
+          n: number;
+          s: number;
+          last_access: number | null;
+          access_count: number | null;
+        }
+      >(
         `SELECT e.name, e.entity_type, e.status, e.created_at,
                 (SELECT count(*) FROM observations o WHERE o.entity_id = e.id) AS n,
                 (SELECT count(*) FROM superseded_observations s WHERE s.entity_id = e.id) AS s,
@@ -154,33 +188,47 @@ export class SqliteMaintenance implements MaintenanceStore {
       const parentId = this.idOf(plan.parent);
       if (parentId === undefined) throw entityNotFound(plan.parent);
       const current = new Map(
-        this.conn.stmt<[number], { id: number; content: string; kind: string; created_at: number }>(
-          'SELECT id, content, kind, created_at FROM observations WHERE entity_id = ? ORDER BY id',
-        )
+        this.conn
+          .stmt<[number], { id: number; content: string; kind: string; created_at: number }>(
+            'SELECT id, content, kind, created_at FROM observations WHERE entity_id = ? ORDER BY id',
+          )
           .all(originalId)
           .map((o) => [o.content, o] as const),
       );
       const claimed = new Map<string, string>();
       const names = new Set<string>();
       for (const [i, child] of plan.children.entries()) {
-        if (names.has(child.name)) throw invalid(`approved_splits[${i}].name ${quote(child.name)} is given twice; give each new entity its own name. Nothing was changed.`);
+        if (names.has(child.name))
+          throw invalid(
+            `approved_splits[${i}].name ${quote(child.name)} is given twice; give each new entity its own name. Nothing was changed.`,
+          );
         names.add(child.name);
         if (this.idOf(child.name) !== undefined) {
-          throw invalid(`approved_splits[${i}].name: an entity named ${quote(child.name)} exists already; choose a new name (a split never overwrites an entity). Nothing was changed.`);
+          throw invalid(
+            `approved_splits[${i}].name: an entity named ${quote(child.name)} exists already; choose a new name (a split never overwrites an entity). Nothing was changed.`,
+          );
         }
         for (const content of child.observations) {
           if (!current.has(content)) {
-            throw invalid(`approved_splits[${i}].observations: ${quote(content)} is not a current observation of ${plan.original}; use the exact texts from propose_entity_split or open_nodes. Nothing was changed.`);
+            throw invalid(
+              `approved_splits[${i}].observations: ${quote(content)} is not a current observation of ${plan.original}; use the exact texts from propose_entity_split or open_nodes. Nothing was changed.`,
+            );
           }
           const other = claimed.get(content);
           if (other !== undefined && other !== child.name) {
-            throw invalid(`approved_splits[${i}].observations: ${quote(content)} is given to both ${quote(other)} and ${quote(child.name)}; move each observation to one entity. Nothing was changed.`);
+            throw invalid(
+              `approved_splits[${i}].observations: ${quote(content)} is given to both ${quote(other)} and ${quote(child.name)}; move each observation to one entity. Nothing was changed.`,
+            );
           }
           claimed.set(content, child.name);
         }
       }
-      const insertEntity = this.conn.stmt('INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
-      const insertObservation = this.conn.stmt('INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
+      const insertEntity = this.conn.stmt(
+        'INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+      );
+      const insertObservation = this.conn.stmt(
+        'INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      );
       const insertRelation = this.conn.stmt(
         'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(from_name, to_name, relation_type) DO UPDATE SET ended_at = NULL WHERE ended_at IS NOT NULL',
       );
@@ -198,7 +246,9 @@ export class SqliteMaintenance implements MaintenanceStore {
         relationsCreated += insertRelation.run(child.name, plan.parent, SPLIT_PART_OF, now).changes;
         this.graph.syncEntity(id);
       }
-      this.conn.stmt('DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))').run(originalId, json([...claimed.keys()]));
+      this.conn
+        .stmt('DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))')
+        .run(originalId, json([...claimed.keys()]));
       this.touch(originalId, now);
       if (parentId !== originalId) this.touch(parentId, now);
       return {

@@ -71,8 +71,13 @@ export class SqliteStore implements Store {
   private readonly conn: SqliteConnection;
 
   constructor(options: SqliteStoreOptions) {
-    this.conn = new SqliteConnection({ path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? 10_000, vectors: options.vectors ?? true });
-    const splitFrom = options.path === ':memory:' || availableParallelism() < 2 ? Infinity : (options.keywordSplitFrom ?? KEYWORD_SPLIT_FROM);
+    this.conn = new SqliteConnection({
+      path: options.path,
+      busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
+      vectors: options.vectors ?? true,
+    });
+    const splitFrom =
+      options.path === ':memory:' || availableParallelism() < 2 ? Infinity : (options.keywordSplitFrom ?? KEYWORD_SPLIT_FROM);
     this.graph = new SqliteGraph(this.conn);
     this.usage = new SqliteUsage(this.conn);
     this.keywords = new SqliteKeywordIndex(this.conn, splitFrom, options.keywordTopK ?? true);

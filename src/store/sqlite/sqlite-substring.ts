@@ -31,7 +31,9 @@ const contains = (text: string, q: string): boolean => text.toLowerCase().includ
  * 'SESIÓN' must find 'Sesión' exactly as JavaScript's toLowerCase() has it.
  */
 export function registerSubstringFunctions(db: Database.Database): void {
-  db.function('limbic_name_tier', { deterministic: true }, (name: unknown, type: unknown, q: unknown) => nameTier(String(name), String(type), String(q)));
+  db.function('limbic_name_tier', { deterministic: true }, (name: unknown, type: unknown, q: unknown) =>
+    nameTier(String(name), String(type), String(q)),
+  );
   db.function('limbic_contains', { deterministic: true }, (text: unknown, q: unknown) => (contains(String(text), String(q)) ? 1 : 0));
 }
 
@@ -43,10 +45,14 @@ export function registerSubstringFunctions(db: Database.Database): void {
 export function substringCandidates(conn: SqliteConnection, query: string): number[] {
   return overCandidates(query, (candidates) =>
     candidates === 'trigram'
-      ? conn.stmt<[string], { id: number }>('SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY rowid')
+      ? conn
+          .stmt<[string], { id: number }>('SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY rowid')
           .all(buildSubstringQuery(query) ?? '')
           .map((r) => r.id)
-      : conn.stmt<[], { id: number }>('SELECT id FROM entities ORDER BY id').all().map((r) => r.id),
+      : conn
+          .stmt<[], { id: number }>('SELECT id FROM entities ORDER BY id')
+          .all()
+          .map((r) => r.id),
   );
 }
 
@@ -73,7 +79,8 @@ export function pageOfMatches(conn: SqliteConnection, query: string, page: Page)
   const q = query.toLowerCase();
   const params = (candidates: 'trigram' | 'all') => (candidates === 'trigram' ? { q, match: buildSubstringQuery(query) ?? '' } : { q });
   const rows = overCandidates(query, (candidates) =>
-    conn.stmt<{ q: string; match?: string; limit: number; offset: number }, { id: number; total: number }>(
+    conn
+      .stmt<{ q: string; match?: string; limit: number; offset: number }, { id: number; total: number }>(
         `SELECT id, count(*) OVER () AS total FROM (${tierSql(candidates)}) WHERE tier IS NOT NULL ORDER BY tier, id LIMIT @limit OFFSET @offset`,
       )
       .all({ ...params(candidates), limit: page.limit, offset: page.offset }),
@@ -86,7 +93,8 @@ export function pageOfMatches(conn: SqliteConnection, query: string, page: Page)
   const total = overCandidates(
     query,
     (candidates) =>
-      conn.stmt<{ q: string; match?: string }, { n: number }>(`SELECT count(*) AS n FROM (${tierSql(candidates)}) WHERE tier IS NOT NULL`)
+      conn
+        .stmt<{ q: string; match?: string }, { n: number }>(`SELECT count(*) AS n FROM (${tierSql(candidates)}) WHERE tier IS NOT NULL`)
         .get(params(candidates))?.n ?? 0,
   );
   return { ids, total };

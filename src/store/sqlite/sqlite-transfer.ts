@@ -20,7 +20,10 @@ import { json, type SqliteConnection } from './sqlite-connection.js';
 import type { SqliteGraph } from './sqlite-graph.js';
 import type { SqliteVectorIndex } from './sqlite-vectors.js';
 
-const page = <T>(records: T[], limit: number, next: number): TransferPage<T> => ({ records, next: records.length < limit ? undefined : next });
+const page = <T>(records: T[], limit: number, next: number): TransferPage<T> => ({
+  records,
+  next: records.length < limit ? undefined : next,
+});
 
 export class SqliteTransfer implements TransferStore {
   constructor(
@@ -36,32 +39,54 @@ export class SqliteTransfer implements TransferStore {
   }
 
   async readEntities(cursor: number, limit: number): Promise<TransferPage<EntityRecord>> {
-    const rows = this.conn.stmt<[number, number], { id: number; name: string; entity_type: string; status: string; created_at: number; updated_at: number; access_count: number | null; last_access: number | null }>(
+    const rows = this.conn
+      .stmt<
+        [number, number],
+        {
+          id: number;
+          name: string;
+          entity_type: string;
+          status: string;
+          created_at: number;
+          updated_at: number;
+          access_count: number | null;
+          last_access: number | null;
+        }
+      >(
         `SELECT e.*, a.access_count, a.last_access FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
           WHERE e.id > ? ORDER BY e.id LIMIT ?`,
       )
       .all(cursor, limit);
     const ids = json(rows.map((r) => r.id));
     const obs = new Map<number, { content: string; kind: string; createdAt: number }[]>();
-    for (const o of this.conn.stmt<[string], { entity_id: number; content: string; kind: string; created_at: number }>(
-      'SELECT entity_id, content, kind, created_at FROM observations WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id',
-    ).iterate(ids)) {
+    for (const o of this.conn
+      .stmt<[string], { entity_id: number; content: string; kind: string; created_at: number }>(
+        'SELECT entity_id, content, kind, created_at FROM observations WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id',
+      )
+      .iterate(ids)) {
       const list = obs.get(o.entity_id) ?? [];
       list.push({ content: o.content, kind: o.kind, createdAt: o.created_at });
       obs.set(o.entity_id, list);
     }
     const days = new Map<number, string[]>();
-    for (const d of this.conn.stmt<[string], { entity_id: number; day: string }>(
-      'SELECT entity_id, day FROM entity_access_days WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, day',
-    ).iterate(ids)) {
+    for (const d of this.conn
+      .stmt<[string], { entity_id: number; day: string }>(
+        'SELECT entity_id, day FROM entity_access_days WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, day',
+      )
+      .iterate(ids)) {
       days.set(d.entity_id, [...(days.get(d.entity_id) ?? []), d.day]);
     }
     const vectors = new Map<number, Float32Array>();
     if (this.hasVectors()) {
-      for (const v of this.conn.stmt<[string], { id: number; embedding: Buffer }>(
-        'SELECT rowid AS id, embedding FROM entity_embeddings WHERE rowid IN (SELECT value FROM json_each(?))',
-      ).iterate(ids)) {
-        vectors.set(v.id, new Float32Array(v.embedding.buffer.slice(v.embedding.byteOffset, v.embedding.byteOffset + v.embedding.byteLength)));
+      for (const v of this.conn
+        .stmt<[string], { id: number; embedding: Buffer }>(
+          'SELECT rowid AS id, embedding FROM entity_embeddings WHERE rowid IN (SELECT value FROM json_each(?))',
+        )
+        .iterate(ids)) {
+        vectors.set(
+          v.id,
+          new Float32Array(v.embedding.buffer.slice(v.embedding.byteOffset, v.embedding.byteOffset + v.embedding.byteLength)),
+        );
       }
     }
     const records = rows.map((r) => ({
@@ -78,9 +103,11 @@ export class SqliteTransfer implements TransferStore {
   }
 
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
-    const rows = this.conn.stmt<[number, number], { id: number; from_name: string; to_name: string; relation_type: string; created_at: number }>(
-      'SELECT id, from_name, to_name, relation_type, created_at FROM relations WHERE id > ? ORDER BY id LIMIT ?',
-    ).all(cursor, limit);
+    const rows = this.conn
+      .stmt<[number, number], { id: number; from_name: string; to_name: string; relation_type: string; created_at: number }>(
+        'SELECT id, from_name, to_name, relation_type, created_at FROM relations WHERE id > ? ORDER BY id LIMIT ?',
+      )
+      .all(cursor, limit);
     return page(
       rows.map((r) => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type, createdAt: r.created_at })),
       limit,
@@ -89,25 +116,49 @@ export class SqliteTransfer implements TransferStore {
   }
 
   async readCoOccurrences(cursor: number, limit: number): Promise<TransferPage<CoOccurrenceRecord>> {
-    const rows = this.conn.stmt<[number, number], { a: string; b: string; co_count: number; last_co: number }>(
-      `SELECT ea.name AS a, eb.name AS b, c.co_count, c.last_co FROM co_occurrences c
+    const rows = this.conn
+      .stmt<[number, number], { a: string; b: string; co_count: number; last_co: number }>(
+        `SELECT ea.name AS a, eb.name AS b, c.co_count, c.last_co FROM co_occurrences c
          JOIN entities ea ON ea.id = c.entity_a_id JOIN entities eb ON eb.id = c.entity_b_id
         ORDER BY c.entity_a_id, c.entity_b_id LIMIT ? OFFSET ?`,
-    ).all(limit, cursor);
-    return page(rows.map((r) => ({ a: r.a, b: r.b, count: r.co_count, lastCo: r.last_co })), limit, cursor + rows.length);
+      )
+      .all(limit, cursor);
+    return page(
+      rows.map((r) => ({ a: r.a, b: r.b, count: r.co_count, lastCo: r.last_co })),
+      limit,
+      cursor + rows.length,
+    );
   }
 
   async writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts> {
     if (records.length === 0) return { entities: 0, observations: 0, vectors: 0 };
     const names = json(records.map((r) => r.name));
-    const existing = new Set(this.conn.stmt<[string], { name: string }>('SELECT name FROM entities WHERE name IN (SELECT value FROM json_each(?))').all(names).map((r) => r.name));
+    const existing = new Set(
+      this.conn
+        .stmt<[string], { name: string }>('SELECT name FROM entities WHERE name IN (SELECT value FROM json_each(?))')
+        .all(names)
+        .map((r) => r.name),
+    );
     // importBatch stamps what it adds with this time: the rows to give their source's kind and time.
     const stamp = Date.now();
     const counts = await this.graph.importBatch(
-      { entities: records.map((r) => ({ name: r.name, entityType: r.entityType, status: r.status as EntityStatus, observations: r.observations.map((o) => o.content) })), relations: [] },
+      {
+        entities: records.map((r) => ({
+          name: r.name,
+          entityType: r.entityType,
+          status: r.status as EntityStatus,
+          observations: r.observations.map((o) => o.content),
+        })),
+        relations: [],
+      },
       stamp,
     );
-    const idOf = new Map(this.conn.stmt<[string], { id: number; name: string }>('SELECT id, name FROM entities WHERE name IN (SELECT value FROM json_each(?))').all(names).map((r) => [r.name, r.id]));
+    const idOf = new Map(
+      this.conn
+        .stmt<[string], { id: number; name: string }>('SELECT id, name FROM entities WHERE name IN (SELECT value FROM json_each(?))')
+        .all(names)
+        .map((r) => [r.name, r.id]),
+    );
     const grown = new Set<number>();
     this.conn.write(() => {
       const times = this.conn.stmt('UPDATE entities SET created_at = ?, updated_at = ? WHERE id = ?');
@@ -138,7 +189,12 @@ export class SqliteTransfer implements TransferStore {
       // A vector is copied for an entity whose text is what it was made from: new here, or unchanged.
       const ready = records.filter((r) => r.vector !== undefined && idOf.has(r.name) && !grown.has(idOf.get(r.name) as number));
       const have = this.hasVectors()
-        ? new Set(this.conn.stmt<[string], { id: number }>('SELECT rowid AS id FROM entity_embeddings WHERE rowid IN (SELECT value FROM json_each(?))').all(json(ready.map((r) => idOf.get(r.name)))).map((r) => r.id))
+        ? new Set(
+            this.conn
+              .stmt<[string], { id: number }>('SELECT rowid AS id FROM entity_embeddings WHERE rowid IN (SELECT value FROM json_each(?))')
+              .all(json(ready.map((r) => idOf.get(r.name))))
+              .map((r) => r.id),
+          )
         : new Set<number>();
       const version = this.conn.stmt<[number], { version: number }>('SELECT version FROM embedding_queue WHERE entity_id = ?');
       const results = ready
@@ -156,7 +212,9 @@ export class SqliteTransfer implements TransferStore {
   async writeRelations(records: readonly RelationRecord[]): Promise<number> {
     // The endpoints' vectors were made with these relations in their text: nothing is re-queued.
     return this.conn.write(() => {
-      const insert = this.conn.stmt('INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
+      const insert = this.conn.stmt(
+        'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      );
       return records.reduce((n, r) => n + insert.run(r.from, r.to, r.relationType, r.createdAt).changes, 0);
     });
   }

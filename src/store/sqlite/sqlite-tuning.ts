@@ -14,7 +14,13 @@ import type { SqliteConnection } from './sqlite-connection.js';
 /** The log keeps this many searches, the newest; at most ~60 candidates each, a few MB in all. */
 export const SHADOW_LOG_EVENTS = 2_000;
 
-const KEYS = { gamma: 'tuning_gamma', betaSal: 'tuning_beta_sal', rrfK: 'tuning_rrf_k', at: 'tuning_at', version: 'tuning_version' } as const;
+const KEYS = {
+  gamma: 'tuning_gamma',
+  betaSal: 'tuning_beta_sal',
+  rrfK: 'tuning_rrf_k',
+  at: 'tuning_at',
+  version: 'tuning_version',
+} as const;
 
 interface EventRow {
   id: number;
@@ -64,7 +70,13 @@ export class SqliteTuning implements TuningStore {
     const value =
       gamma === undefined || betaSal === undefined || rrfK === undefined
         ? undefined
-        : { gamma: Number(gamma), betaSal: Number(betaSal), rrfK: Number(rrfK), source: 'tuned' as const, tunedAt: at === undefined ? undefined : Number(at) };
+        : {
+            gamma: Number(gamma),
+            betaSal: Number(betaSal),
+            rrfK: Number(rrfK),
+            source: 'tuned' as const,
+            tunedAt: at === undefined ? undefined : Number(at),
+          };
     this.cached = { version, value };
     return value;
   }
@@ -93,14 +105,40 @@ export class SqliteTuning implements TuningStore {
           `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(e.at, e.tool, e.queryHash, e.fusion, e.legs, e.strategy, e.offset, e.shown, e.parameters.gamma, e.parameters.betaSal, e.parameters.rrfK, e.rrfKPinned ? 1 : 0);
+        .run(
+          e.at,
+          e.tool,
+          e.queryHash,
+          e.fusion,
+          e.legs,
+          e.strategy,
+          e.offset,
+          e.shown,
+          e.parameters.gamma,
+          e.parameters.betaSal,
+          e.parameters.rrfK,
+          e.rrfKPinned ? 1 : 0,
+        );
       const id = Number(info.lastInsertRowid);
       const insert = this.conn.stmt(
         `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       e.candidates.forEach((c, i) => {
-        insert.run(id, i, c.id, c.base, c.semanticRank ?? null, c.keywordRank ?? null, c.graphPart, c.importance, c.temporal, c.cooc, c.multiplier, c.relevance);
+        insert.run(
+          id,
+          i,
+          c.id,
+          c.base,
+          c.semanticRank ?? null,
+          c.keywordRank ?? null,
+          c.graphPart,
+          c.importance,
+          c.temporal,
+          c.cooc,
+          c.multiplier,
+          c.relevance,
+        );
       });
       // Bounded: ids only grow (AUTOINCREMENT), so everything this far behind the newest is the oldest.
       this.conn.stmt('DELETE FROM tuning_events WHERE id <= ?').run(id - this.keep);
@@ -145,20 +183,23 @@ export class SqliteTuning implements TuningStore {
         relevance: r.relevance,
       });
     }
-    return this.conn.stmt<[], EventRow>('SELECT * FROM tuning_events ORDER BY id').all().map((r) => ({
-      id: r.id,
-      at: r.at,
-      tool: r.tool,
-      queryHash: r.query_hash,
-      fusion: r.fusion,
-      legs: r.legs,
-      strategy: r.strategy,
-      offset: r.page_offset,
-      shown: r.shown,
-      parameters: { gamma: r.gamma, betaSal: r.beta_sal, rrfK: r.rrf_k },
-      rrfKPinned: r.rrf_k_pinned === 1,
-      candidates: byEvent.get(r.id) ?? [],
-    }));
+    return this.conn
+      .stmt<[], EventRow>('SELECT * FROM tuning_events ORDER BY id')
+      .all()
+      .map((r) => ({
+        id: r.id,
+        at: r.at,
+        tool: r.tool,
+        queryHash: r.query_hash,
+        fusion: r.fusion,
+        legs: r.legs,
+        strategy: r.strategy,
+        offset: r.page_offset,
+        shown: r.shown,
+        parameters: { gamma: r.gamma, betaSal: r.beta_sal, rrfK: r.rrf_k },
+        rrfKPinned: r.rrf_k_pinned === 1,
+        candidates: byEvent.get(r.id) ?? [],
+      }));
   }
 
   async pruneShadow(keep: number): Promise<number> {
@@ -169,6 +210,8 @@ export class SqliteTuning implements TuningStore {
   }
 
   private bumpVersion(): void {
-    this.conn.stmt("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1").run(KEYS.version);
+    this.conn
+      .stmt("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+      .run(KEYS.version);
   }
 }

@@ -35,7 +35,8 @@ export class SqliteUsage implements UsageStore {
     const missing = ids.filter((id) => !known.has(id));
     if (missing.length > 0) {
       // Observations are not read: their metadata share comes from a partial index, usually empty.
-      for (const r of this.conn.stmt<[string], FactsRow>(
+      for (const r of this.conn
+        .stmt<[string], FactsRow>(
           `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
                   (SELECT count(*) FROM relations WHERE from_name = e.name AND ended_at IS NULL) +
                   (SELECT count(*) FROM relations WHERE to_name = e.name AND ended_at IS NULL) AS degree,
@@ -45,7 +46,9 @@ export class SqliteUsage implements UsageStore {
         .all(json(missing))) {
         const id = asEntityId(r.id);
         const observations =
-          r.metadata === 0 ? 0 : (this.conn.stmt<[number], { n: number }>('SELECT count(*) AS n FROM observations WHERE entity_id = ?').get(r.id)?.n ?? 0);
+          r.metadata === 0
+            ? 0
+            : (this.conn.stmt<[number], { n: number }>('SELECT count(*) AS n FROM observations WHERE entity_id = ?').get(r.id)?.n ?? 0);
         if (known.size >= FACTS_CACHE_SIZE) known.clear();
         known.set(id, {
           facts: {
@@ -70,7 +73,8 @@ export class SqliteUsage implements UsageStore {
       degree.set(id, k.degree);
     }
     const access = new Map<EntityId, AccessFacts>();
-    for (const r of this.conn.stmt<[string], { id: number; access_count: number; last_access: number; days: number }>(
+    for (const r of this.conn
+      .stmt<[string], { id: number; access_count: number; last_access: number; days: number }>(
         `SELECT a.entity_id AS id, a.access_count, a.last_access,
                 (SELECT count(*) FROM entity_access_days d WHERE d.entity_id = a.entity_id) AS days
            FROM entity_access a WHERE a.entity_id IN (SELECT value FROM json_each(?))`,
@@ -78,7 +82,8 @@ export class SqliteUsage implements UsageStore {
       .all(list)) {
       access.set(asEntityId(r.id), { accessCount: r.access_count, lastAccess: r.last_access, accessDays: r.days });
     }
-    const coOccurrences: CoOccurrencePair[] = this.conn.stmt<[string, string], { a: number; b: number; co_count: number; last_co: number }>(
+    const coOccurrences: CoOccurrencePair[] = this.conn
+      .stmt<[string, string], { a: number; b: number; co_count: number; last_co: number }>(
         `SELECT entity_a_id AS a, entity_b_id AS b, co_count, last_co FROM co_occurrences
           WHERE entity_a_id IN (SELECT value FROM json_each(?)) AND entity_b_id IN (SELECT value FROM json_each(?))`,
       )

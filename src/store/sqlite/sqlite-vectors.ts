@@ -79,7 +79,8 @@ export class SqliteVectorIndex implements VectorIndex {
       }
       this.cache = undefined; // the model changed size: the next search loads a cache of the new size
     }
-    return this.conn.stmt<[Buffer, number], { id: number; distance: number }>(
+    return this.conn
+      .stmt<[Buffer, number], { id: number; distance: number }>(
         'SELECT rowid AS id, distance FROM entity_embeddings WHERE embedding MATCH ? AND k = ? ORDER BY distance',
       )
       .all(vectorBytes(query), Math.min(limit, 4096))
@@ -95,12 +96,16 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   async takeJobs(limit: number): Promise<EmbeddingJob[]> {
-    const queued = this.conn.stmt<[number], { entity_id: number; version: number }>(
-        'SELECT entity_id, version FROM embedding_queue ORDER BY entity_id LIMIT ?',
-      )
+    const queued = this.conn
+      .stmt<[number], { entity_id: number; version: number }>('SELECT entity_id, version FROM embedding_queue ORDER BY entity_id LIMIT ?')
       .all(limit);
-    const entities = hydrate(this.conn, queued.map((q) => q.entity_id));
-    const outgoing = this.conn.stmt<[string], RelationRow>('SELECT from_name, to_name, relation_type FROM relations WHERE from_name = ? ORDER BY id');
+    const entities = hydrate(
+      this.conn,
+      queued.map((q) => q.entity_id),
+    );
+    const outgoing = this.conn.stmt<[string], RelationRow>(
+      'SELECT from_name, to_name, relation_type FROM relations WHERE from_name = ? ORDER BY id',
+    );
     const jobs: EmbeddingJob[] = [];
     for (const q of queued) {
       const entity = entities.get(asEntityId(q.entity_id));

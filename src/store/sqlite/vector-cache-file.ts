@@ -84,7 +84,8 @@ export type HeaderCheck = (header: VectorFileHeader) => { readonly reason: strin
 
 const sectionBytes = (count: number, dims: number): readonly [number, number, number] => [count * 8, count * dims * 4, count * dims];
 
-const bytesOf = (a: Float64Array | Float32Array | Int8Array, length = a.byteLength): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, length);
+const bytesOf = (a: Float64Array | Float32Array | Int8Array, length = a.byteLength): Uint8Array =>
+  new Uint8Array(a.buffer, a.byteOffset, length);
 
 /**
  * Reads the file into arrays from `allocate` (which may leave room to grow), checking the header
@@ -114,7 +115,11 @@ export async function readVectorFile(
     const { header, crcs } = decoded;
     if (header.databaseId !== expect.databaseId) return { kind: 'rejected', reason: 'it was written for another database', stale: false };
     if (header.dims !== expect.dims || header.model !== expect.model) {
-      return { kind: 'rejected', reason: `it holds ${header.model} (${header.dims} dims), the database ${expect.model} (${expect.dims})`, stale: true };
+      return {
+        kind: 'rejected',
+        reason: `it holds ${header.model} (${header.dims} dims), the database ${expect.model} (${expect.dims})`,
+        stale: true,
+      };
     }
     const sections = sectionBytes(header.count, header.dims);
     const expected = HEADER_BYTES + sections[0] + sections[1] + sections[2];
@@ -167,7 +172,12 @@ export async function peekVectorFile(path: string): Promise<VectorFileHeader | u
  * event loop runs, so a change made meanwhile (a search applying the log) abandons the write.
  * Resolves to false when abandoned; an I/O error removes the temp file and is thrown.
  */
-export async function writeVectorFile(path: string, header: VectorFileHeader, body: VectorFileBody, unchanged: () => boolean): Promise<boolean> {
+export async function writeVectorFile(
+  path: string,
+  header: VectorFileHeader,
+  body: VectorFileBody,
+  unchanged: () => boolean,
+): Promise<boolean> {
   const temp = `${path}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
   const file = await open(temp, 'wx');
   let done = false;
@@ -249,7 +259,7 @@ async function readSection(file: FileHandle, target: Uint8Array, position: numbe
 }
 
 async function readAll(file: FileHandle, target: Uint8Array, position: number): Promise<void> {
-  for (let done = 0; done < target.byteLength; ) {
+  for (let done = 0; done < target.byteLength;) {
     const { bytesRead } = await file.read(target, done, target.byteLength - done, position + done);
     if (bytesRead === 0) throw new Error('the file ended early');
     done += bytesRead;
@@ -257,7 +267,7 @@ async function readAll(file: FileHandle, target: Uint8Array, position: number): 
 }
 
 async function writeAll(file: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  for (let done = 0; done < bytes.byteLength; ) {
+  for (let done = 0; done < bytes.byteLength;) {
     const { bytesWritten } = await file.write(bytes, done, bytes.byteLength - done, position + done);
     done += bytesWritten;
   }
@@ -292,7 +302,8 @@ function encodeHeader(header: VectorFileHeader, crcs: readonly number[]): Buffer
 /** The header and section checksums, or why the bytes are not a header this code wrote. */
 function decodeHeader(raw: Buffer): { header: VectorFileHeader; crcs: readonly number[] } | string {
   if (raw.toString('latin1', 0, 8) !== MAGIC) return 'it is not a Limbic vector cache file';
-  if (raw.readUInt32LE(HEADER_BYTES - 4) !== crc32(raw.subarray(0, HEADER_BYTES - 4))) return 'its header does not match its checksum (damaged)';
+  if (raw.readUInt32LE(HEADER_BYTES - 4) !== crc32(raw.subarray(0, HEADER_BYTES - 4)))
+    return 'its header does not match its checksum (damaged)';
   const version = raw.readUInt32LE(8);
   if (version !== VECTOR_FILE_VERSION) return `it has format version ${version}, this Limbic reads ${VECTOR_FILE_VERSION}`;
   const header: VectorFileHeader = {

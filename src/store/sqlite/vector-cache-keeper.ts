@@ -106,12 +106,11 @@ export class VectorCacheKeeper {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (this.closed) return;
-      this.saving = this.save(cache)
-        .then((written) => {
-          this.saving = undefined;
-          // Abandoned because a search changed the cache mid-write: try again later.
-          if (!written) this.noteSynced(cache);
-        });
+      this.saving = this.save(cache).then((written) => {
+        this.saving = undefined;
+        // Abandoned because a search changed the cache mid-write: try again later.
+        if (!written) this.noteSynced(cache);
+      });
     }, this.saveDelayMs);
     this.timer.unref();
   }

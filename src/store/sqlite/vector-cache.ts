@@ -19,7 +19,14 @@ import type { VectorFileBody, VectorFileHeader } from './vector-cache-file.js';
 
 /** What a search needs from usearch, imported lazily by the store. */
 export interface ExactSearch {
-  (dataset: Float32Array | Int8Array, query: Float32Array | Int8Array, dims: number, k: number, metric: 'ip', threads?: number): {
+  (
+    dataset: Float32Array | Int8Array,
+    query: Float32Array | Int8Array,
+    dims: number,
+    k: number,
+    metric: 'ip',
+    threads?: number,
+  ): {
     keys: BigUint64Array;
     distances: Float32Array;
   };
@@ -94,11 +101,16 @@ export class VectorCache {
    */
   static replayableFrom(db: Database.Database, seq: number, seqEntity: number): Unusable | undefined {
     const latest = db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'").get()?.seq ?? 0;
-    if (seq > latest) return { reason: `it reflects vector log position ${seq}, past this database's ${latest} (was the database restored from an older copy?)`, stale: false };
+    if (seq > latest)
+      return {
+        reason: `it reflects vector log position ${seq}, past this database's ${latest} (was the database restored from an older copy?)`,
+        stale: false,
+      };
     if (seq > 0) {
       const logged = db.prepare<[number], { entity_id: number }>('SELECT entity_id FROM vector_log WHERE seq = ?').get(seq)?.entity_id;
       if (logged === undefined) return { reason: `the vector log no longer reaches back to its position ${seq}`, stale: true };
-      if (logged !== seqEntity) return { reason: `the vector log differs from it at position ${seq} (a file of a copy of this database?)`, stale: false };
+      if (logged !== seqEntity)
+        return { reason: `the vector log differs from it at position ${seq} (a file of a copy of this database?)`, stale: false };
     } else if ((db.prepare<[], { s: number | null }>('SELECT min(seq) AS s FROM vector_log').get()?.s ?? 1) > 1) {
       return { reason: 'the vector log no longer reaches back to its start', stale: true };
     }
@@ -114,7 +126,13 @@ export class VectorCache {
    * table before it is trusted: the counts must agree and sampled rows must equal the stored
    * vectors. Why not, when they do not.
    */
-  static async fromFile(db: Database.Database, exactSearch: ExactSearch, dims: number, header: VectorFileHeader, body: VectorFileBody): Promise<VectorCache | Unusable> {
+  static async fromFile(
+    db: Database.Database,
+    exactSearch: ExactSearch,
+    dims: number,
+    header: VectorFileHeader,
+    body: VectorFileBody,
+  ): Promise<VectorCache | Unusable> {
     const cache = new VectorCache(db, exactSearch, dims, body);
     cache.count = header.count;
     cache.seq = header.seq;
@@ -183,17 +201,25 @@ export class VectorCache {
    * same); undefined when the log entry at the cache's position is gone, so a file could not be
    * checked against the log and would never be used.
    */
-  snapshot(): { readonly header: Omit<VectorFileHeader, 'databaseId' | 'model'>; readonly body: VectorFileBody; readonly changes: number } | undefined {
+  snapshot():
+    | { readonly header: Omit<VectorFileHeader, 'databaseId' | 'model'>; readonly body: VectorFileBody; readonly changes: number }
+    | undefined {
     let seqEntity = 0;
     if (this.seq > 0) {
-      const logged = this.db.prepare<[number], { entity_id: number }>('SELECT entity_id FROM vector_log WHERE seq = ?').get(this.seq)?.entity_id;
+      const logged = this.db
+        .prepare<[number], { entity_id: number }>('SELECT entity_id FROM vector_log WHERE seq = ?')
+        .get(this.seq)?.entity_id;
       if (logged === undefined) return undefined;
       seqEntity = logged;
     }
     const n = this.count;
     return {
       header: { dims: this.dims, count: n, seq: this.seq, seqEntity, scale: this.scale },
-      body: { ids: this.ids.subarray(0, n), vectors: this.data.subarray(0, n * this.dims), quantized: this.quantized.subarray(0, n * this.dims) },
+      body: {
+        ids: this.ids.subarray(0, n),
+        vectors: this.data.subarray(0, n * this.dims),
+        quantized: this.quantized.subarray(0, n * this.dims),
+      },
       changes: this.changes,
     };
   }
@@ -214,7 +240,9 @@ export class VectorCache {
     const oldest = this.db.prepare<[], { s: number | null }>('SELECT min(seq) AS s FROM vector_log').get()?.s ?? latest + 1;
     if (oldest > this.seq + 1) return false;
     const changes = this.db
-      .prepare<[number, number], { seq: number; entity_id: number }>('SELECT seq, entity_id FROM vector_log WHERE seq > ? ORDER BY seq LIMIT ?')
+      .prepare<[number, number], { seq: number; entity_id: number }>(
+        'SELECT seq, entity_id FROM vector_log WHERE seq > ? ORDER BY seq LIMIT ?',
+      )
       .all(this.seq, limit);
     if (changes.some((c) => c.entity_id === RESET_ALL)) return false;
     const read = this.db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM entity_embeddings WHERE rowid = ?');
@@ -344,7 +372,7 @@ export class VectorCache {
 
   /** All chunks, a step at a time (a yield after each); false when one was not as expected. */
   private *readAllChunks(): Generator<void, boolean> {
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const last = this.readChunks(after, CHUNKS_PER_STEP);
       if (last === false) return false;
       if (last === undefined) return true;
@@ -371,7 +399,8 @@ export class VectorCache {
         )
         .all(after, limit);
       for (const c of rows) {
-        if (c.vectors.byteLength < c.size * bytesPerVector || c.rowids.byteLength < c.size * 8 || c.validity.byteLength * 8 < c.size) return false;
+        if (c.vectors.byteLength < c.size * bytesPerVector || c.rowids.byteLength < c.size * 8 || c.validity.byteLength * 8 < c.size)
+          return false;
         for (let slot = 0; slot < c.size; slot++) {
           if (((c.validity[slot >> 3] ?? 0) & (1 << (slot & 7))) === 0) continue;
           const id = Number(c.rowids.readBigInt64LE(slot * 8));

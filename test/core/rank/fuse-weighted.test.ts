@@ -254,7 +254,10 @@ describe('fuseWeighted', () => {
     expect(result?.components.recency).toBeCloseTo(0.02, 12);
     expect(result?.components.priority).toBeCloseTo(0.05, 12);
     expect(result?.components.graph).toBeCloseTo(0.09, 12);
-    expect(result?.score).toBeCloseTo(SIGNALS.reduce((total, s) => total + (result?.components[s] ?? 0), 0), 12);
+    expect(result?.score).toBeCloseTo(
+      SIGNALS.reduce((total, s) => total + (result?.components[s] ?? 0), 0),
+      12,
+    );
   });
 
   it('counts a missing component as 0', () => {
@@ -321,23 +324,35 @@ describe('fuseWeighted', () => {
     });
     const weight = fc.double({ min: 0, max: 10, noNaN: true });
     const weightsArb = fc.record({ fts: weight, vector: weight, recency: weight, priority: weight, graph: weight });
-    const availableArb = fc.record({ fts: fc.boolean(), vector: fc.boolean(), recency: fc.boolean(), priority: fc.boolean(), graph: fc.boolean() });
+    const availableArb = fc.record({
+      fts: fc.boolean(),
+      vector: fc.boolean(),
+      recency: fc.boolean(),
+      priority: fc.boolean(),
+      graph: fc.boolean(),
+    });
     fc.assert(
-      fc.property(fc.uniqueArray(candidate, { maxLength: 40, selector: (c) => c.id }), weightsArb, availableArb, fc.boolean(), (candidates, raw, available, redistribute) => {
-        const w = redistribute ? redistributeWeights(raw, available) : raw;
-        const results = fuseWeighted(candidates, w);
-        expect(results).toHaveLength(candidates.length);
-        results.forEach((r, i) => {
-          expect(Number.isFinite(r.score)).toBe(true);
-          expect(r.score).toBeGreaterThanOrEqual(0);
-          if (redistribute) expect(r.score).toBeLessThanOrEqual(1 + 1e-12);
-          const next = results[i + 1];
-          if (next !== undefined) {
-            expect(r.score).toBeGreaterThanOrEqual(next.score);
-            if (r.score === next.score) expect(r.id).toBeLessThan(next.id);
-          }
-        });
-      }),
+      fc.property(
+        fc.uniqueArray(candidate, { maxLength: 40, selector: (c) => c.id }),
+        weightsArb,
+        availableArb,
+        fc.boolean(),
+        (candidates, raw, available, redistribute) => {
+          const w = redistribute ? redistributeWeights(raw, available) : raw;
+          const results = fuseWeighted(candidates, w);
+          expect(results).toHaveLength(candidates.length);
+          results.forEach((r, i) => {
+            expect(Number.isFinite(r.score)).toBe(true);
+            expect(r.score).toBeGreaterThanOrEqual(0);
+            if (redistribute) expect(r.score).toBeLessThanOrEqual(1 + 1e-12);
+            const next = results[i + 1];
+            if (next !== undefined) {
+              expect(r.score).toBeGreaterThanOrEqual(next.score);
+              if (r.score === next.score) expect(r.id).toBeLessThan(next.id);
+            }
+          });
+        },
+      ),
     );
   });
 });

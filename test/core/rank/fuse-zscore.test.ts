@@ -20,23 +20,27 @@ describe('zScores', () => {
 describe('zScoreFusion', () => {
   it('keeps every score in (0, 1) and each leg alone keeps its own order', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 2, noNaN: true }), { minLength: 1, maxLength: 30 }), fc.double({ min: 0, max: 1, noNaN: true }), (distances, coverage) => {
-        const fused = reciprocalRankFusion(
-          distances.map((distance, i) => ({ id: asEntityId(i + 1), distance })),
-          [],
-        );
-        const scores = zScoreFusion(fused, coverage);
-        for (const s of scores) {
-          expect(s).toBeGreaterThan(0);
-          expect(s).toBeLessThan(1);
-        }
-        // Closer in meaning never scores lower.
-        fused.forEach((a, i) =>
-          fused.forEach((b, j) => {
-            if ((a.semantic?.distance ?? 0) < (b.semantic?.distance ?? 0)) expect(scores[i]).toBeGreaterThanOrEqual(scores[j] ?? 0);
-          }),
-        );
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 2, noNaN: true }), { minLength: 1, maxLength: 30 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (distances, coverage) => {
+          const fused = reciprocalRankFusion(
+            distances.map((distance, i) => ({ id: asEntityId(i + 1), distance })),
+            [],
+          );
+          const scores = zScoreFusion(fused, coverage);
+          for (const s of scores) {
+            expect(s).toBeGreaterThan(0);
+            expect(s).toBeLessThan(1);
+          }
+          // Closer in meaning never scores lower.
+          fused.forEach((a, i) =>
+            fused.forEach((b, j) => {
+              if ((a.semantic?.distance ?? 0) < (b.semantic?.distance ?? 0)) expect(scores[i]).toBeGreaterThanOrEqual(scores[j] ?? 0);
+            }),
+          );
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -142,7 +142,14 @@ describe('graphBoost', () => {
     });
 
     it('takes the larger of fts and vector', () => {
-      const boosts = graphBoost(ids(1, 2, 3), [edge(1, 2), edge(3, 1)], baseOf([[2, { fts: 0.9, vector: 0.1 }], [3, { fts: 0.1, vector: 0.7 }]]));
+      const boosts = graphBoost(
+        ids(1, 2, 3),
+        [edge(1, 2), edge(3, 1)],
+        baseOf([
+          [2, { fts: 0.9, vector: 0.1 }],
+          [3, { fts: 0.1, vector: 0.7 }],
+        ]),
+      );
       expect(boostOf(boosts, 1)).toBeCloseTo((0.9 + 0.7) * 0.5, 12);
     });
 

@@ -73,8 +73,7 @@ describe('computeImportance', () => {
   });
 
   it('caps the degree at D_MAX = 15', () => {
-    const at = (degree: number): number =>
-      computeImportance({ accessCount: 5, maxAccess: 5, degree, accessDays: 0, maxAccessDays: 0 });
+    const at = (degree: number): number => computeImportance({ accessCount: 5, maxAccess: 5, degree, accessDays: 0, maxAccessDays: 0 });
     expect(at(15)).toBeCloseTo(1 + BETA_DEG, 12);
     expect(at(16)).toBe(at(15));
     expect(at(1000)).toBe(at(15));
@@ -268,7 +267,7 @@ describe('computeLimbicScore and cosineSimilarity', () => {
     expect(cosineSimilarity(1)).toBe(0);
   });
 
-  it('rescales cosine so a model\'s similarity of unrelated texts counts as 0 (e5: 0.74)', () => {
+  it("rescales cosine so a model's similarity of unrelated texts counts as 0 (e5: 0.74)", () => {
     expect(cosineSimilarity(0.12, 0.74)).toBeCloseTo((0.88 - 0.74) / 0.26, 12);
     expect(cosineSimilarity(0.26, 0.74)).toBeCloseTo(0, 12); // exactly as similar as unrelated text
     expect(cosineSimilarity(0.4, 0.74)).toBe(0); // less similar: still 0, never negative

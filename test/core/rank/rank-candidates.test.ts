@@ -85,7 +85,14 @@ describe('minMaxNormalize', () => {
 
 describe('rankHybridCandidates: base relevance (spec/hybrid-search.md "Hybrid Scoring")', () => {
   it('FTS-only hits get 0.2 + 0.6 × normalised RRF, spanning [0.2, 0.8]', () => {
-    const candidates = reciprocalRankFusion([], [{ id: id(1), bm25: -1 }, { id: id(2), bm25: -1 }, { id: id(3), bm25: -1 }]);
+    const candidates = reciprocalRankFusion(
+      [],
+      [
+        { id: id(1), bm25: -1 },
+        { id: id(2), bm25: -1 },
+        { id: id(3), bm25: -1 },
+      ],
+    );
     const ranked = rankHybridCandidates(candidates, NO_SIGNALS, opts(10));
     const norm2 = (1 / 62 - 1 / 63) / (1 / 61 - 1 / 63);
     expect(byId(ranked, 1).base).toBeCloseTo(0.8, 12);
@@ -157,7 +164,13 @@ describe('rankCandidates (pure semantic mode)', () => {
 
 describe('status deboosts and metadata penalty apply before the sort', () => {
   it('an archived entity with identical signals ranks below an active one (even with the lower id)', () => {
-    const signals: CandidateSignals<RankFacts> = { ...NO_SIGNALS, facts: facts([[1, { status: 'archivado' }], [2, {}]]) };
+    const signals: CandidateSignals<RankFacts> = {
+      ...NO_SIGNALS,
+      facts: facts([
+        [1, { status: 'archivado' }],
+        [2, {}],
+      ]),
+    };
     const candidates = [
       { id: id(1), distance: 0.3 },
       { id: id(2), distance: 0.3 },
@@ -170,14 +183,26 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
   });
 
   it.each(['pausado', 'completado', 'archivado'] as const)('%s ranks below an identical active entity', (status) => {
-    const signals: CandidateSignals<RankFacts> = { ...NO_SIGNALS, facts: facts([[1, { status }], [2, {}]]) };
+    const signals: CandidateSignals<RankFacts> = {
+      ...NO_SIGNALS,
+      facts: facts([
+        [1, { status }],
+        [2, {}],
+      ]),
+    };
     const ranked = rankHybridCandidates([fused(1, 0.02, 0.3), fused(2, 0.02, 0.3)], signals, opts(10));
     expect(ranked.map((r) => r.id)).toEqual([id(2), id(1)]);
     expect(byId(ranked, 1).score / byId(ranked, 2).score).toBeLessThanOrEqual(STATUS_DEBOOST[status] + 1e-12);
   });
 
   it('the metadata penalty (>50% metadata) ranks an entity below an identical normal one', () => {
-    const signals: CandidateSignals<RankFacts> = { ...NO_SIGNALS, facts: facts([[1, { metadataRatio: 0.75 }], [2, { metadataRatio: 0.5 }]]) };
+    const signals: CandidateSignals<RankFacts> = {
+      ...NO_SIGNALS,
+      facts: facts([
+        [1, { metadataRatio: 0.75 }],
+        [2, { metadataRatio: 0.5 }],
+      ]),
+    };
     const ranked = rankCandidates(
       [
         { id: id(1), distance: 0.3 },
@@ -192,7 +217,14 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
   });
 
   it('a deboosted entity that was first by similarity moves down; order follows score', () => {
-    const signals: CandidateSignals<RankFacts> = { ...NO_SIGNALS, facts: facts([[1, { status: 'archivado' }], [2, {}], [3, {}]]) };
+    const signals: CandidateSignals<RankFacts> = {
+      ...NO_SIGNALS,
+      facts: facts([
+        [1, { status: 'archivado' }],
+        [2, {}],
+        [3, {}],
+      ]),
+    };
     const ranked = rankCandidates(
       [
         { id: id(1), distance: 0.1 },
@@ -210,7 +242,11 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
     // Entity 3 is last by similarity but the most used; 1 and 2 are also deboosted.
     const signals: CandidateSignals<RankFacts> = {
       ...NO_SIGNALS,
-      facts: facts([[1, { status: 'archivado' }], [2, { status: 'completado' }], [3, {}]]),
+      facts: facts([
+        [1, { status: 'archivado' }],
+        [2, { status: 'completado' }],
+        [3, {}],
+      ]),
       access: new Map([[id(3), { accessCount: 10, lastAccess: NOW, accessDays: 1 }]]),
     };
     const candidates = [
@@ -417,7 +453,10 @@ describe("rankHybridCandidates with hybridBase 'fused'", () => {
         { id: id(2), distance: 0.2 },
         { id: id(1), distance: 0.4 },
       ],
-      [{ id: id(1), bm25: -1 }, { id: id(3), bm25: -1 }],
+      [
+        { id: id(1), bm25: -1 },
+        { id: id(3), bm25: -1 },
+      ],
     );
     const spec = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'spec' });
     const fusedRank = rankHybridCandidates(candidates, NO_SIGNALS, { ...opts(3), hybridBase: 'fused' });
@@ -444,7 +483,10 @@ describe('rrfShareOfMaximum', () => {
         { id: id(1), distance: 0.1 },
         { id: id(2), distance: 0.11 },
       ],
-      [{ id: id(1), bm25: -1 }, { id: id(2), bm25: -1 }],
+      [
+        { id: id(1), bm25: -1 },
+        { id: id(2), bm25: -1 },
+      ],
     );
     const [first, second] = rrfShareOfMaximum(both, 60);
     expect(first).toBeCloseTo(1, 12);
@@ -452,7 +494,13 @@ describe('rrfShareOfMaximum', () => {
   });
 
   it('uses only the legs that answered', () => {
-    const keywordOnly = reciprocalRankFusion([], [{ id: id(1), bm25: -1 }, { id: id(2), bm25: -1 }]);
+    const keywordOnly = reciprocalRankFusion(
+      [],
+      [
+        { id: id(1), bm25: -1 },
+        { id: id(2), bm25: -1 },
+      ],
+    );
     expect(rrfShareOfMaximum(keywordOnly, 60)[0]).toBeCloseTo(1, 12);
     expect(rrfShareOfMaximum([], 60)).toEqual([]);
   });

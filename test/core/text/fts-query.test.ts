@@ -294,7 +294,10 @@ describe('issue 10: search_nodes through the trigram expression, against the off
             });
             for (const query of queries) {
               const found = (await store.graph.searchNodes(query)).entities.map((e) => e.name).sort();
-              const expected = entities.filter((e) => officialMatch(e, query)).map((e) => e.name).sort();
+              const expected = entities
+                .filter((e) => officialMatch(e, query))
+                .map((e) => e.name)
+                .sort();
               expect(found, JSON.stringify(query)).toEqual(expected);
               if ([...query].length > MAX_SUBSTRING_TRIGRAMS + 2 && found.length > 0) longFound++;
             }

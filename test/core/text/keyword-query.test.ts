@@ -72,7 +72,8 @@ describe('bare queries', () => {
     const query = buildKeywordQuery('what was my sister doing');
     expect(query).toEqual({
       match: '"what" OR "was" OR "my" OR "sister" OR "doing"',
-      mode: 'bare', words: ['what', 'was', 'my', 'sister', 'doing'],
+      mode: 'bare',
+      words: ['what', 'was', 'my', 'sister', 'doing'],
       warnings: [],
     });
     expect(rowids(query.match ?? '')).toEqual([5]);
@@ -195,9 +196,7 @@ describe('expert syntax', () => {
   });
 
   it('follows FTS5 precedence: NOT binds tighter than AND, AND tighter than OR', () => {
-    expect(buildKeywordQuery('berlin OR python snake NOT asyncio').match).toBe(
-      '"berlin" OR ("python" AND ("snake" NOT "asyncio"))',
-    );
+    expect(buildKeywordQuery('berlin OR python snake NOT asyncio').match).toBe('"berlin" OR ("python" AND ("snake" NOT "asyncio"))');
     expect(search('berlin OR python snake NOT asyncio')).toEqual([2, 4, 7]);
     expect(buildKeywordQuery('a OR b AND NOT c').match).toBe('"a" OR ("b" NOT "c")');
   });
@@ -230,7 +229,8 @@ describe('repairs', () => {
     const query = buildKeywordQuery('"machine learning');
     expect(query).toEqual({
       match: '"machine learning"',
-      mode: 'expert', words: [],
+      mode: 'expert',
+      words: [],
       warnings: ['Closed an unbalanced double quote at the end of the query.'],
     });
     expect(rowids(query.match ?? '')).toEqual([3]);
@@ -292,7 +292,8 @@ describe('repairs', () => {
   it('reads NUL as a separator', () => {
     expect(buildKeywordQuery('python\u0000AND\u0000snake')).toEqual({
       match: '"python" AND "snake"',
-      mode: 'expert', words: [],
+      mode: 'expert',
+      words: [],
       warnings: [],
     });
     expect(buildKeywordQuery('py\u0000thon').match).toBe('"py" OR "thon"');
@@ -337,7 +338,8 @@ describe('repairs', () => {
     expect(rowids(deepest.match ?? '')).toEqual([2]);
     expect(buildKeywordQuery(nested(9))).toEqual({
       match: undefined,
-      mode: 'expert', words: [],
+      mode: 'expert',
+      words: [],
       warnings: ['The query nests operators more than 16 deep; simplify it to search by keyword.'],
     });
   });
@@ -418,10 +420,50 @@ describe('properties', () => {
   });
 
   const PIECES = [
-    'AND', 'OR', 'NOT', 'and', 'or', 'not', 'NEAR', '"', '""', '*', '**', ':', '::', '(', ')', '()',
-    'name:', 'type:', 'obs:', 'Name:', 'http:', 'col:', '//', 'python', 'snake', 'neur', 'berlin',
-    "sister's", '12:30', 'dom-cachorroink', '😀', '\u0000', '日本', 'مرحبا', '^', '+', '-', '{', '}',
-    ',', "'", ';', '\\', '\u0301',
+    'AND',
+    'OR',
+    'NOT',
+    'and',
+    'or',
+    'not',
+    'NEAR',
+    '"',
+    '""',
+    '*',
+    '**',
+    ':',
+    '::',
+    '(',
+    ')',
+    '()',
+    'name:',
+    'type:',
+    'obs:',
+    'Name:',
+    'http:',
+    'col:',
+    '//',
+    'python',
+    'snake',
+    'neur',
+    'berlin',
+    "sister's",
+    '12:30',
+    'dom-cachorroink',
+    '😀',
+    '\u0000',
+    '日本',
+    'مرحبا',
+    '^',
+    '+',
+    '-',
+    '{',
+    '}',
+    ',',
+    "'",
+    ';',
+    '\\',
+    '\u0301',
   ];
   const tokenSoup = fc
     .array(fc.tuple(fc.constantFrom(...PIECES), fc.constantFrom('', '', ' ', '\t')), { maxLength: 40 })

@@ -14,7 +14,15 @@ describe('informativeWords', () => {
   });
 
   it('keeps the rarest word when every word is common, so the query still finds something', () => {
-    expect(informativeWords([{ word: 'the', df: 99 }, { word: 'a', df: 80 }], 100)).toEqual(['a']);
+    expect(
+      informativeWords(
+        [
+          { word: 'the', df: 99 },
+          { word: 'a', df: 80 },
+        ],
+        100,
+      ),
+    ).toEqual(['a']);
   });
 
   it('keeps everything on an empty store and returns nothing for no words', () => {
@@ -23,7 +31,10 @@ describe('informativeWords', () => {
   });
 
   it('honours a custom share, including 1 (prune nothing)', () => {
-    const terms = [{ word: 'w', df: 90 }, { word: 'v', df: 10 }];
+    const terms = [
+      { word: 'w', df: 90 },
+      { word: 'v', df: 10 },
+    ];
     expect(informativeWords(terms, 100, 1)).toEqual(['w', 'v']);
     expect(informativeWords(terms, 100, 0.05)).toEqual(['v']);
   });

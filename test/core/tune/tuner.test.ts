@@ -11,7 +11,14 @@ import { rankByBase, rrfShareOfMaximum, type BaseCandidate } from '../../../src/
 import type { RoutingStrategy } from '../../../src/core/rank/routing.js';
 import type { CandidateSignals, RankFacts } from '../../../src/core/signals.js';
 import { liftAtK, ndcgAtK } from '../../../src/core/tune/metrics.js';
-import { DEFAULT_PARAMETERS, replay, replayBase, type RankParameters, type ShadowCandidate, type ShadowEvent } from '../../../src/core/tune/shadow.js';
+import {
+  DEFAULT_PARAMETERS,
+  replay,
+  replayBase,
+  type RankParameters,
+  type ShadowCandidate,
+  type ShadowEvent,
+} from '../../../src/core/tune/shadow.js';
 import { blendParameters, DEFAULT_GRID, evaluate, gridSearch, MIN_EVENTS, tune } from '../../../src/core/tune/tuner.js';
 import { asEntityId, type EntityId, type EntityStatus } from '../../../src/core/types.js';
 
@@ -64,7 +71,9 @@ const candidateSet = fc.record({
     }),
     { minLength: 12, maxLength: 12 },
   ),
-  pairs: fc.array(fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 9 })), { maxLength: 10 }),
+  pairs: fc.array(fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 9 })), {
+    maxLength: 10,
+  }),
   strategy: fc.constantFrom<RoutingStrategy>('cosine_heavy', 'limbic_heavy', 'hybrid_balanced'),
 });
 
@@ -72,11 +81,18 @@ type Set_ = typeof candidateSet extends fc.Arbitrary<infer T> ? T : never;
 
 function live(s: Set_): { candidates: BaseCandidate[]; signals: CandidateSignals<RankFacts> } {
   const rows = s.seed.slice(0, s.n);
-  const candidates = rows.map((r, i) => ({ candidate: { id: id(i + 1), rrfScore: 0, semantic: undefined, keyword: undefined }, base: r.base }));
+  const candidates = rows.map((r, i) => ({
+    candidate: { id: id(i + 1), rrfScore: 0, semantic: undefined, keyword: undefined },
+    base: r.base,
+  }));
   const signals: CandidateSignals<RankFacts> = {
     facts: new Map(rows.map((r, i) => [id(i + 1), { status: r.status, createdAt: NOW - 30_000 * HOUR, metadataRatio: 0 }])),
     access: new Map(
-      rows.flatMap((r, i) => (r.count === 0 ? [] : [[id(i + 1), { accessCount: r.count, lastAccess: NOW - r.hoursAgo * HOUR, accessDays: Math.ceil(r.count / 3) }] as const])),
+      rows.flatMap((r, i) =>
+        r.count === 0
+          ? []
+          : [[id(i + 1), { accessCount: r.count, lastAccess: NOW - r.hoursAgo * HOUR, accessDays: Math.ceil(r.count / 3) }] as const],
+      ),
     ),
     degree: new Map(rows.map((r, i) => [id(i + 1), r.degree])),
     coOccurrences: s.pairs
@@ -88,7 +104,13 @@ function live(s: Set_): { candidates: BaseCandidate[]; signals: CandidateSignals
 
 function logged(s: Set_, p: RankParameters): { event: ShadowEvent; order: EntityId[] } {
   const { candidates, signals } = live(s);
-  const ranked = rankByBase(candidates, signals, { limit: candidates.length, strategy: s.strategy, now: NOW, gamma: p.gamma, betaSal: p.betaSal });
+  const ranked = rankByBase(candidates, signals, {
+    limit: candidates.length,
+    strategy: s.strategy,
+    now: NOW,
+    gamma: p.gamma,
+    betaSal: p.betaSal,
+  });
   const event: ShadowEvent = {
     at: NOW,
     tool: 'search_semantic',

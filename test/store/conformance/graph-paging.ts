@@ -32,7 +32,10 @@ async function seedForPaging(graph: GraphStore): Promise<void> {
   ];
   // The same shapes again, created later, so every tier has ties far apart in creation order.
   await graph.createEntities(entities, T0);
-  await graph.createEntities(entities.map((e) => ({ ...e, name: `${e.name} bis` })), T0 + 1);
+  await graph.createEntities(
+    entities.map((e) => ({ ...e, name: `${e.name} bis` })),
+    T0 + 1,
+  );
   await graph.createRelations(
     [
       { from: 'Kalo 1', to: 'Other 1', relationType: 'links' },
@@ -126,7 +129,11 @@ export function graphPagingConformance(name: string, makeStore: StoreFactory): v
         relations: [{ from: 'Ghost', to: 'Nobody', relationType: 'haunts' }],
         total: 0,
       });
-      expect(await graph().readGraph()).toEqual({ entities: [], relations: [{ from: 'Ghost', to: 'Nobody', relationType: 'haunts' }], total: 0 });
+      expect(await graph().readGraph()).toEqual({
+        entities: [],
+        relations: [{ from: 'Ghost', to: 'Nobody', relationType: 'haunts' }],
+        total: 0,
+      });
     });
 
     it('the outline gives names, types and observation counts, paged like read_graph', async () => {
@@ -134,7 +141,9 @@ export function graphPagingConformance(name: string, makeStore: StoreFactory): v
       const whole = await graph().readGraph();
       const outline = await graph().outline();
       expect(outline.total).toBe(24);
-      expect(outline.entities).toEqual(whole.entities.map((e) => ({ name: e.name, entityType: e.entityType, observationCount: e.observations.length })));
+      expect(outline.entities).toEqual(
+        whole.entities.map((e) => ({ name: e.name, entityType: e.entityType, observationCount: e.observations.length })),
+      );
       expect(outline.relations).toEqual(whole.relations);
       expect(outline.entities.find((e) => e.name === 'Obs 2')?.observationCount).toBe(3);
       expect(outline.entities.find((e) => e.name === 'the kalo')?.observationCount).toBe(0);

@@ -68,8 +68,20 @@ export function graphConformance(name: string, makeStore: StoreFactory): void {
 
     it('deletes observations and relations by exact value', async () => {
       await seed(graph());
-      await graph().deleteObservations([{ entityName: 'Alice', observations: ['Speaks Spanish', 'not there'] }, { entityName: 'Nope', observations: ['x'] }], T0);
-      await graph().deleteRelations([{ from: 'Bob', to: 'Alice', relationType: 'knows' }, { from: 'Bob', to: 'Alice', relationType: 'other' }], T0);
+      await graph().deleteObservations(
+        [
+          { entityName: 'Alice', observations: ['Speaks Spanish', 'not there'] },
+          { entityName: 'Nope', observations: ['x'] },
+        ],
+        T0,
+      );
+      await graph().deleteRelations(
+        [
+          { from: 'Bob', to: 'Alice', relationType: 'knows' },
+          { from: 'Bob', to: 'Alice', relationType: 'other' },
+        ],
+        T0,
+      );
       const read = await graph().readGraph();
       expect(read.entities[0]?.observations).toEqual(['Works at Acme']);
       expect(read.relations).toEqual([{ from: 'Alice', to: 'Acme', relationType: 'works_at' }]);

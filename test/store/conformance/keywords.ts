@@ -5,7 +5,9 @@ import { seed, T0, useStore, type StoreFactory } from './fixture.js';
 
 export function keywordConformance(name: string, makeStore: StoreFactory): void {
   describe(`Store conformance: ${name}: keyword index`, () => {
-    const store = useStore(makeStore, (s) => (s.keywords === undefined ? `${name} has no keyword index (store.keywords is undefined)` : undefined));
+    const store = useStore(makeStore, (s) =>
+      s.keywords === undefined ? `${name} has no keyword index (store.keywords is undefined)` : undefined,
+    );
     const keywords = (): KeywordIndex => indexOf(store());
 
     it('finds keywords with BM25', async () => {

@@ -41,7 +41,9 @@ export function shadowOf(at: number, ids: readonly number[], extra: Partial<Shad
 
 export function tuningConformance(name: string, makeStore: StoreFactory): void {
   describe(`Store conformance: ${name}: tuning`, () => {
-    const store = useStore(makeStore, (s: Store) => (s.tuning === undefined ? `${name} keeps no shadow log (store.tuning is undefined)` : undefined));
+    const store = useStore(makeStore, (s: Store) =>
+      s.tuning === undefined ? `${name} keeps no shadow log (store.tuning is undefined)` : undefined,
+    );
     const tuning = (): TuningStore => {
       const t = store().tuning;
       if (t === undefined) throw new Error('skipped above');
@@ -62,7 +64,15 @@ export function tuningConformance(name: string, makeStore: StoreFactory): void {
     it('logs searches whole and reads them back oldest first, every field kept', async () => {
       const t = tuning();
       const a = shadowOf(T0, [3, 1, 2]);
-      const b = shadowOf(T0 + MINUTE, [2, 4], { tool: 'search_semantic', fusion: 'weighted', legs: 1, strategy: 'cosine_heavy', offset: 5, rrfKPinned: true, parameters: { gamma: 0.05, betaSal: 0.1, rrfK: 10 } });
+      const b = shadowOf(T0 + MINUTE, [2, 4], {
+        tool: 'search_semantic',
+        fusion: 'weighted',
+        legs: 1,
+        strategy: 'cosine_heavy',
+        offset: 5,
+        rrfKPinned: true,
+        parameters: { gamma: 0.05, betaSal: 0.1, rrfK: 10 },
+      });
       await t.appendShadow(a);
       await t.appendShadow(b);
       const events = await t.shadowEvents();

