@@ -173,8 +173,4 @@ export function redactPassword(url: string): string {
   }
 }
 
-export interface RelationRow {
-  from_name: string;
-  to_name: string;
-  relation_type: string;
-}
+export type { RelationRow } from '../rows.js';

@@ -5,29 +5,12 @@
  * narrowed by LIKE (a pg_trgm index when the server has it) and ranked exact name, name prefix,
  * name substring, type, observation; ties in creation order, as on SQLite.
  */
-import {
-  asEntityId,
-  METADATA_KIND,
-  type Entity,
-  type EntityId,
-  type EntityStatus,
-  type KnowledgeGraph,
-  type Relation,
-} from '../../core/types.js';
+import { asEntityId, METADATA_KIND, type Entity, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
 import { SUBSTRING_TEXT } from './migrations.js';
-import type { PgConnection, RelationRow } from './pg-connection.js';
+import { toRelation, type EntityRow, type RelationRow } from '../rows.js';
+import type { PgConnection } from './pg-connection.js';
 
-interface EntityRow {
-  id: number;
-  name: string;
-  entity_type: string;
-  status: EntityStatus;
-  created_at: number;
-  updated_at: number;
-}
-
-const toRelation = (r: RelationRow): Relation => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type });
 const RELATION_COLUMNS = 'from_name, to_name, relation_type';
 
 export class PgGraphReads {

@@ -4,21 +4,14 @@
  * searches: every read sees the other processes' writes, and a candidate set costs three queries.
  */
 import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
-import { asEntityId, type EntityId, type EntityStatus } from '../../core/types.js';
+import { asEntityId, type EntityId } from '../../core/types.js';
+import type { FactsRow } from '../rows.js';
 import type { UsageStore } from '../usage-store.js';
 import type { PgConnection } from './pg-connection.js';
 
 const DAY_MS = 86_400_000;
 
-interface FactsRow {
-  id: number;
-  name: string;
-  entity_type: string;
-  status: EntityStatus;
-  created_at: number;
-  updated_at: number;
-  degree: number;
-  metadata: number;
+interface PgFactsRow extends FactsRow {
   observations: number;
 }
 
@@ -32,7 +25,7 @@ export class PgUsage implements UsageStore {
     if (ids.length === 0) return { facts, access, degree, coOccurrences: [] };
     const list = [...new Set(ids)];
     const [factRows, accessRows, pairRows] = await Promise.all([
-      this.conn.query<FactsRow>(
+      this.conn.query<PgFactsRow>(
         `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
                 (SELECT count(*) FROM relations WHERE from_name = e.name) + (SELECT count(*) FROM relations WHERE to_name = e.name) AS degree,
                 (SELECT count(*) FROM observations m WHERE m.entity_id = e.id AND m.kind = 'metadata') AS metadata,

@@ -10,7 +10,6 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
-import type { Relation } from '../../core/types.js';
 import { migrate } from './schema.js';
 
 /** keyword_log entries kept: a top-k keyword index further behind rebuilds (keyword-topk-sync.ts). */
@@ -150,15 +149,7 @@ export class SqliteConnection {
 /** A list bound as one parameter and read with json_each(?). */
 export const json = (values: readonly unknown[]): string => JSON.stringify(values);
 
-export interface RelationRow {
-  from_name: string;
-  to_name: string;
-  relation_type: string;
-}
-
-export function toRelation(r: RelationRow): Relation {
-  return { from: r.from_name, to: r.to_name, relationType: r.relation_type };
-}
+export { toRelation, type RelationRow } from '../rows.js';
 
 function loadSqliteVec(db: Database.Database): boolean {
   try {

@@ -3,27 +3,11 @@
  * sqlite-substring.ts), open_nodes, and the hydration of search results. A page is cut in SQL
  * (LIMIT/OFFSET over ids in a fixed order), so only the entities on it are read in full.
  */
-import {
-  asEntityId,
-  METADATA_KIND,
-  type Entity,
-  type EntityId,
-  type EntityStatus,
-  type KnowledgeGraph,
-  type Relation,
-} from '../../core/types.js';
+import { asEntityId, METADATA_KIND, type Entity, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
-import { json, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
+import { toRelation, type EntityRow, type RelationRow } from '../rows.js';
+import { json, type SqliteConnection } from './sqlite-connection.js';
 import { pageOfMatches, rankMatches, registerSubstringFunctions, substringCandidates } from './sqlite-substring.js';
-
-export interface EntityRow {
-  id: number;
-  name: string;
-  entity_type: string;
-  status: EntityStatus;
-  created_at: number;
-  updated_at: number;
-}
 
 /** No LIMIT in SQLite's terms, for the unpaged form of a paged query. */
 const WHOLE: Page = { limit: -1, offset: 0 };

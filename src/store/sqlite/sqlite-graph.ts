@@ -18,7 +18,8 @@ import {
 } from '../../core/types.js';
 import type { GraphStore, ImportBatch, ImportCounts } from '../graph-store.js';
 import { json } from './sqlite-connection.js';
-import { SqliteGraphReads, type EntityRow } from './sqlite-graph-reads.js';
+import type { EntityRow } from '../rows.js';
+import { SqliteGraphReads } from './sqlite-graph-reads.js';
 
 /** Entity text is joined with this separator in the FTS index (spec/hybrid-search.md). */
 const OBS_SEPARATOR = ' | ';

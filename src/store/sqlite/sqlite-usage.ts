@@ -2,25 +2,15 @@
  * Usage signals on SQLite: what the limbic re-ranker reads of a candidate set (facts, degree,
  * accesses, co-occurrences) and the accesses each answer records.
  */
-import { asEntityId, type EntityId, type EntityStatus } from '../../core/types.js';
+import { asEntityId, type EntityId } from '../../core/types.js';
 import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
+import type { FactsRow } from '../rows.js';
 import type { UsageStore } from '../usage-store.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 
 const DAY_MS = 86_400_000;
 /** Entities whose facts are kept between searches before the cache starts over. */
 const FACTS_CACHE_SIZE = 200_000;
-
-interface FactsRow {
-  id: number;
-  name: string;
-  entity_type: string;
-  status: EntityStatus;
-  created_at: number;
-  updated_at: number;
-  degree: number;
-  metadata: number;
-}
 
 export class SqliteUsage implements UsageStore {
   /** See cachedFacts(). */
