@@ -4,46 +4,13 @@
  * read on every search; they are four meta rows, read in one query, so another process's apply is
  * seen by the next search.
  */
-import type { RoutingStrategy } from '../../core/rank/routing.js';
-import type { ParametersInForce, RankParameters, ShadowCandidate, ShadowEvent } from '../../core/tune/shadow.js';
-import { asEntityId, type EntityId } from '../../core/types.js';
+import type { ParametersInForce, RankParameters, ShadowEvent } from '../../core/tune/shadow.js';
+import type { EntityId } from '../../core/types.js';
+import { SHADOW_LOG_EVENTS, toShadowEvents, type CandidateRow, type EventRow } from '../tuning-rows.js';
 import type { TuningStore } from '../tuning-store.js';
 import type { PgConnection } from './pg-connection.js';
 
-/** The log keeps this many searches, the newest (as on SQLite). */
-const SHADOW_LOG_EVENTS = 2_000;
-
 const KEYS = ['tuning_gamma', 'tuning_beta_sal', 'tuning_rrf_k', 'tuning_at'] as const;
-
-interface EventRow {
-  id: number;
-  at: number;
-  tool: ShadowEvent['tool'];
-  query_hash: string;
-  fusion: ShadowEvent['fusion'];
-  legs: number;
-  strategy: RoutingStrategy;
-  page_offset: number;
-  shown: number;
-  gamma: number;
-  beta_sal: number;
-  rrf_k: number;
-  rrf_k_pinned: boolean;
-}
-
-interface CandidateRow {
-  event_id: number;
-  entity_id: number;
-  base: number;
-  semantic_rank: number | null;
-  keyword_rank: number | null;
-  graph_part: number;
-  importance: number;
-  temporal: number;
-  cooc: number;
-  multiplier: number;
-  relevance: number;
-}
 
 export class PgTuning implements TuningStore {
   constructor(
@@ -144,37 +111,8 @@ export class PgTuning implements TuningStore {
   }
 
   async shadowEvents(): Promise<ShadowEvent[]> {
-    const byEvent = new Map<number, ShadowCandidate[]>();
-    for (const r of await this.conn.query<CandidateRow>('SELECT * FROM tuning_candidates ORDER BY event_id, position')) {
-      let list = byEvent.get(r.event_id);
-      if (list === undefined) byEvent.set(r.event_id, (list = []));
-      list.push({
-        id: asEntityId(r.entity_id),
-        base: r.base,
-        semanticRank: r.semantic_rank ?? undefined,
-        keywordRank: r.keyword_rank ?? undefined,
-        graphPart: r.graph_part,
-        importance: r.importance,
-        temporal: r.temporal,
-        cooc: r.cooc,
-        multiplier: r.multiplier,
-        relevance: r.relevance,
-      });
-    }
-    return (await this.conn.query<EventRow>('SELECT * FROM tuning_events ORDER BY id')).map((r) => ({
-      id: r.id,
-      at: r.at,
-      tool: r.tool,
-      queryHash: r.query_hash,
-      fusion: r.fusion,
-      legs: r.legs,
-      strategy: r.strategy,
-      offset: r.page_offset,
-      shown: r.shown,
-      parameters: { gamma: r.gamma, betaSal: r.beta_sal, rrfK: r.rrf_k },
-      rrfKPinned: r.rrf_k_pinned,
-      candidates: byEvent.get(r.id) ?? [],
-    }));
+    const candidates = await this.conn.query<CandidateRow>('SELECT * FROM tuning_candidates ORDER BY event_id, position');
+    return toShadowEvents(await this.conn.query<EventRow>('SELECT * FROM tuning_events ORDER BY id'), candidates);
   }
 
   async pruneShadow(keep: number): Promise<number> {
