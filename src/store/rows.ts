@@ -2,7 +2,9 @@
  * Rows as both backends' schemas name their columns (SQLite's schema.ts and Postgres's
  * migrations.ts keep the same names), so each backend maps them to core types the same way.
  */
-import type { EntityStatus, Relation } from '../core/types.js';
+import type { EntityFacts } from '../core/signals.js';
+import { asEntityId, METADATA_KIND, type Entity, type EntityStatus, type Relation } from '../core/types.js';
+import type { Page, StoredEntity } from './graph-store.js';
 
 export interface EntityRow {
   id: number;
@@ -27,4 +29,33 @@ export interface RelationRow {
 
 export function toRelation(r: RelationRow): Relation {
   return { from: r.from_name, to: r.to_name, relationType: r.relation_type };
+}
+
+/** What ranking reads of an entity row, given its count of observations and of `metadata` ones. */
+export function toFacts(r: EntityRow, metadata: number, observations: number): EntityFacts {
+  return {
+    id: asEntityId(r.id),
+    name: r.name,
+    entityType: r.entity_type,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    metadataRatio: observations === 0 ? 0 : metadata / observations,
+  };
+}
+
+/** A full entity from its row and its observations' text and kinds, in order. */
+export function toStoredEntity(r: EntityRow, contents: readonly string[], kinds: readonly string[]): StoredEntity {
+  const metadata = kinds.filter((k) => k === METADATA_KIND).length;
+  return { ...toFacts(r, metadata, kinds.length), observations: contents, kinds };
+}
+
+/** The official shape of an entity, with an observations array of its own. */
+export function publicEntity(e: Entity): Entity {
+  return { name: e.name, entityType: e.entityType, observations: [...e.observations] };
+}
+
+/** Whole numbers, never negative (SQLite reads a negative LIMIT as "no limit"). */
+export function cleanPage(page: Page): Page {
+  return { limit: Math.max(0, Math.floor(page.limit)), offset: Math.max(0, Math.floor(page.offset)) };
 }

@@ -5,10 +5,10 @@
  * narrowed by LIKE (a pg_trgm index when the server has it) and ranked exact name, name prefix,
  * name substring, type, observation; ties in creation order, as on SQLite.
  */
-import { asEntityId, METADATA_KIND, type Entity, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
+import { asEntityId, type Entity, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
 import { SUBSTRING_TEXT } from './migrations.js';
-import { toRelation, type EntityRow, type RelationRow } from '../rows.js';
+import { cleanPage, publicEntity, toRelation, toStoredEntity, type EntityRow, type RelationRow } from '../rows.js';
 import type { PgConnection } from './pg-connection.js';
 
 const RELATION_COLUMNS = 'from_name, to_name, relation_type';
@@ -169,30 +169,8 @@ export async function hydrate(conn: PgConnection, ids: readonly number[]): Promi
                                       FROM observations WHERE entity_id = e.id) o ON true
                 WHERE e.id = ANY($1)`;
   const rows = await conn.query<EntityRow & { contents: string[] | null; kinds: string[] | null }>(sql, [ids]);
-  for (const r of rows) {
-    const kinds = r.kinds ?? [];
-    const metadata = kinds.filter((k) => k === METADATA_KIND).length;
-    result.set(asEntityId(r.id), {
-      id: asEntityId(r.id),
-      name: r.name,
-      entityType: r.entity_type,
-      observations: r.contents ?? [],
-      kinds,
-      status: r.status,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-      metadataRatio: kinds.length === 0 ? 0 : metadata / kinds.length,
-    });
-  }
+  for (const r of rows) result.set(asEntityId(r.id), toStoredEntity(r, r.contents ?? [], r.kinds ?? []));
   return result;
-}
-
-export function publicEntity(e: Entity): Entity {
-  return { name: e.name, entityType: e.entityType, observations: [...e.observations] };
-}
-
-function cleanPage(page: Page): { limit: number; offset: number } {
-  return { limit: Math.max(0, Math.floor(page.limit)), offset: Math.max(0, Math.floor(page.offset)) };
 }
 
 /** The official substring test's tier for a lower-cased query; undefined when it does not match. */

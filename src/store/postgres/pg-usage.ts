@@ -5,7 +5,7 @@
  */
 import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
-import type { FactsRow } from '../rows.js';
+import { toFacts, type FactsRow } from '../rows.js';
 import type { UsageStore } from '../usage-store.js';
 import type { PgConnection } from './pg-connection.js';
 
@@ -46,15 +46,7 @@ export class PgUsage implements UsageStore {
     ]);
     for (const r of factRows) {
       const id = asEntityId(r.id);
-      facts.set(id, {
-        id,
-        name: r.name,
-        entityType: r.entity_type,
-        status: r.status,
-        createdAt: r.created_at,
-        updatedAt: r.updated_at,
-        metadataRatio: r.observations === 0 ? 0 : r.metadata / r.observations,
-      });
+      facts.set(id, toFacts(r, r.metadata, r.observations));
       degree.set(id, r.degree);
     }
     for (const r of accessRows)

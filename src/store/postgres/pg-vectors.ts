@@ -10,7 +10,8 @@ import type { VectorHit } from '../../core/signals.js';
 import { asEntityId } from '../../core/types.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
 import type { PgConnection, Queryable, RelationRow } from './pg-connection.js';
-import { hydrate, publicEntity } from './pg-graph-reads.js';
+import { publicEntity } from '../rows.js';
+import { hydrate } from './pg-graph-reads.js';
 
 /** How long a taken job is left to its process before another may take it. */
 const LEASE_MS = 120_000;

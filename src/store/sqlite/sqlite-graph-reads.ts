@@ -3,9 +3,9 @@
  * sqlite-substring.ts), open_nodes, and the hydration of search results. A page is cut in SQL
  * (LIMIT/OFFSET over ids in a fixed order), so only the entities on it are read in full.
  */
-import { asEntityId, METADATA_KIND, type Entity, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
+import { asEntityId, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
-import { toRelation, type EntityRow, type RelationRow } from '../rows.js';
+import { cleanPage, publicEntity, toRelation, toStoredEntity, type EntityRow, type RelationRow } from '../rows.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 import { pageOfMatches, rankMatches, registerSubstringFunctions, substringCandidates } from './sqlite-substring.js';
 
@@ -197,29 +197,16 @@ export function hydrate(conn: SqliteConnection, ids: readonly number[]): Map<Ent
   }
   for (const r of rows) {
     const obs = observations.get(r.id) ?? [];
-    const metadata = obs.filter((o) => o.kind === METADATA_KIND).length;
-    result.set(asEntityId(r.id), {
-      id: asEntityId(r.id),
-      name: r.name,
-      entityType: r.entity_type,
-      observations: obs.map((o) => o.content),
-      kinds: obs.map((o) => o.kind),
-      status: r.status,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-      metadataRatio: obs.length === 0 ? 0 : metadata / obs.length,
-    });
+    result.set(
+      asEntityId(r.id),
+      toStoredEntity(
+        r,
+        obs.map((o) => o.content),
+        obs.map((o) => o.kind),
+      ),
+    );
   }
   return result;
-}
-
-export function publicEntity(e: Entity): Entity {
-  return { name: e.name, entityType: e.entityType, observations: [...e.observations] };
-}
-
-/** Whole numbers, never negative: SQLite reads a negative LIMIT as "no limit". */
-function cleanPage(page: Page): Page {
-  return { limit: Math.max(0, Math.floor(page.limit)), offset: Math.max(0, Math.floor(page.offset)) };
 }
 
 function push<T>(map: Map<number, T[]>, key: number, value: T): void {

@@ -4,7 +4,7 @@
  */
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
-import type { FactsRow } from '../rows.js';
+import { toFacts, type FactsRow } from '../rows.js';
 import type { UsageStore } from '../usage-store.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 
@@ -41,15 +41,7 @@ export class SqliteUsage implements UsageStore {
             : (this.conn.stmt<[number], { n: number }>('SELECT count(*) AS n FROM observations WHERE entity_id = ?').get(r.id)?.n ?? 0);
         if (known.size >= FACTS_CACHE_SIZE) known.clear();
         known.set(id, {
-          facts: {
-            id,
-            name: r.name,
-            entityType: r.entity_type,
-            status: r.status,
-            createdAt: r.created_at,
-            updatedAt: r.updated_at,
-            metadataRatio: observations === 0 ? 0 : r.metadata / observations,
-          },
+          facts: toFacts(r, r.metadata, observations),
           degree: r.degree,
         });
       }
