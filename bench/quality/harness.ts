@@ -1,4 +1,5 @@
 /** Shared wiring for the retrieval-quality benchmarks: a store per corpus, the real model, the legs. */
+import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
 import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
 import { hybridSearch } from '../../src/service/search/hybrid-search.js';
 import { searchSemantic } from '../../src/service/search/search-semantic.js';
+import type { SearchRequest } from '../../src/service/search/request.js';
 import { rankHybridCandidates } from '../../src/core/rank/rank-candidates.js';
 import { detectQueryType } from '../../src/core/rank/routing.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -116,7 +118,7 @@ export interface Probe {
 /** One corpus in its own temporary SQLite file, embedded with the real model. */
 export class Corpus {
   readonly store: SqliteStore;
-  private readonly indexer: EmbeddingIndexer;
+  readonly indexer: EmbeddingIndexer;
   private readonly dir: string;
 
   private readonly embedder: Embedder;
@@ -140,6 +142,26 @@ export class Corpus {
     if (relations.length > 0) await this.store.graph.createRelations(relations, now);
     if (additions.length > 0) await this.store.graph.addObservations(additions, now);
     await this.indexer.drain();
+  }
+
+  /**
+   * Relations stored after the vectors were made, which stay as they are: a stage that reads the
+   * graph is measured on the same vectors as the store without relations (no second embedding).
+   */
+  async relateKeepingVectors(relations: readonly Relation[], now: number): Promise<void> {
+    await this.store.graph.createRelations(relations, now);
+    const db = new Database(join(this.dir, 'memory.db'));
+    try {
+      db.exec('DELETE FROM embedding_queue');
+    } finally {
+      db.close();
+    }
+  }
+
+  /** search_semantic with request overrides (the context study: bench/quality/context.ts). */
+  async searchSemantic(query: string, limit: number, now: number, overrides: Partial<SearchRequest>): Promise<EntityId[]> {
+    const deps = { store: this.store, indexer: this.indexer, reranker: undefined };
+    return [...(await searchSemantic(deps, query, limit, now, overrides)).ids];
   }
 
   async ids(names: readonly string[]): Promise<Map<string, EntityId>> {

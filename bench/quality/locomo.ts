@@ -18,7 +18,7 @@ interface Turn {
   text: string;
   blip_caption?: string;
 }
-interface Sample {
+export interface Sample {
   sample_id: string;
   conversation: Record<string, unknown>;
   qa: { question: string; evidence: string[]; category: number }[];
@@ -76,7 +76,7 @@ export function locomoHalves(ids: readonly string[]): Map<string, Half> {
   return new Map(order.map((id, i) => [id, i < Math.ceil(order.length / 2) ? 'A' : 'B']));
 }
 
-function turnsOf(sample: Sample, dates: DateStyle) {
+export function turnsOf(sample: Sample, dates: DateStyle) {
   const entities: NewEntity[] = [];
   const additions: ObservationAddition[] = [];
   const next: Relation[] = [];

@@ -10,6 +10,8 @@
  *   --locomo-dates none|prefix|metadata   how turns hold their session date (default metadata)
  *   --locomo-half A|B           one half of LoCoMo only
  *   --no-graph                  skip LoCoMo's second store (turn-to-turn relations, hybrid-graph)
+ *   --consolidate               LoCoMo before and after a consolidation run (reflections), instead of
+ *                               the modes above (locomo-reflections.ts)
  *   --model ID                  an installed model (default Limbic's default)
  *   --tag NAME                  the report's name after the date (default: the model and suites)
  */
@@ -18,6 +20,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_MODEL, type Probe } from './harness.js';
 import { DATE_STYLES, runLocomo, type DateStyle } from './locomo.js';
+import { runLocomoReflections } from './locomo-reflections.js';
 import { runSmallMemory } from './small-memory.js';
 import { runStudy, type SuiteName, type SuiteProbes } from './study.js';
 import type { Half, Tally } from './tally.js';
@@ -71,8 +74,10 @@ const section = async (name: SuiteName, title: string, run: (into?: Probe[]) => 
   parts.push(`## ${title}`, '', report, '');
 };
 await section('small', 'Small memory', (into) => runSmallMemory(into));
-await section('locomo', 'LoCoMo', (into) =>
-  runLocomo({ samples: Number(option('--locomo-samples') ?? Infinity), dates, half, graph: !args.includes('--no-graph') }, into),
+await section('locomo', args.includes('--consolidate') ? 'LoCoMo with reflections' : 'LoCoMo', (into) =>
+  args.includes('--consolidate')
+    ? runLocomoReflections({ samples: Number(option('--locomo-samples') ?? Infinity), dates, half })
+    : runLocomo({ samples: Number(option('--locomo-samples') ?? Infinity), dates, half, graph: !args.includes('--no-graph') }, into),
 );
 await section('xquad', 'XQuAD', (into) => runXquad(into));
 if (saveProbes !== undefined) writeFileSync(saveProbes, JSON.stringify(probes));

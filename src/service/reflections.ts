@@ -21,6 +21,14 @@ const META_KIND = 'reflection-meta';
 const ENTITY_TEXT_CHARS = 1_000;
 /** Co-occurrence adds this much similarity per shared use, up to three uses. */
 const COOC_STEP = 0.1;
+/**
+ * A cluster with more members than this is split again with a tighter cut. Measured on LoCoMo
+ * (bench/quality/locomo-reflections.ts): every turn of a conversation is within the split cut of
+ * the others on average, so one cut made one reflection of all 369 turns, which says nothing.
+ */
+const MAX_SOURCES = 20;
+/** How much tighter each re-split cuts (in rescaled-cosine distance). */
+const CUT_STEP = 0.1;
 
 export interface ReflectionsDeps {
   readonly store: Store;
@@ -125,12 +133,8 @@ export class Reflections {
           similarity(i, j) +
             COOC_STEP * Math.min(3, co.get(pairKey((entities[i] as { id: EntityId }).id, (entities[j] as { id: EntityId }).id)) ?? 0),
         );
-      const groups =
-        n < 2
-          ? []
-          : semanticGroups(n, withUse, floor > 0 || method === 'words' ? CUT_DISTANCE_RESCALED : CUT_DISTANCE).filter(
-              (g) => g.length >= minSize,
-            );
+      const cut = floor > 0 || method === 'words' ? CUT_DISTANCE_RESCALED : CUT_DISTANCE;
+      const groups = n < 2 ? [] : boundedGroups([...Array(n).keys()], withUse, cut, minSize, Math.max(minSize, MAX_SOURCES));
       const themes = nameGroups(groups.map((g) => g.map((i) => (entities[i] as { text: string }).text)));
       const created: Record<string, unknown>[] = [];
       let existing = 0;
@@ -200,6 +204,26 @@ export class Reflections {
 }
 
 const pairKey = (a: EntityId, b: EntityId): string => (a < b ? `${a}:${b}` : `${b}:${a}`);
+
+/**
+ * Average-linkage clusters of `members` of at least `minSize`; one larger than `maxSize` is
+ * clustered again, alone, with a cut CUT_STEP tighter, until it falls apart into themes.
+ */
+function boundedGroups(
+  members: readonly number[],
+  similarity: (i: number, j: number) => number,
+  cut: number,
+  minSize: number,
+  maxSize: number,
+): number[][] {
+  const groups = semanticGroups(members.length, (i, j) => similarity(members[i] as number, members[j] as number), cut);
+  return groups.flatMap((g) => {
+    const ids = g.map((i) => members[i] as number);
+    if (ids.length < minSize) return [];
+    if (ids.length <= maxSize) return [ids];
+    return cut > CUT_STEP ? boundedGroups(ids, similarity, cut - CUT_STEP, minSize, maxSize) : [];
+  });
+}
 
 /** The opening words, cut in code points: a cut inside a surrogate pair would store a lone surrogate. */
 function firstWords(text: string): string {

@@ -1,6 +1,6 @@
 /**
- * The shadow log's rows as both backends' schemas name them (SQLite schema.ts migration 5,
- * Postgres migrations.ts migration 2), and the one way they become ShadowEvents.
+ * The shadow log's rows as both backends' schemas name them (SQLite schema.ts migrations 5 and 8,
+ * Postgres migrations.ts migrations 2 and 4), and the one way they become ShadowEvents.
  */
 import type { RoutingStrategy } from '../core/rank/routing.js';
 import type { ShadowCandidate, ShadowEvent } from '../core/tune/shadow.js';
@@ -24,6 +24,9 @@ export interface EventRow {
   rrf_k: number;
   /** SQLite stores 0/1, Postgres a boolean. */
   rrf_k_pinned: number | boolean;
+  /** 1 and 'included' for searches logged before these columns existed. */
+  reflection_boost: number;
+  reflections: ShadowEvent['reflections'];
 }
 
 export interface CandidateRow {
@@ -38,6 +41,8 @@ export interface CandidateRow {
   cooc: number;
   multiplier: number;
   relevance: number;
+  /** SQLite stores 0/1, Postgres a boolean. */
+  boosted: number | boolean;
 }
 
 /** Events in id order with their candidates, from both tables read whole (candidates by event, then position). */
@@ -57,6 +62,7 @@ export function toShadowEvents(events: readonly EventRow[], candidates: Iterable
       cooc: r.cooc,
       multiplier: r.multiplier,
       relevance: r.relevance,
+      boosted: r.boosted === true || r.boosted === 1,
     });
   }
   return events.map((r) => ({
@@ -71,6 +77,8 @@ export function toShadowEvents(events: readonly EventRow[], candidates: Iterable
     shown: r.shown,
     parameters: { gamma: r.gamma, betaSal: r.beta_sal, rrfK: r.rrf_k },
     rrfKPinned: r.rrf_k_pinned === true || r.rrf_k_pinned === 1,
+    reflectionBoost: r.reflection_boost,
+    reflections: r.reflections,
     candidates: byEvent.get(r.id) ?? [],
   }));
 }

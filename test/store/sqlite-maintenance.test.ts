@@ -20,9 +20,12 @@ describe('SqliteMaintenance', () => {
     await made.graph.createEntities([{ name: 'A', entityType: 't', observations: ['old fact', 'other'] }], T0);
     await made.graph.createRelations([{ from: 'A', to: 'B', relationType: 'knows' }], T0);
     await made.close();
-    // Back to what schema 6 wrote: no history table, no ended_at.
+    // Back to what schema 6 wrote: no history table, no ended_at (nor the shadow log's later columns and index).
     const db = new Database(path);
     db.exec('DROP TABLE superseded_observations; ALTER TABLE relations DROP COLUMN ended_at;');
+    db.exec(
+      'ALTER TABLE tuning_events DROP COLUMN reflection_boost; ALTER TABLE tuning_events DROP COLUMN reflections; ALTER TABLE tuning_candidates DROP COLUMN boosted; DROP INDEX IF EXISTS tuning_candidates_entity;',
+    );
     db.pragma('user_version = 6');
     db.close();
 

@@ -40,6 +40,8 @@ export interface ShadowCandidate {
   readonly multiplier: number;
   /** Implicit relevance: 1 once the entity was opened after this search showed it, else 0. */
   readonly relevance: number;
+  /** A reflection whose final score the search multiplied by the event's reflectionBoost. */
+  readonly boosted: boolean;
 }
 
 export interface ShadowEvent {
@@ -60,6 +62,10 @@ export interface ShadowEvent {
   readonly parameters: RankParameters;
   /** The caller chose rrf_k, so replays keep it whatever k is tried. */
   readonly rrfKPinned: boolean;
+  /** hybrid_search's reflection_boost (1 for search_semantic): boosted candidates' final score times it. */
+  readonly reflectionBoost: number;
+  /** hybrid_search's include_reflections / reflections_only, as filters already applied to the candidates. */
+  readonly reflections: 'included' | 'excluded' | 'only';
   /** The logged candidates, in live ranking order. */
   readonly candidates: readonly ShadowCandidate[];
 }
@@ -83,13 +89,22 @@ export function replay(event: ShadowEvent, p: RankParameters): ShadowCandidate[]
     return { base, limbic, multiplier: c.multiplier };
   });
   const scores = blendScores(items, event.strategy);
+  // reflection_boost after the blend, as the pipeline applies it (pipeline.ts).
   return event.candidates
-    .map((c, i) => ({ c, s: scores[i] ?? 0 }))
+    .map((c, i) => ({ c, s: (scores[i] ?? 0) * boostOf(event, c) }))
     .sort((a, b) => b.s - a.s || a.c.id - b.c.id)
     .map((x) => x.c);
 }
 
-/** The baseline shadow mode compares against: base relevance alone, no limbic factors. */
+const boostOf = (event: ShadowEvent, c: ShadowCandidate): number => (c.boosted ? event.reflectionBoost : 1);
+
+/**
+ * The baseline shadow mode compares against: base relevance alone, no limbic factors; the
+ * caller's reflection_boost still applies, as it does to a search with limbic false.
+ */
 export function baselineOrder(event: ShadowEvent): ShadowCandidate[] {
-  return [...event.candidates].sort((a, b) => b.base - a.base || a.id - b.id);
+  return event.candidates
+    .map((c) => ({ c, s: c.base * boostOf(event, c) }))
+    .sort((a, b) => b.s - a.s || a.c.id - b.c.id)
+    .map((x) => x.c);
 }

@@ -175,7 +175,13 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     ...(hint === undefined ? {} : { hint }),
     ...(o.explainQuery ? { stats: explain(outcome, o, round(performance.now() - started)) } : {}),
     ids: outcome.page.map((p) => p.ranked.id),
-    shadow: shadowEvent('hybrid_search', request, outcome, now),
+    shadow: shadowEvent(
+      'hybrid_search',
+      request,
+      outcome,
+      now,
+      o.reflections?.only === true ? 'only' : o.reflections?.include === false ? 'excluded' : 'included',
+    ),
   };
 }
 

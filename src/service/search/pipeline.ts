@@ -47,6 +47,8 @@ export interface SearchOutcome {
   readonly parameters: ParametersInForce;
   /** Every ranked candidate after filters, best first (the page is a slice of it), for the shadow log. */
   readonly ranked: readonly RankedCandidate[];
+  /** Candidates whose final score request.typeBoost multiplied, for the shadow log's replay. */
+  readonly boosted: ReadonlySet<EntityId>;
 }
 
 const DEFAULTS_IN_FORCE: ParametersInForce = { ...DEFAULT_PARAMETERS, source: 'default', tunedAt: undefined };
@@ -157,11 +159,14 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
       : rankWithoutLimbic(fused.candidates),
   );
   const boost = request.typeBoost;
+  const boosted = new Set<EntityId>();
   if (boost !== undefined && boost.factor !== 1) {
     // engrava's reflection_boost: the final score of one type's entities times the factor, then the order again.
     const type = boost.entityType.toLowerCase();
-    const boosted = (r: RankedCandidate): boolean => filtered.signals.facts.get(r.id)?.entityType.toLowerCase() === type;
-    ranked = ranked.map((r) => (boosted(r) ? { ...r, score: r.score * boost.factor } : r)).sort((a, b) => b.score - a.score || a.id - b.id);
+    for (const r of ranked) if (filtered.signals.facts.get(r.id)?.entityType.toLowerCase() === type) boosted.add(r.id);
+    ranked = ranked
+      .map((r) => (boosted.has(r.id) ? { ...r, score: r.score * boost.factor } : r))
+      .sort((a, b) => b.score - a.score || a.id - b.id);
   }
   let rerankScores = new Map<EntityId, number>();
   if (request.rerank && deps.reranker !== undefined) {
@@ -193,5 +198,6 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
     timings,
     parameters,
     ranked,
+    boosted,
   };
 }

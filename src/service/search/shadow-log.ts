@@ -23,6 +23,7 @@ export function shadowEvent(
   request: SearchRequest,
   outcome: SearchOutcome,
   now: number,
+  reflections: ShadowEvent['reflections'] = 'included',
 ): ShadowEvent | undefined {
   if (!request.limbic || request.rerank || outcome.ranked.length < 2) return undefined;
   const { fused } = outcome;
@@ -40,6 +41,9 @@ export function shadowEvent(
     shown: outcome.page.length,
     parameters: { gamma: outcome.parameters.gamma, betaSal: outcome.parameters.betaSal, rrfK: outcome.parameters.rrfK },
     rrfKPinned: request.rrfK !== undefined,
+    // Only hybrid_search's reflection_boost sets a type boost.
+    reflectionBoost: request.typeBoost?.factor ?? 1,
+    reflections,
     candidates: outcome.ranked.slice(0, Math.max(SHADOW_CANDIDATES, request.offset + request.limit)).map((r) => ({
       id: r.id,
       base: r.base,
@@ -51,6 +55,7 @@ export function shadowEvent(
       cooc: r.coocBoost,
       multiplier: r.multiplier,
       relevance: 0,
+      boosted: outcome.boosted.has(r.id),
     })),
   };
 }

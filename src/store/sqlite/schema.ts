@@ -181,6 +181,19 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX superseded_observations_entity ON superseded_observations(entity_id);
   ALTER TABLE relations ADD COLUMN ended_at INTEGER;
   `,
+  // 8: the shadow log records hybrid_search's reflection options, and which candidates the
+  // reflection boost multiplied, so a replay ranks as the search did (core/tune/shadow.ts).
+  `
+  ALTER TABLE tuning_events ADD COLUMN reflection_boost REAL NOT NULL DEFAULT 1;
+  ALTER TABLE tuning_events ADD COLUMN reflections TEXT NOT NULL DEFAULT 'included';
+  ALTER TABLE tuning_candidates ADD COLUMN boosted INTEGER NOT NULL DEFAULT 0;
+  `,
+  // 9: open_nodes credits the newest logged search that listed an entity (sqlite-tuning.ts
+  // recordFeedback): found by entity here, not by reading every search of the last hour (10-20 ms
+  // an opened entity with 1-2k searches logged, which stalled an HTTP server under load).
+  `
+  CREATE INDEX tuning_candidates_entity ON tuning_candidates(entity_id, event_id);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,6 +1,6 @@
 /**
  * The tuning capability on SQLite: the shadow log (tables tuning_events and tuning_candidates,
- * schema.ts migration 5) and the applied parameters (meta keys tuning_*). Every search reads the
+ * schema.ts migrations 5 and 8) and the applied parameters (meta keys tuning_*). Every search reads the
  * parameters, so they are cached per process behind meta `tuning_version`, which every apply and
  * reset increments: one indexed read per search, and another process's apply is seen by the next
  * search without a restart.
@@ -69,8 +69,8 @@ export class SqliteTuning implements TuningStore {
     this.conn.write(() => {
       const info = this.conn
         .stmt(
-          `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned, reflection_boost, reflections)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           e.at,
@@ -85,11 +85,13 @@ export class SqliteTuning implements TuningStore {
           e.parameters.betaSal,
           e.parameters.rrfK,
           e.rrfKPinned ? 1 : 0,
+          e.reflectionBoost,
+          e.reflections,
         );
       const id = Number(info.lastInsertRowid);
       const insert = this.conn.stmt(
-        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       e.candidates.forEach((c, i) => {
         insert.run(
@@ -105,6 +107,7 @@ export class SqliteTuning implements TuningStore {
           c.cooc,
           c.multiplier,
           c.relevance,
+          c.boosted ? 1 : 0,
         );
       });
       // Bounded: ids only grow (AUTOINCREMENT), so everything this far behind the newest is the oldest.
@@ -117,14 +120,12 @@ export class SqliteTuning implements TuningStore {
     if (unique.length === 0) return 0;
     return this.conn.write(() => {
       const credit = this.conn.stmt(
-        // The window's searches by time (index tuning_events_at), newest first, each one's
-        // candidates by the primary key's prefix.
+        // The newest search in the window that listed the entity: its rows by the index on
+        // (entity_id, event_id) (schema.ts migration 9), each one's time by the event's key.
         `UPDATE tuning_candidates SET relevance = 1
           WHERE entity_id = @id AND event_id = (
-            SELECT e.id FROM tuning_events e
-             WHERE e.at BETWEEN @since AND @now
-               AND EXISTS (SELECT 1 FROM tuning_candidates c WHERE c.event_id = e.id AND c.entity_id = @id)
-             ORDER BY e.id DESC LIMIT 1)`,
+            SELECT max(c.event_id) FROM tuning_candidates c JOIN tuning_events e ON e.id = c.event_id
+             WHERE c.entity_id = @id AND e.at BETWEEN @since AND @now)`,
       );
       let credited = 0;
       for (const id of unique) credited += credit.run({ id, now, since: now - windowMs }).changes > 0 ? 1 : 0;

@@ -12,6 +12,7 @@ import type { RoutingStrategy } from '../../../src/core/rank/routing.js';
 import type { CandidateSignals, RankFacts } from '../../../src/core/signals.js';
 import { liftAtK, ndcgAtK } from '../../../src/core/tune/metrics.js';
 import {
+  baselineOrder,
   DEFAULT_PARAMETERS,
   replay,
   replayBase,
@@ -102,15 +103,26 @@ function live(s: Set_): { candidates: BaseCandidate[]; signals: CandidateSignals
   return { candidates, signals };
 }
 
-function logged(s: Set_, p: RankParameters): { event: ShadowEvent; order: EntityId[] } {
+/**
+ * `boost`: hybrid_search's reflection_boost over the candidates `reflections` names, applied after
+ * the limbic score exactly as the pipeline applies it (pipeline.ts: score × factor, then re-sort).
+ */
+function logged(
+  s: Set_,
+  p: RankParameters,
+  boost: { factor: number; reflections: ReadonlySet<number> } = { factor: 1, reflections: new Set() },
+): { event: ShadowEvent; order: EntityId[] } {
   const { candidates, signals } = live(s);
+  const boosted = (r: { id: EntityId }): boolean => boost.factor !== 1 && boost.reflections.has(r.id);
   const ranked = rankByBase(candidates, signals, {
     limit: candidates.length,
     strategy: s.strategy,
     now: NOW,
     gamma: p.gamma,
     betaSal: p.betaSal,
-  });
+  })
+    .map((r) => (boosted(r) ? { ...r, score: r.score * boost.factor } : r))
+    .sort((a, b) => b.score - a.score || a.id - b.id);
   const event: ShadowEvent = {
     at: NOW,
     tool: 'search_semantic',
@@ -122,6 +134,8 @@ function logged(s: Set_, p: RankParameters): { event: ShadowEvent; order: Entity
     shown: 5,
     parameters: p,
     rrfKPinned: false,
+    reflectionBoost: boost.factor,
+    reflections: 'included',
     candidates: ranked.map((r) => ({
       id: r.id,
       base: r.base,
@@ -133,6 +147,7 @@ function logged(s: Set_, p: RankParameters): { event: ShadowEvent; order: Entity
       cooc: r.coocBoost,
       multiplier: r.multiplier,
       relevance: 0,
+      boosted: boosted(r),
     })),
   };
   return { event, order: ranked.map((r) => r.id) };
@@ -163,6 +178,29 @@ describe('replay: a logged search re-ranked under other parameters', () => {
     );
   });
 
+  const reflectionBoost = fc.record({
+    factor: fc.constantFrom(0.5, 1, 1.5, 3),
+    reflections: fc.uniqueArray(fc.integer({ min: 1, max: 12 }), { maxLength: 6 }).map((ns) => new Set(ns.map(id))),
+  });
+
+  it('property: with a reflection_boost, replaying under the logged or other parameters gives the live order', () => {
+    fc.assert(
+      fc.property(candidateSet, params, params, reflectionBoost, (s, p, q, boost) => {
+        const { event, order } = logged(s, p, boost);
+        expect(replay(event, p).map((c) => c.id)).toEqual(order);
+        expect(replay(event, q).map((c) => c.id)).toEqual(logged(s, q, boost).order);
+      }),
+    );
+  });
+
+  it('the baseline keeps the boost: a boosted reflection outranks a higher base, as with limbic off', () => {
+    const event = { ...frequentVsRelevant(0), reflectionBoost: 2 };
+    const candidates = event.candidates.map((c) => (c.id === id(3) ? { ...c, boosted: true } : c));
+    // Bases 0.6, 0.7 and 0.2: boosted × 2 it stays last (0.4); × 4 it leads (0.8).
+    expect(baselineOrder({ ...event, candidates }).map((c) => c.id)).toEqual([id(2), id(1), id(3)]);
+    expect(baselineOrder({ ...event, reflectionBoost: 4, candidates }).map((c) => c.id)).toEqual([id(3), id(2), id(1)]);
+  });
+
   it('an RRF base is recomputed for another k exactly as fusion with that k gives it', () => {
     const semantic = [5, 3, 8, 1].map((n, i) => ({ id: id(n), distance: 0.1 * (i + 1) }));
     const keyword = [3, 9, 5].map((n, i) => ({ id: id(n), bm25: -10 + i }));
@@ -184,6 +222,7 @@ describe('replay: a logged search re-ranked under other parameters', () => {
         cooc: 0,
         multiplier: 1,
         relevance: 0,
+        boosted: false,
       })),
     };
     const at10 = reciprocalRankFusion(semantic, keyword, 10);
@@ -211,6 +250,7 @@ function frequentVsRelevant(i: number): ShadowEvent {
     cooc: 0,
     multiplier: 1,
     relevance,
+    boosted: false,
   });
   return {
     at: NOW + i,
@@ -223,6 +263,8 @@ function frequentVsRelevant(i: number): ShadowEvent {
     shown: 5,
     parameters: DEFAULT_PARAMETERS,
     rrfKPinned: false,
+    reflectionBoost: 1,
+    reflections: 'included',
     candidates: [c(1, 0.6, 1, 0), c(2, 0.7, 0, 1), c(3, 0.2, 0.5, 0)],
   };
 }

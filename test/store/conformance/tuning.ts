@@ -23,6 +23,8 @@ export function shadowOf(at: number, ids: readonly number[], extra: Partial<Shad
     shown: Math.min(2, ids.length),
     parameters: DEFAULT_PARAMETERS,
     rrfKPinned: false,
+    reflectionBoost: 1,
+    reflections: 'included',
     candidates: ids.map((n, i) => ({
       id: asEntityId(n),
       base: 1 / (i + 1),
@@ -34,6 +36,7 @@ export function shadowOf(at: number, ids: readonly number[], extra: Partial<Shad
       cooc: 1.5,
       multiplier: 0.85,
       relevance: 0,
+      boosted: false,
     })),
     ...extra,
   };
@@ -72,11 +75,14 @@ export function tuningConformance(name: string, makeStore: StoreFactory): void {
         offset: 5,
         rrfKPinned: true,
         parameters: { gamma: 0.05, betaSal: 0.1, rrfK: 10 },
+        reflectionBoost: 1.5,
+        reflections: 'excluded',
       });
+      const boosted = { ...b, candidates: b.candidates.map((c, i) => ({ ...c, boosted: i === 1 })) };
       await t.appendShadow(a);
-      await t.appendShadow(b);
+      await t.appendShadow(boosted);
       const events = await t.shadowEvents();
-      expect(events.map(({ id: _id, ...rest }) => rest)).toEqual([a, b]);
+      expect(events.map(({ id: _id, ...rest }) => rest)).toEqual([a, boosted]);
       expect(events[0]!.id).toBeLessThan(events[1]!.id!);
     });
 
