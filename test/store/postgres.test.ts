@@ -5,6 +5,8 @@
  * embedding queue drained by several without two embedding the same entity.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { migrate } from '../../src/store/postgres/migrations.js';
 import { openPgStore } from '../../src/store/postgres/pg-store.js';
 import { startPgServer, type PgServer } from '../helpers/pg-server.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { migrateMemory } from '../../src/cli/migrate.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { seed, T0 } from './conformance/fixture.js';
+import { shadowOf } from './conformance/tuning.js';
 import { runStoreSuite } from './conformance/index.js';
 
 // Started while the file is collected, so the suites below know whether to run at all.
@@ -93,6 +96,27 @@ if (server === undefined) {
       }
     });
 
+    it("sees another store's maintenance at its next read: an ended relation leaves ranking, a superseded text leaves search", async () => {
+      const url = await (server as PgServer).createDatabase();
+      const [a, b] = [openPgStore({ url }), openPgStore({ url })];
+      try {
+        await seed(a.graph);
+        const [alice, acme] = await b.graph.idsByName(['Alice', 'Acme']);
+        if (alice === undefined || acme === undefined) throw new Error('seed missing');
+        expect((await b.usage.signals([acme])).degree.get(acme)).toBe(1);
+        await a.maintenance.endRelation({ from: 'Alice', to: 'Acme', relationType: 'works_at' }, T0 + 1);
+        expect((await b.usage.signals([acme])).degree.get(acme)).toBe(0);
+        expect(await b.graph.edgesTouching([acme])).toEqual([]);
+        await a.maintenance.supersede([{ entityName: 'Alice', contents: ['Speaks Basque'], supersedes: 'Speaks Spanish' }], T0 + 2);
+        expect(await b.keywords.search('"spanish"', 10)).toEqual([]);
+        expect((await b.keywords.search('"basque"', 10)).map((h) => h.id)).toEqual([alice]);
+        expect((await b.maintenance.history(['Alice'])).superseded.get('Alice')?.[0]?.content).toBe('Speaks Spanish');
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await server?.dropDatabase(url);
+      }
+    });
+
     it('never shows the password: a failed connection and the stats name the server without it', async () => {
       const store = openPgStore({ url: 'postgres://limbic:s3cr3t-pw@127.0.0.1:1/memory?sslmode=disable' });
       const error = await store.open().then(
@@ -143,6 +167,54 @@ if (server === undefined) {
     });
   });
 
+  describe('PostgreSQL schema upgrades', () => {
+    it('upgrades a database written before maintenance (schema 2) keeping its graph, then supersedes and ends relations in it', async () => {
+      const url = await (server as PgServer).createDatabase();
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        const client = await pool.connect();
+        try {
+          await migrate(client, 2);
+          await client.query(`INSERT INTO entities (name, entity_type, created_at, updated_at) VALUES ('A', 't', $1, $1)`, [T0]);
+          await client.query(
+            `INSERT INTO observations (entity_id, content, created_at)
+             SELECT e.id, c, $1 FROM entities e, unnest(ARRAY['old fact', 'other']) WITH ORDINALITY AS x(c, i) ORDER BY i`,
+            [T0],
+          );
+          await client.query(`INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES ('A', 'B', 'knows', $1)`, [T0]);
+        } finally {
+          client.release();
+        }
+      } finally {
+        await pool.end();
+      }
+      const store = openPgStore({ url });
+      try {
+        expect(await store.graph.openNodes(['A'])).toEqual({
+          entities: [{ name: 'A', entityType: 't', observations: ['old fact', 'other'] }],
+          relations: [{ from: 'A', to: 'B', relationType: 'knows' }],
+        });
+        const [result] = await store.maintenance.supersede([{ entityName: 'A', contents: ['new fact'], supersedes: 'old fact' }], T0 + 1);
+        expect(result).toEqual({ entityName: 'A', addedObservations: ['new fact'], superseded: 'old fact' });
+        expect(await store.maintenance.endRelation({ from: 'A', to: 'B', relationType: 'knows' }, T0 + 2)).toEqual({
+          state: 'ended',
+          endedAt: T0 + 2,
+        });
+        const history = await store.maintenance.history(['A']);
+        expect(history.superseded.get('A')).toEqual([
+          { content: 'old fact', kind: 'generic', createdAt: T0, supersededAt: T0 + 1, supersededBy: 'new fact' },
+        ]);
+        expect(history.endedRelations).toEqual([{ from: 'A', to: 'B', relationType: 'knows', endedAt: T0 + 2 }]);
+        const [a] = await store.graph.idsByName(['A']);
+        expect((await store.keywords.search('"fact"', 10)).map((h) => h.id)).toEqual([a]);
+        expect(await store.keywords.search('"old"', 10)).toEqual([]);
+      } finally {
+        await store.close();
+        await server?.dropDatabase(url);
+      }
+    });
+  });
+
   describe('limbic migrate between SQLite and PostgreSQL', () => {
     /** Everything a memory holds, by name, for comparing two backends. */
     async function snapshot(store: Store) {
@@ -162,6 +234,13 @@ if (server === undefined) {
           .sort((x, y) => `${x.a}${x.b}`.localeCompare(`${y.a}${y.b}`)),
         nearest: hits.map((h) => ({ name: nameOf.get(h.id), distance: Math.round(h.distance * 1e5) })),
         status: await store.vectors?.status(),
+        history: await store.maintenance?.history(graph.entities.map((e) => e.name)),
+        // The tuner's log with each candidate named (null: an entity deleted since), and its parameters.
+        shadow: (await store.tuning?.shadowEvents())?.map(({ id: _id, ...e }) => ({
+          ...e,
+          candidates: e.candidates.map((c) => ({ ...c, id: nameOf.get(c.id) ?? null })),
+        })),
+        parameters: await store.tuning?.parameters(),
       };
     }
 
@@ -184,20 +263,66 @@ if (server === undefined) {
           [alice, acme].filter((id) => id !== undefined),
           T0 + 7 + 86_400_000,
         );
+        // History (a superseded observation, an ended relation) and the tuner's log and parameters.
+        await sqlite.maintenance.supersede(
+          [{ entityName: 'Alice', contents: ['Speaks Portuguese'], supersedes: 'Speaks Spanish' }],
+          T0 + 8,
+        );
+        await sqlite.maintenance.endRelation({ from: 'Bob', to: 'Alice', relationType: 'knows' }, T0 + 9);
+        await sqlite.graph.createEntities([{ name: 'Gone', entityType: 'note', observations: [] }], T0 + 10);
+        const [bob, gone] = await sqlite.graph.idsByName(['Bob', 'Gone']);
+        const logged = [alice, acme, bob, gone].map((id) => id as number);
+        await sqlite.tuning.appendShadow(shadowOf(T0 + 11, logged));
+        await sqlite.tuning.appendShadow(shadowOf(T0 + 12, logged.slice(0, 2), { tool: 'search_semantic', fusion: 'zscore' }));
+        await sqlite.tuning.recordFeedback(
+          [acme].filter((id) => id !== undefined),
+          T0 + 13,
+          60_000,
+        );
+        await sqlite.graph.deleteEntities(['Gone']);
+        await sqlite.tuning.setParameters({ gamma: 0.05, betaSal: 0.25, rrfK: 10 }, T0 + 14);
         const vectors = sqlite.requireVectors();
         await vectors.configure('test-model', 3);
         const jobs = await vectors.takeJobs(10);
         await vectors.put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: Float32Array.from([1, i, i * i]) })));
         const original = await snapshot(sqlite);
+        expect(original.history?.superseded.get('Alice')).toHaveLength(1);
+        expect(original.history?.endedRelations).toHaveLength(1);
+        expect(original.shadow?.[0]?.candidates.map((c) => c.id)).toEqual(['Alice', 'Acme', 'Bob', null]);
+        expect(original.shadow?.[1]?.candidates.map((c) => c.relevance)).toEqual([0, 1]);
 
         const first = await migrateMemory(sqlite, pgStore);
-        expect(first).toMatchObject({ entities: 3, entitiesAdded: 3, observationsAdded: 4, relationsAdded: 2, vectorsCopied: 3 });
+        expect(first).toMatchObject({
+          entities: 3,
+          entitiesAdded: 3,
+          observationsAdded: 4,
+          supersededAdded: 1,
+          relationsAdded: 2,
+          vectorsCopied: 3,
+          shadowEventsAdded: 2,
+          tuningParameters: 'copied',
+        });
         expect(await snapshot(pgStore)).toEqual(original);
         const again = await migrateMemory(sqlite, pgStore);
-        expect(again).toMatchObject({ entitiesAdded: 0, observationsAdded: 0, relationsAdded: 0, vectorsCopied: 0 });
+        expect(again).toMatchObject({
+          entitiesAdded: 0,
+          observationsAdded: 0,
+          supersededAdded: 0,
+          relationsAdded: 0,
+          vectorsCopied: 0,
+          shadowEventsAdded: 0,
+          tuningParameters: 'kept',
+        });
         expect(await snapshot(pgStore)).toEqual(original);
 
-        await migrateMemory(pgStore, back);
+        expect(await migrateMemory(pgStore, back)).toMatchObject({ supersededAdded: 1, shadowEventsAdded: 2, tuningParameters: 'copied' });
+        expect(await snapshot(back)).toEqual(original);
+        expect(await migrateMemory(pgStore, back)).toMatchObject({
+          entitiesAdded: 0,
+          supersededAdded: 0,
+          relationsAdded: 0,
+          shadowEventsAdded: 0,
+        });
         expect(await snapshot(back)).toEqual(original);
       } finally {
         await Promise.all([sqlite.close(), pgStore.close(), back.close()]);

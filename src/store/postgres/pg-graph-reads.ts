@@ -117,10 +117,15 @@ export class PgGraphReads {
   async edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
     if (ids.length === 0) return [];
     const rows = await this.conn.query<{ a: number; b: number }>(
-      `SELECT ef.id AS a, et.id AS b FROM relations r
+      // Each side through its own index, as on SQLite: an OR across the two joins scans every relation.
+      `WITH c AS (SELECT name FROM entities WHERE id = ANY($1)),
+            hit AS (SELECT r.id FROM c JOIN relations r ON r.from_name = c.name
+                    UNION SELECT r.id FROM c JOIN relations r ON r.to_name = c.name)
+       SELECT ef.id AS a, et.id AS b FROM hit
+         JOIN relations r ON r.id = hit.id
          JOIN entities ef ON ef.name = r.from_name
          JOIN entities et ON et.name = r.to_name
-        WHERE ef.id = ANY($1) OR et.id = ANY($1)
+        WHERE r.ended_at IS NULL -- an ended relation (end_relation) no longer boosts
         ORDER BY r.id`,
       [ids],
     );

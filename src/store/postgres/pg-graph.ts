@@ -104,7 +104,7 @@ export class PgGraph extends PgGraphReads implements GraphStore {
       if (gone.rows.length > 0) {
         const tokens = gone.rows.reduce((sum, r) => sum + (r.doc_len ?? 0), 0);
         const docs = gone.rows.filter((r) => r.doc_len !== null).length;
-        await db.query('UPDATE keyword_totals SET docs = docs - $1, tokens = tokens - $2', [docs, tokens]);
+        await addToTotals(db, -docs, -tokens);
       }
     });
   }
@@ -210,12 +210,20 @@ async function insertObservations(
   return rows.rows.map((r) => ({ id: asEntityId(r.entity_id), content: r.content }));
 }
 
-async function insertRelations(db: Queryable, relations: readonly Relation[], now: number): Promise<Relation[]> {
-  if (relations.length === 0) return [];
+async function insertRelations(db: Queryable, given: readonly Relation[], now: number): Promise<Relation[]> {
+  if (given.length === 0) return [];
+  // Once each: ON CONFLICT DO UPDATE (which makes an ended relation current again) refuses to meet
+  // a row the same statement inserted.
+  const seen = new Set<string>();
+  const relations = given.filter((r) => {
+    const key = JSON.stringify([r.from, r.to, r.relationType]);
+    return !seen.has(key) && seen.add(key);
+  });
   const rows = await db.query<{ from_name: string; to_name: string; relation_type: string }>(
     `INSERT INTO relations (from_name, to_name, relation_type, created_at)
      SELECT f, t, ty, $4 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS x(f, t, ty, i) ORDER BY i
-     ON CONFLICT DO NOTHING RETURNING from_name, to_name, relation_type`,
+     ON CONFLICT (md5(from_name), md5(to_name), md5(relation_type)) DO UPDATE SET ended_at = NULL WHERE relations.ended_at IS NOT NULL
+     RETURNING from_name, to_name, relation_type`,
     [relations.map((r) => r.from), relations.map((r) => r.to), relations.map((r) => r.relationType), now],
   );
   return rows.rows.map((r) => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type }));
@@ -298,21 +306,40 @@ export async function syncEntities(db: Queryable, ids: readonly EntityId[]): Pro
     columns.lobs.push(obs.map((o) => o.toLowerCase()).join('\n'));
   }
   // The CTE reads the rows as they were before the upsert, so the totals move by the difference.
-  await db.query(
-    `WITH x AS (SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[])
-                  AS x(id, name, type, obs, len, lname, ltype, lobs)),
-          old AS (SELECT k.entity_id, k.doc_len FROM entity_keywords k WHERE k.entity_id = ANY($1)),
-          up AS (
-            INSERT INTO entity_keywords (entity_id, tsv, doc_len, lname, ltype, lobs)
-            SELECT id, setweight(to_tsvector('limbic', name), 'A') || setweight(to_tsvector('limbic', type), 'B') || setweight(to_tsvector('limbic', obs), 'C'),
-                   len, lname, ltype, lobs FROM x
-            ON CONFLICT (entity_id) DO UPDATE SET tsv = excluded.tsv, doc_len = excluded.doc_len, lname = excluded.lname, ltype = excluded.ltype, lobs = excluded.lobs)
-     UPDATE keyword_totals SET docs = docs + (SELECT count(*) FROM x) - (SELECT count(*) FROM old),
-                               tokens = tokens + (SELECT coalesce(sum(len), 0) FROM x) - (SELECT coalesce(sum(doc_len), 0) FROM old)`,
-    [columns.id, columns.name, columns.type, columns.obs, columns.len, columns.lname, columns.ltype, columns.lobs],
-  );
+  const [change] = (
+    await db.query<{ docs: number; tokens: number }>(
+      `WITH x AS (SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[])
+                    AS x(id, name, type, obs, len, lname, ltype, lobs)),
+            old AS (SELECT k.entity_id, k.doc_len FROM entity_keywords k WHERE k.entity_id = ANY($1)),
+            up AS (
+              INSERT INTO entity_keywords (entity_id, tsv, doc_len, lname, ltype, lobs)
+              SELECT id, setweight(to_tsvector('limbic', name), 'A') || setweight(to_tsvector('limbic', type), 'B') || setweight(to_tsvector('limbic', obs), 'C'),
+                     len, lname, ltype, lobs FROM x
+              ON CONFLICT (entity_id) DO UPDATE SET tsv = excluded.tsv, doc_len = excluded.doc_len, lname = excluded.lname, ltype = excluded.ltype, lobs = excluded.lobs)
+       SELECT (SELECT count(*) FROM x) - (SELECT count(*) FROM old) AS docs,
+              (SELECT coalesce(sum(len), 0) FROM x) - (SELECT coalesce(sum(doc_len), 0) FROM old) AS tokens`,
+      [columns.id, columns.name, columns.type, columns.obs, columns.len, columns.lname, columns.ltype, columns.lobs],
+    )
+  ).rows;
+  await addToTotals(db, Number(change?.docs ?? 0), Number(change?.tokens ?? 0));
   await queueEmbedding(
     db,
     rows.rows.map((r) => asEntityId(r.id)),
+  );
+}
+
+/**
+ * BM25's collection totals move by a write's change in the shard of the writer's connection
+ * (migration 5): writers on other connections update other rows, so they do not wait for each
+ * other's commits (two connections whose ids share a shard still take turns). One connection, one
+ * shard: a transaction holds one totals row however many writes it makes, so the totals alone never
+ * deadlock two writers.
+ */
+async function addToTotals(db: Queryable, docs: number, tokens: number): Promise<void> {
+  if (docs === 0 && tokens === 0) return;
+  await db.query(
+    `INSERT INTO keyword_total_shards (shard, docs, tokens) VALUES (pg_backend_pid() % 64, $1, $2)
+     ON CONFLICT (shard) DO UPDATE SET docs = keyword_total_shards.docs + excluded.docs, tokens = keyword_total_shards.tokens + excluded.tokens`,
+    [docs, tokens],
   );
 }

@@ -7,26 +7,43 @@
  *
  * tf is a lexeme's positions in the whole entity (all columns, weight 1 as FTS5's default; only the
  * named column's for a `name :` / `type :` / `obs :` filter, whose df counts that column too), len the
- * entity's token count, N and avglen from keyword_totals, df counted on the GIN index per query.
+ * entity's token count, N and avglen from keyword_totals (the sum of its shards), df counted per query.
  * Where it differs from FTS5: tsvector keeps at most 256 positions per lexeme (tf caps there), a
  * phrase scores as its words (FTS5 counts whole-phrase hits), the stemmer is Snowball English
- * (FTS5: the original Porter), and df is exact on every query (FTS5's path caches it within 1%).
- * ts_rank_cd as the score was the other choice: it has no idf, so a rare word weighs what a common
- * one does; here it only counts tf. Cost: every matched entity is scored (as FTS5 does), about
- * 30-300 ms at 10k entities where SQLite's in-memory top-k answers in about 1 ms (bench/postgres.ts);
- * a postings table with stored tf would be the next step.
+ * (FTS5: the original Porter), a word given twice (or two words with one stem) counts once, and df
+ * is exact on every query (FTS5's path caches it within 1%). ts_rank_cd as the score was the other
+ * choice: it has no idf, so a rare word weighs what a common one does.
+ *
+ * Two paths. Plain words joined by OR (all plain text gives) read keyword_postings (migration 6):
+ * each word's entries, with tf and the entity's length, from one B-tree range (an index-only scan),
+ * and MaxScore prunes: words are taken rarest first, and once the k-th best score of the entities
+ * having those words beats what the remaining (common) words could add at most (each word's
+ * largest part, read with its df), the entities having only common words are never scored, and a
+ * long range is only probed for the candidates. At most two rounds; scores and order are FTS5's
+ * exactly (test/store/postgres-keywords.test.ts). The cost is at write time: about 60 postings
+ * per entity, kept by triggers. Everything else (phrases, prefixes, columns, AND, NOT) matches on
+ * the GIN index and counts tf with ts_rank_cd on each matched tsvector, about 2 µs per entity and
+ * term. bench/postgres.ts measures both paths against SQLite.
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { KeywordHit } from '../../core/signals.js';
 import { asEntityId } from '../../core/types.js';
 import type { CompactionListener, KeywordIndex, TermStats } from '../keyword-index.js';
 import type { PgConnection } from './pg-connection.js';
-import { foldText, toTsQuery } from './pg-text.js';
+import { foldText, plainOrWords, toTsQuery } from './pg-text.js';
+
+/** A bound is compared with this slack, so rounding never prunes an entity of the true top k. */
+const BOUND_SLACK = 1 + 1e-9;
+/** An index probe costs about this many entries of a range read (measured at 10k entities). */
+const PROBE_COST = 30;
 
 export class PgKeywordIndex implements KeywordIndex {
   constructor(private readonly conn: PgConnection) {}
 
   async search(match: string, limit: number): Promise<KeywordHit[]> {
+    const words = limit > 0 ? plainOrWords(match) : undefined;
+    const plain = words === undefined ? undefined : await this.searchWords(words, limit);
+    if (plain !== undefined) return plain;
     const query = toTsQuery(match, 5);
     if (query.scored.length === 0 || limit <= 0) return [];
     try {
@@ -71,9 +88,104 @@ export class PgKeywordIndex implements KeywordIndex {
     }
   }
 
+  /**
+   * BM25 of an OR of plain words from the postings, pruned by MaxScore (see the top of this file);
+   * undefined when a word is more than one lexeme to the parser (a phrase: the GIN path's).
+   */
+  private async searchWords(words: readonly string[], limit: number): Promise<KeywordHit[] | undefined> {
+    const rows = await this.conn.query<{
+      i: number;
+      lexemes: string[] | null;
+      df: number;
+      idf: number;
+      top: number | null;
+      avglen: number;
+    }>(
+      `WITH w AS (SELECT x.i, array_agg(u.lexeme) FILTER (WHERE u.lexeme IS NOT NULL) AS lexemes
+                    FROM unnest($1::text[]) WITH ORDINALITY AS x(word, i) LEFT JOIN LATERAL unnest(to_tsvector('limbic', x.word)) AS u ON true
+                   GROUP BY x.i),
+            totals AS MATERIALIZED (SELECT greatest(docs, 1)::float8 AS n, greatest(tokens, 1)::float8 / greatest(docs, 1) AS avglen FROM keyword_totals)
+       -- One read of each word's range gives its df and the largest tf part any entity has: its bound.
+       SELECT w.i, w.lexemes, c.df, greatest(ln((totals.n - c.df + 0.5) / (c.df + 0.5)), 1e-6) AS idf, c.top, totals.avglen
+         FROM w CROSS JOIN totals
+         CROSS JOIN LATERAL (SELECT count(*)::float8 AS df, max(p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.doc_len / totals.avglen))) AS top
+                               FROM keyword_postings p WHERE cardinality(w.lexemes) = 1 AND p.lexeme = w.lexemes[1]) c`,
+      [words],
+    );
+    if (rows.some((r) => (r.lexemes?.length ?? 0) > 1)) return undefined;
+    const seen = new Set<string>();
+    const terms = rows
+      .filter((r) => r.df > 0 && r.lexemes !== null && !seen.has(r.lexemes[0] as string) && seen.add(r.lexemes[0] as string))
+      .map((r) => ({ lexeme: r.lexemes?.[0] as string, df: r.df, idf: r.idf, bound: r.idf * (r.top ?? 2.2), order: r.i }))
+      .sort((a, b) => b.bound - a.bound || (a.lexeme < b.lexeme ? -1 : 1));
+    const avglen = rows[0]?.avglen ?? 1;
+    if (terms.length === 0) return [];
+    // The most any entity gets from terms[j..].
+    const rest = terms.map((_, j) => terms.slice(j).reduce((sum, t) => sum + t.bound, 0));
+    rest.push(0);
+    // First the rarest words whose entities could fill the k twice over; then, if the k-th score
+    // found does not beat what the words left out could add, as many more as the bound asks for
+    // (the k-th score only rises as words are added, so the second round is the last).
+    let taken = 0;
+    for (let df = 0; taken < terms.length && df < 2 * limit; taken++) df += terms[taken]?.df ?? 0;
+    for (;;) {
+      const hits = await this.scorePostings(terms, taken, avglen, limit);
+      const kth = hits.length === limit ? -(hits[limit - 1]?.bm25 ?? 0) : 0;
+      const needed = rest.findIndex((bound) => bound * BOUND_SLACK < kth);
+      if (taken === terms.length || (needed >= 0 && needed <= taken)) return hits;
+      taken = needed < 0 ? terms.length : needed;
+    }
+  }
+
+  /**
+   * The best `limit` entities having any of the first `taken` terms, scored on all terms. Every
+   * other term is read for those candidates only: its whole range when that is short, else one
+   * index probe per candidate (a probe costs about PROBE_COST entries of a range read), which is
+   * what leaves a common word's long range unread.
+   */
+  private async scorePostings(
+    terms: readonly { lexeme: string; df: number; idf: number; order: number }[],
+    taken: number,
+    avglen: number,
+    limit: number,
+  ): Promise<KeywordHit[]> {
+    const candidates = terms.slice(0, taken).reduce((n, x) => n + x.df, 0);
+    // 0: gives the candidates; 1: its range read, kept for the candidates; 2: probed per candidate.
+    const mode = terms.map((x, i) => (i < taken ? 0 : x.df <= PROBE_COST * candidates ? 1 : 2));
+    // Summed in the query's word order, as FTS5 sums (0 for a word the entity lacks): equal
+    // entities get equal scores bit for bit, so ties fall to the lower id on both backends. One
+    // aggregate per term rather than an ordered sum, which would sort every entry.
+    const order = terms.map((_, i) => i).sort((a, b) => (terms[a]?.order ?? 0) - (terms[b]?.order ?? 0));
+    const sum = order.map((i) => `coalesce(max(p.part) FILTER (WHERE p.k = ${i + 1}), 0)`).join(' + ');
+    const part = 't.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.doc_len / $3::float8))';
+    const sql =
+      taken === terms.length
+        ? `WITH t AS (SELECT * FROM unnest($1::text[], $2::float8[]) WITH ORDINALITY AS t(lexeme, idf, k))
+           SELECT p.entity_id AS id, -(${sum}) AS score
+             FROM (SELECT p.entity_id, t.k, ${part} AS part FROM t JOIN keyword_postings p ON p.lexeme = t.lexeme) p
+            GROUP BY p.entity_id ORDER BY score, p.entity_id LIMIT $4`
+        : `WITH t AS (SELECT * FROM unnest($1::text[], $2::float8[], $5::int[]) WITH ORDINALITY AS t(lexeme, idf, mode, k)),
+                c AS MATERIALIZED (SELECT DISTINCT p.entity_id FROM t JOIN keyword_postings p ON p.lexeme = t.lexeme WHERE t.mode = 0)
+           SELECT p.entity_id AS id, -(${sum}) AS score
+             FROM (SELECT p.entity_id, t.k, ${part} AS part FROM t JOIN keyword_postings p ON p.lexeme = t.lexeme
+                    WHERE t.mode < 2 AND p.entity_id IN (SELECT entity_id FROM c)
+                   UNION ALL
+                   SELECT c.entity_id, x.k, x.part FROM c CROSS JOIN t
+                   -- OFFSET 0 keeps this a probe per candidate and term, not a join over the range.
+                    CROSS JOIN LATERAL (SELECT t.k, ${part} AS part FROM keyword_postings p
+                                         WHERE p.lexeme = t.lexeme AND p.entity_id = c.entity_id OFFSET 0) x
+                    WHERE t.mode = 2) p
+            GROUP BY p.entity_id ORDER BY score, p.entity_id LIMIT $4`;
+    const params = [terms.map((x) => x.lexeme), terms.map((x) => x.idf), avglen, limit];
+    if (taken < terms.length) params.push(mode);
+    const rows = await this.conn.query<{ id: number; score: number }>(sql, params);
+    return rows.map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
+  }
+
   async termStats(words: readonly string[]): Promise<TermStats> {
     const rows = await this.conn.query<{ i: number; df: number | null }>(
-      `SELECT x.i, (SELECT max((SELECT count(*) FROM entity_keywords k WHERE k.tsv @@ quote_literal(u.lexeme)::tsquery))
+      // The postings' B-tree counts a word's entities without visiting the table (the GIN index would).
+      `SELECT x.i, (SELECT max((SELECT count(*) FROM keyword_postings p WHERE p.lexeme = u.lexeme))
                       FROM unnest(to_tsvector('limbic', x.word)) AS u) AS df
          FROM unnest($1::text[]) WITH ORDINALITY AS x(word, i)`,
       [words.map(foldText)],
@@ -86,13 +198,16 @@ export class PgKeywordIndex implements KeywordIndex {
   /**
    * A GIN index takes writes into a pending list that every search also reads; after a bulk load it
    * is merged into the main index, and the planner's statistics refreshed. Nothing is locked
-   * against writers (gin_clean_pending_list and ANALYZE take no exclusive lock).
+   * against writers (gin_clean_pending_list, ANALYZE and a plain VACUUM take no exclusive lock).
    */
   async optimize(progress?: CompactionListener): Promise<void> {
-    progress?.({ done: 0, total: 2, lockMs: 0 });
+    progress?.({ done: 0, total: 3, lockMs: 0 });
     await this.conn.query("SELECT gin_clean_pending_list('entity_keywords_tsv'::regclass)");
-    progress?.({ done: 1, total: 2, lockMs: 0 });
+    progress?.({ done: 1, total: 3, lockMs: 0 });
     await this.conn.query('ANALYZE entity_keywords');
-    progress?.({ done: 2, total: 2, lockMs: 0 });
+    progress?.({ done: 2, total: 3, lockMs: 0 });
+    // Marks the postings' pages all-visible, so their index is read without visiting the table.
+    await this.conn.query('VACUUM (ANALYZE) keyword_postings');
+    progress?.({ done: 3, total: 3, lockMs: 0 });
   }
 }

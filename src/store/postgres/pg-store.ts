@@ -2,8 +2,8 @@
  * PostgreSQL with pgvector: the same memory as the SQLite file, shared by many Limbic processes on
  * many machines. Selected by a postgres:// URL (`--db` or LIMBIC_DB). Every capability is present:
  * the graph (pg-graph.ts, pg-graph-reads.ts), usage signals (pg-usage.ts), keywords with BM25 over
- * tsvector (pg-keywords.ts), vectors with HNSW (pg-vectors.ts), the tuner's log (pg-tuning.ts) and
- * whole-memory transfer (pg-transfer.ts), over one pool (pg-connection.ts)
+ * tsvector (pg-keywords.ts), vectors with HNSW (pg-vectors.ts), the tuner's log (pg-tuning.ts),
+ * maintenance (pg-maintenance.ts) and whole-memory transfer (pg-transfer.ts), over one pool (pg-connection.ts)
  * migrated on first use (migrations.ts).
  */
 import type { Store, StoreStats } from '../store.js';
@@ -12,6 +12,7 @@ import { PgConnection, type PgConnectionOptions } from './pg-connection.js';
 export { redactPassword } from './pg-connection.js';
 import { PgGraph } from './pg-graph.js';
 import { PgKeywordIndex } from './pg-keywords.js';
+import { PgMaintenance } from './pg-maintenance.js';
 import { PgTransfer } from './pg-transfer.js';
 import { PgTuning } from './pg-tuning.js';
 import { PgUsage } from './pg-usage.js';
@@ -34,6 +35,7 @@ export class PgStore implements Store {
   readonly vectors: PgVectorIndex;
   readonly transfer: PgTransfer;
   readonly tuning: PgTuning;
+  readonly maintenance: PgMaintenance;
   private readonly conn: PgConnection;
 
   constructor(options: PgStoreOptions) {
@@ -47,6 +49,7 @@ export class PgStore implements Store {
     this.vectors = new PgVectorIndex(this.conn, options);
     this.transfer = new PgTransfer(this.conn);
     this.tuning = new PgTuning(this.conn);
+    this.maintenance = new PgMaintenance(this.conn);
   }
 
   /** Connects and migrates now (every other call does it on first use). */

@@ -110,6 +110,34 @@ export function toTsQuery(match: string, firstParam: number): TsQuerySql {
   return { sql, params, scored };
 }
 
+/**
+ * The folded words of an expression that is only single words joined by OR (what plain text gives,
+ * core/text's orOfWords), or undefined for anything else (phrases, prefixes, columns, AND, NOT):
+ * such a query's matches are exactly the entities having any word, which pg-keywords.ts's pruned
+ * search relies on.
+ * @example plainOrWords('"Café" OR "tea"') // ['Cafe', 'tea']
+ */
+export function plainOrWords(match: string): string[] | undefined {
+  let tokens: Token[];
+  try {
+    tokens = lex(match);
+  } catch {
+    return undefined;
+  }
+  const words: string[] = [];
+  for (const [i, t] of tokens.entries()) {
+    if (i % 2 === 1) {
+      if (t.kind !== 'op' || t.op !== 'OR') return undefined;
+      continue;
+    }
+    if (t.kind !== 'phrase' || t.prefix || t.column !== undefined) return undefined;
+    const folded = foldWords(t.text);
+    if (folded.length !== 1) return undefined;
+    words.push(folded[0] as string);
+  }
+  return words.length > 0 && tokens.length % 2 === 1 ? words : undefined;
+}
+
 function lex(match: string): Token[] {
   const tokens: Token[] = [];
   let column: string | undefined;

@@ -1,6 +1,7 @@
 /**
  * The transfer capability on PostgreSQL (limbic migrate): whole entities read out page by page, and
- * merged in with their times, statuses, kinds, usage signals and vectors. See transfer-store.ts.
+ * merged in with their times, statuses, kinds, superseded observations, relations' end, usage
+ * signals and vectors. See transfer-store.ts.
  */
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type {
@@ -22,6 +23,7 @@ interface EntityRow {
   created_at: number;
   updated_at: number;
   obs: { c: string; k: string; t: number }[] | null;
+  sup: { c: string; k: string; t: number; s: number; b: string }[] | null;
   access_count: number | null;
   last_access: number | null;
   days: string[] | null;
@@ -47,6 +49,8 @@ export class PgTransfer implements TransferStore {
     const rows = await this.conn.query<EntityRow>(
       `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
               (SELECT json_agg(json_build_object('c', o.content, 'k', o.kind, 't', o.created_at) ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs,
+              (SELECT json_agg(json_build_object('c', s.content, 'k', s.kind, 't', s.created_at, 's', s.superseded_at, 'b', s.superseded_by) ORDER BY s.id)
+                 FROM superseded_observations s WHERE s.entity_id = e.id) AS sup,
               a.access_count, a.last_access,
               (SELECT array_agg(d.day::text ORDER BY d.day) FROM entity_access_days d WHERE d.entity_id = e.id) AS days,
               ${vectors ? '(SELECT v.embedding::text FROM entity_embeddings v WHERE v.entity_id = e.id)' : 'NULL'} AS vector
@@ -61,6 +65,13 @@ export class PgTransfer implements TransferStore {
       createdAt: r.created_at,
       updatedAt: r.updated_at,
       observations: (r.obs ?? []).map((o) => ({ content: decodeText(o.c), kind: decodeText(o.k), createdAt: Number(o.t) })),
+      superseded: (r.sup ?? []).map((o) => ({
+        content: decodeText(o.c),
+        kind: decodeText(o.k),
+        createdAt: Number(o.t),
+        supersededAt: Number(o.s),
+        supersededBy: decodeText(o.b),
+      })),
       access: r.access_count === null ? undefined : { count: r.access_count, lastAccess: r.last_access ?? 0, days: r.days ?? [] },
       vector: r.vector === null ? undefined : Float32Array.from(JSON.parse(r.vector) as number[]),
     }));
@@ -68,12 +79,25 @@ export class PgTransfer implements TransferStore {
   }
 
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
-    const rows = await this.conn.query<{ id: number; from_name: string; to_name: string; relation_type: string; created_at: number }>(
-      'SELECT id, from_name, to_name, relation_type, created_at FROM relations WHERE id > $1 ORDER BY id LIMIT $2',
-      [cursor, limit],
-    );
+    const rows = await this.conn.query<{
+      id: number;
+      from_name: string;
+      to_name: string;
+      relation_type: string;
+      created_at: number;
+      ended_at: number | null;
+    }>('SELECT id, from_name, to_name, relation_type, created_at, ended_at FROM relations WHERE id > $1 ORDER BY id LIMIT $2', [
+      cursor,
+      limit,
+    ]);
     return page(
-      rows.map((r) => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type, createdAt: r.created_at })),
+      rows.map((r) => ({
+        from: r.from_name,
+        to: r.to_name,
+        relationType: r.relation_type,
+        createdAt: r.created_at,
+        endedAt: r.ended_at ?? undefined,
+      })),
       limit,
       rows.at(-1)?.id ?? cursor,
     );
@@ -94,7 +118,7 @@ export class PgTransfer implements TransferStore {
   }
 
   async writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts> {
-    if (records.length === 0) return { entities: 0, observations: 0, vectors: 0 };
+    if (records.length === 0) return { entities: 0, observations: 0, superseded: 0, vectors: 0 };
     return this.conn.write(async (db) => {
       const fresh = await db.query<{ id: number; name: string }>(
         `INSERT INTO entities (name, entity_type, status, created_at, updated_at)
@@ -122,6 +146,24 @@ export class PgTransfer implements TransferStore {
         [obs.map((o) => o.id), obs.map((o) => o.content), obs.map((o) => o.kind), obs.map((o) => o.createdAt)],
       );
       const grown = new Set(added.rows.map((r) => r.entity_id));
+      // History the target lacks; a record it holds already (same text, time and successor) is skipped.
+      const sup = records.flatMap((r) => r.superseded.map((s) => ({ id: idOf.get(r.name) as number, ...s })));
+      const history = await db.query(
+        `INSERT INTO superseded_observations (entity_id, content, kind, created_at, superseded_at, superseded_by)
+         SELECT e, c, k, t, s, b FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[])
+                WITH ORDINALITY AS x(e, c, k, t, s, b, i)
+          WHERE NOT EXISTS (SELECT 1 FROM superseded_observations h
+                             WHERE h.entity_id = x.e AND h.superseded_at = x.s AND h.content = x.c AND h.superseded_by = x.b)
+          ORDER BY i`,
+        [
+          sup.map((s) => s.id),
+          sup.map((s) => s.content),
+          sup.map((s) => s.kind),
+          sup.map((s) => s.createdAt),
+          sup.map((s) => s.supersededAt),
+          sup.map((s) => s.supersededBy),
+        ],
+      );
       await syncEntities(db, [...new Set([...freshIds, ...grown])].map(asEntityId));
       const withAccess = records.filter((r) => r.access !== undefined && idOf.has(r.name));
       await db.query(
@@ -156,7 +198,7 @@ export class PgTransfer implements TransferStore {
           [...grown].filter((id) => !freshIds.has(id)),
         ]);
       }
-      return { entities: freshIds.size, observations: added.rows.length, vectors: copied };
+      return { entities: freshIds.size, observations: added.rows.length, superseded: history.rowCount ?? 0, vectors: copied };
     });
   }
 
@@ -164,10 +206,16 @@ export class PgTransfer implements TransferStore {
     if (records.length === 0) return 0;
     // The endpoints' vectors were made with these relations in their text: nothing is re-queued.
     const rows = await this.conn.query(
-      `INSERT INTO relations (from_name, to_name, relation_type, created_at)
-       SELECT f, t, ty, c FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS x(f, t, ty, c, i) ORDER BY i
+      `INSERT INTO relations (from_name, to_name, relation_type, created_at, ended_at)
+       SELECT f, t, ty, c, x.e FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS x(f, t, ty, c, e, i) ORDER BY i
        ON CONFLICT DO NOTHING RETURNING id`,
-      [records.map((r) => r.from), records.map((r) => r.to), records.map((r) => r.relationType), records.map((r) => r.createdAt)],
+      [
+        records.map((r) => r.from),
+        records.map((r) => r.to),
+        records.map((r) => r.relationType),
+        records.map((r) => r.createdAt),
+        records.map((r) => r.endedAt ?? null),
+      ],
     );
     return rows.length;
   }

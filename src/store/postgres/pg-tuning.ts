@@ -1,5 +1,5 @@
 /**
- * The tuning capability on PostgreSQL: the shadow log (tuning_events, tuning_candidates; migration 2)
+ * The tuning capability on PostgreSQL: the shadow log (tuning_events, tuning_candidates; migrations 2 and 4)
  * and the applied parameters (meta keys tuning_*), as sqlite-tuning.ts keeps them. Parameters are
  * read on every search; they are four meta rows, read in one query, so another process's apply is
  * seen by the next search.
@@ -47,8 +47,8 @@ export class PgTuning implements TuningStore {
     await this.conn.write(async (db) => {
       const [row] = (
         await db.query<{ id: number }>(
-          `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+          `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned, reflection_boost, reflections)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
           [
             e.at,
             e.tool,
@@ -62,15 +62,17 @@ export class PgTuning implements TuningStore {
             e.parameters.betaSal,
             e.parameters.rrfK,
             e.rrfKPinned,
+            e.reflectionBoost,
+            e.reflections,
           ],
         )
       ).rows;
       const id = row?.id ?? 0;
       const c = e.candidates;
       await db.query(
-        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance)
-         SELECT $1, i - 1, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance FROM unnest($2::int[], $3::float8[], $4::int[], $5::int[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::float8[], $11::int[])
-           WITH ORDINALITY AS x(entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, i)`,
+        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted)
+         SELECT $1, i - 1, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted FROM unnest($2::int[], $3::float8[], $4::int[], $5::int[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::float8[], $11::int[], $12::boolean[])
+           WITH ORDINALITY AS x(entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted, i)`,
         [
           id,
           c.map((x) => x.id),
@@ -83,6 +85,7 @@ export class PgTuning implements TuningStore {
           c.map((x) => x.cooc),
           c.map((x) => x.multiplier),
           c.map((x) => x.relevance),
+          c.map((x) => x.boosted),
         ],
       );
       // Bounded: ids only grow, so everything this far behind the newest is the oldest.
@@ -97,9 +100,9 @@ export class PgTuning implements TuningStore {
     const rows = await this.conn.query<{ n: number }>(
       `WITH latest AS (
          SELECT x.id AS entity_id,
-                (SELECT e.id FROM tuning_events e
-                  WHERE e.at BETWEEN $2 AND $3 AND EXISTS (SELECT 1 FROM tuning_candidates c WHERE c.event_id = e.id AND c.entity_id = x.id)
-                  ORDER BY e.id DESC LIMIT 1) AS event_id
+                -- By the (entity_id, event_id) index (migration 7), not every search of the window.
+                (SELECT max(c.event_id) FROM tuning_candidates c JOIN tuning_events e ON e.id = c.event_id
+                  WHERE c.entity_id = x.id AND e.at BETWEEN $2 AND $3) AS event_id
            FROM unnest($1::int[]) AS x(id)),
        credited AS (
          UPDATE tuning_candidates t SET relevance = 1 FROM latest l

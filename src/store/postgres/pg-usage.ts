@@ -27,7 +27,8 @@ export class PgUsage implements UsageStore {
     const [factRows, accessRows, pairRows] = await Promise.all([
       this.conn.query<PgFactsRow>(
         `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
-                (SELECT count(*) FROM relations WHERE from_name = e.name) + (SELECT count(*) FROM relations WHERE to_name = e.name) AS degree,
+                (SELECT count(*) FROM relations WHERE from_name = e.name AND ended_at IS NULL) +
+                (SELECT count(*) FROM relations WHERE to_name = e.name AND ended_at IS NULL) AS degree,
                 (SELECT count(*) FROM observations m WHERE m.entity_id = e.id AND m.kind = 'metadata') AS metadata,
                 (SELECT count(*) FROM observations o WHERE o.entity_id = e.id) AS observations
            FROM entities e WHERE e.id = ANY($1)`,

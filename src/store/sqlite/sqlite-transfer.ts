@@ -1,6 +1,7 @@
 /**
  * The transfer capability on SQLite (limbic migrate): whole entities read out page by page, and
- * merged in with their times, statuses, kinds, usage signals and vectors. See transfer-store.ts.
+ * merged in with their times, statuses, kinds, superseded observations, relations' end, usage
+ * signals and vectors. See transfer-store.ts.
  *
  * Entities and observations go in through the graph's own importBatch, so the keyword, substring
  * and queue rows are kept exactly as every other write keeps them; what importBatch does not carry
@@ -12,6 +13,7 @@ import type {
   CoOccurrenceRecord,
   EntityRecord,
   RelationRecord,
+  SupersededRecord,
   TransferPage,
   TransferStore,
   TransferWriteCounts,
@@ -68,6 +70,26 @@ export class SqliteTransfer implements TransferStore {
       list.push({ content: o.content, kind: o.kind, createdAt: o.created_at });
       obs.set(o.entity_id, list);
     }
+    const superseded = new Map<number, SupersededRecord[]>();
+    for (const s of this.conn
+      .stmt<
+        [string],
+        { entity_id: number; content: string; kind: string; created_at: number; superseded_at: number; superseded_by: string }
+      >(
+        `SELECT entity_id, content, kind, created_at, superseded_at, superseded_by FROM superseded_observations
+          WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id`,
+      )
+      .iterate(ids)) {
+      const list = superseded.get(s.entity_id) ?? [];
+      list.push({
+        content: s.content,
+        kind: s.kind,
+        createdAt: s.created_at,
+        supersededAt: s.superseded_at,
+        supersededBy: s.superseded_by,
+      });
+      superseded.set(s.entity_id, list);
+    }
     const days = new Map<number, string[]>();
     for (const d of this.conn
       .stmt<[string], { entity_id: number; day: string }>(
@@ -96,6 +118,7 @@ export class SqliteTransfer implements TransferStore {
       createdAt: r.created_at,
       updatedAt: r.updated_at,
       observations: obs.get(r.id) ?? [],
+      superseded: superseded.get(r.id) ?? [],
       access: r.access_count === null ? undefined : { count: r.access_count, lastAccess: r.last_access ?? 0, days: days.get(r.id) ?? [] },
       vector: vectors.get(r.id),
     }));
@@ -104,12 +127,19 @@ export class SqliteTransfer implements TransferStore {
 
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
     const rows = this.conn
-      .stmt<[number, number], { id: number; from_name: string; to_name: string; relation_type: string; created_at: number }>(
-        'SELECT id, from_name, to_name, relation_type, created_at FROM relations WHERE id > ? ORDER BY id LIMIT ?',
-      )
+      .stmt<
+        [number, number],
+        { id: number; from_name: string; to_name: string; relation_type: string; created_at: number; ended_at: number | null }
+      >('SELECT id, from_name, to_name, relation_type, created_at, ended_at FROM relations WHERE id > ? ORDER BY id LIMIT ?')
       .all(cursor, limit);
     return page(
-      rows.map((r) => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type, createdAt: r.created_at })),
+      rows.map((r) => ({
+        from: r.from_name,
+        to: r.to_name,
+        relationType: r.relation_type,
+        createdAt: r.created_at,
+        endedAt: r.ended_at ?? undefined,
+      })),
       limit,
       rows.at(-1)?.id ?? cursor,
     );
@@ -131,7 +161,7 @@ export class SqliteTransfer implements TransferStore {
   }
 
   async writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts> {
-    if (records.length === 0) return { entities: 0, observations: 0, vectors: 0 };
+    if (records.length === 0) return { entities: 0, observations: 0, superseded: 0, vectors: 0 };
     const names = json(records.map((r) => r.name));
     const existing = new Set(
       this.conn
@@ -160,6 +190,7 @@ export class SqliteTransfer implements TransferStore {
         .map((r) => [r.name, r.id]),
     );
     const grown = new Set<number>();
+    let history = 0;
     this.conn.write(() => {
       const times = this.conn.stmt('UPDATE entities SET created_at = ?, updated_at = ? WHERE id = ?');
       // Only rows importBatch just added carry its stamp; older rows keep their own kind and time.
@@ -176,6 +207,17 @@ export class SqliteTransfer implements TransferStore {
         `INSERT INTO entity_access (entity_id, access_count, last_access) VALUES (?, ?, ?)
          ON CONFLICT(entity_id) DO UPDATE SET access_count = max(access_count, excluded.access_count), last_access = max(last_access, excluded.last_access)`,
       );
+      // History the target lacks; a record it holds already (same text, time and successor) is skipped.
+      const keep = this.conn.stmt(
+        `INSERT INTO superseded_observations (entity_id, content, kind, created_at, superseded_at, superseded_by)
+         SELECT @id, @content, @kind, @createdAt, @supersededAt, @supersededBy WHERE NOT EXISTS (SELECT 1 FROM superseded_observations
+           WHERE entity_id = @id AND superseded_at = @supersededAt AND content = @content AND superseded_by = @supersededBy)`,
+      );
+      for (const r of records) {
+        const id = idOf.get(r.name);
+        if (id === undefined) continue;
+        for (const s of r.superseded) history += keep.run({ id, ...s }).changes;
+      }
       const day = this.conn.stmt('INSERT INTO entity_access_days (entity_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING');
       for (const r of records) {
         const id = idOf.get(r.name);
@@ -206,16 +248,16 @@ export class SqliteTransfer implements TransferStore {
       await this.vectors.put(results);
       copied = results.length;
     }
-    return { entities: counts.entitiesAdded, observations: counts.observationsAdded, vectors: copied };
+    return { entities: counts.entitiesAdded, observations: counts.observationsAdded, superseded: history, vectors: copied };
   }
 
   async writeRelations(records: readonly RelationRecord[]): Promise<number> {
     // The endpoints' vectors were made with these relations in their text: nothing is re-queued.
     return this.conn.write(() => {
       const insert = this.conn.stmt(
-        'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        'INSERT INTO relations (from_name, to_name, relation_type, created_at, ended_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
       );
-      return records.reduce((n, r) => n + insert.run(r.from, r.to, r.relationType, r.createdAt).changes, 0);
+      return records.reduce((n, r) => n + insert.run(r.from, r.to, r.relationType, r.createdAt, r.endedAt ?? null).changes, 0);
     });
   }
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { graphConformance } from './graph.js';
 import { graphPagingConformance } from './graph-paging.js';
 import { keywordConformance } from './keywords.js';
+import { maintenanceConformance } from './maintenance.js';
 import { tuningConformance } from './tuning.js';
 import { usageConformance } from './usage.js';
 import { vectorConformance } from './vectors.js';
@@ -32,4 +33,5 @@ export function runStoreSuite(name: string, makeStore: StoreFactory): void {
   keywordConformance(name, makeStore);
   vectorConformance(name, makeStore);
   tuningConformance(name, makeStore);
+  maintenanceConformance(name, makeStore);
 }

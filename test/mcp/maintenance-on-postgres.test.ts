@@ -1,0 +1,40 @@
+/**
+ * The maintenance (with and without the real model) and reflection MCP test files once more, on PostgreSQL (as on-postgres.test.ts
+ * runs the official tools): their harness is given a store on a fresh database of a real server
+ * (test/helpers/pg-server.ts) instead of a SQLite file. Skipped, saying why, when no server starts.
+ */
+import { afterAll, describe, it, vi } from 'vitest';
+import { openPgStore } from '../../src/store/postgres/pg-store.js';
+import type * as Fixtures from '../helpers/fixtures.js';
+import type { HarnessOptions } from '../helpers/fixtures.js';
+import { startPgServer, type PgServer } from '../helpers/pg-server.js';
+
+const started = await startPgServer();
+const server: PgServer | undefined = 'url' in started ? started : undefined;
+(globalThis as { limbicPgServer?: PgServer }).limbicPgServer = server;
+
+vi.mock('../helpers/fixtures.js', async (importOriginal) => {
+  const original = await importOriginal<typeof Fixtures>();
+  return {
+    ...original,
+    harness: async (options: HarnessOptions = {}) => {
+      const pg = (globalThis as { limbicPgServer?: PgServer }).limbicPgServer;
+      if (pg === undefined || options.store !== undefined || options.path !== undefined) return original.harness(options);
+      return original.harness({ ...options, store: openPgStore({ url: await pg.createDatabase(), poolSize: 4 }) });
+    },
+  };
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+if (server === undefined) {
+  describe('maintenance tools on PostgreSQL', () => {
+    it.skip(`skipped: ${'unavailable' in started ? started.unavailable : ''}`, () => undefined);
+  });
+} else {
+  await import('./maintenance.test.js');
+  await import('./maintenance-semantic.test.js');
+  await import('./reflections.test.js');
+}
