@@ -5,12 +5,19 @@
  * (every acknowledged entity and observation is looked up afterwards), throughput and p50/p99 per
  * tool. Bounded: it stops at --max-seconds whatever happened.
  *
- *   npm run bench:http -- [--clients 50] [--calls 200] [--no-model] [--max-seconds 600]
+ * Where a tail comes from: `--explain` asks hybrid_search for its stage times (explain_query) and
+ * reports their p50/p99 (catchUp is the wait for fresh entities' vectors, encode the query's); the
+ * report always has this process's event-loop delay (a busy client inflates every latency it
+ * measures) and the slowest calls with when they started, so a stall (tails at one moment) and a
+ * queue (tails spread out) can be told apart.
+ *
+ *   npm run bench:http -- [--clients 50] [--calls 200] [--no-model] [--explain] [--max-seconds 600]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -25,6 +32,7 @@ const CLIENTS = arg('clients', 50);
 const CALLS = arg('calls', 200);
 const MAX_SECONDS = arg('max-seconds', 600);
 const NO_MODEL = process.argv.includes('--no-model');
+const EXPLAIN = process.argv.includes('--explain');
 
 const WORDS = ['garden', 'river', 'engine', 'violin', 'harbour', 'comet', 'lantern', 'meadow', 'copper', 'glacier', 'orchard', 'falcon'];
 const pick = <T>(xs: readonly T[], n: number): T => xs[n % xs.length]!;
@@ -59,7 +67,8 @@ function nextCall(
     };
   }
   if (r < 50) return { tool: 'create_relations', args: { relations: [{ from: own, to: pick(mine, n * 17), relationType: 'relates to' }] } };
-  if (r < 70) return { tool: 'hybrid_search', args: { query: `${word} ${pick(WORDS, n)}`, limit: 10 } };
+  if (r < 70)
+    return { tool: 'hybrid_search', args: { query: `${word} ${pick(WORDS, n)}`, limit: 10, ...(EXPLAIN ? { explain_query: true } : {}) } };
   if (r < 80) return { tool: 'search_nodes', args: { query: word, limit: 20 } };
   if (r < 90) return { tool: 'open_nodes', args: { names: [own] } };
   // Without a model search_semantic answers isError when no words match: it is not asked then.
@@ -106,6 +115,10 @@ async function main(): Promise<void> {
   const errors: string[] = [];
   const entities: string[] = [];
   const observations: [string, string][] = [];
+  const stages = new Map<string, number[]>();
+  const slowest: { tool: string; startS: number; ms: number }[] = [];
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const started = performance.now();
   await Promise.all(
     clients.map(async (client, c) => {
@@ -121,6 +134,9 @@ async function main(): Promise<void> {
             continue;
           }
           (latencies.get(call.tool) ?? latencies.set(call.tool, []).get(call.tool)!).push(ms);
+          slowest.push({ tool: call.tool, startS: +((t0 - started) / 1000).toFixed(1), ms: Math.round(ms) });
+          const stagesMs = (result.structuredContent as { stats?: { stages_ms?: Record<string, number> } } | undefined)?.stats?.stages_ms;
+          for (const [stage, v] of Object.entries(stagesMs ?? {})) (stages.get(stage) ?? stages.set(stage, []).get(stage)!).push(v);
           if (call.wrote?.entity !== undefined) {
             mine.push(call.wrote.entity);
             entities.push(call.wrote.entity);
@@ -133,6 +149,7 @@ async function main(): Promise<void> {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  loopDelay.disable();
   // Lost writes: every acknowledged entity and observation, looked up after the load.
   const checker = clients[0]!;
   const found = new Map<string, Set<string>>();
@@ -175,6 +192,22 @@ async function main(): Promise<void> {
     p50_ms: +quantile(all, 0.5).toFixed(2),
     p99_ms: +quantile(all, 0.99).toFixed(2),
     perTool,
+    clientEventLoopDelay_ms: {
+      p50: +(loopDelay.percentile(50) / 1e6).toFixed(1),
+      p99: +(loopDelay.percentile(99) / 1e6).toFixed(1),
+      max: +(loopDelay.max / 1e6).toFixed(1),
+    },
+    ...(EXPLAIN
+      ? {
+          hybridSearchStages_ms: Object.fromEntries(
+            [...stages].sort().map(([stage, ms]) => {
+              const s = ms.sort((a, b) => a - b);
+              return [stage, { p50: +quantile(s, 0.5).toFixed(1), p99: +quantile(s, 0.99).toFixed(1) }];
+            }),
+          ),
+        }
+      : {}),
+    slowestCalls: slowest.sort((a, b) => b.ms - a.ms).slice(0, 12),
   };
   console.log(JSON.stringify(report, null, 2));
   const out = process.argv.indexOf('--out');

@@ -43,8 +43,11 @@ import type { TuneFlags } from './tune.js';
 import { WholeLines } from './stdin-lines.js';
 import { DEFAULT_HTTP_PORT, serveHttp } from './serve-http.js';
 import { registerTokenCommands } from './token.js';
-import { DEFAULT_NAMESPACE, namespaceDbPath } from '../http/namespaces.js';
+import { DEFAULT_NAMESPACE, namespaceDbPath, namespaceSchema } from '../http/namespaces.js';
 import { openSqliteTokenStore } from '../store/sqlite/sqlite-tokens.js';
+import { openPgTokenStore } from '../store/postgres/pg-tokens.js';
+import { autoTuneMinutes, startAutoTune } from '../service/tuning.js';
+import type { TokenStore } from '../store/token-store.js';
 
 const PACKAGE = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
   version: string;
@@ -105,7 +108,7 @@ function onnxOptions(config: Config) {
  */
 function buildService(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false): MemoryService {
   const embedder = buildEmbedder(config, threads, startModel);
-  const store = openStoreAt(config.dbPath);
+  const store = openStoreAt(config.dbPath, chosenNamespace());
   return new MemoryService({ store, embedder, clock: Date.now, logger: stderrLogger });
 }
 
@@ -117,7 +120,7 @@ const resolveDb = (location: string): string => (isPostgresUrl(location) ? locat
  * statement timeout from LIMBIC_PG_POOL_SIZE and LIMBIC_PG_STATEMENT_TIMEOUT_MS; TLS from the URL's
  * sslmode and friends), anything else is a SQLite file.
  */
-function openStoreAt(location: string): Store {
+function openStoreAt(location: string, namespace: string = DEFAULT_NAMESPACE): Store {
   if (!isPostgresUrl(location)) return openSqliteStore({ path: location, logger: stderrLogger });
   const number = (name: string): number | undefined => {
     const value = process.env[name];
@@ -127,8 +130,13 @@ function openStoreAt(location: string): Store {
     url: location,
     poolSize: number('LIMBIC_PG_POOL_SIZE'),
     statementTimeoutMs: number('LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
+    schema: namespaceSchema(namespace),
   });
 }
+
+/** The tokens of serve --http: a file beside a SQLite memory, a table in a PostgreSQL one. */
+const openTokensAt = (location: string): TokenStore =>
+  isPostgresUrl(location) ? openPgTokenStore(location) : openSqliteTokenStore(location);
 
 /** The process's embedder (serve --http shares one among its namespaces); see buildService. */
 function buildEmbedder(config: Config, threads: number, startModel: boolean): LazyEmbedder {
@@ -190,6 +198,9 @@ function autoInstaller(config: Config): (progress: LoadProgress) => Promise<void
 
 async function serve(config: Config): Promise<void> {
   const service = buildService(config, undefined, true);
+  // Off unless LIMBIC_AUTO_TUNE_MINUTES is set (tuning.ts): applies only what "limbic tune --apply" would.
+  const minutes = autoTuneMinutes();
+  const autoTune = minutes === undefined ? undefined : startAutoTune(service.store, minutes, stderrLogger);
   // The stored vectors start loading now too (the model did in buildService), before the client's
   // handshake: the first semantic answer after a start waits for both, and neither delays the
   // handshake (the model loads on another core; the vectors are read in chunks).
@@ -219,6 +230,7 @@ async function serve(config: Config): Promise<void> {
   const shutdown = async (code: number): Promise<void> => {
     if (closing) return;
     closing = true;
+    autoTune?.stop();
     await server.close().catch(() => undefined);
     await service.close();
     process.exit(code);
@@ -256,20 +268,19 @@ program
   .addOption(
     new Option(
       '--namespace <name>',
-      'which memory: "default" is the --db file, others live beside it (env LIMBIC_NAMESPACE); serve --http takes it from each token',
+      'which memory: "default" is the --db file, others live beside it (PostgreSQL: schema limbic_<name>) (env LIMBIC_NAMESPACE); serve --http takes it from each token',
     ),
   )
   .showHelpAfterError();
 
 /** The --db file itself, whatever the namespace: serve --http and the token commands start from it. */
 const rootConfig = (): Config => buildConfig(program.opts<GlobalOptions>());
-/** The chosen namespace's memory (--namespace / LIMBIC_NAMESPACE; the --db file for the default). */
+/** The chosen namespace (--namespace / LIMBIC_NAMESPACE; the --db file or database's default schema for the default). */
+const chosenNamespace = (): string => program.opts<GlobalOptions>().namespace ?? (process.env.LIMBIC_NAMESPACE || DEFAULT_NAMESPACE);
+/** The chosen namespace's memory: on PostgreSQL the same URL, opened in the namespace's schema (openStoreAt). */
 const config = (): Config => {
   const root = rootConfig();
-  const namespace = program.opts<GlobalOptions>().namespace ?? (process.env.LIMBIC_NAMESPACE || DEFAULT_NAMESPACE);
-  if (isPostgresUrl(root.dbPath) && namespace !== DEFAULT_NAMESPACE)
-    fail(new Error('Namespaces are SQLite files beside --db; with a postgres:// URL, use one database per memory instead.'));
-  return Object.freeze({ ...root, dbPath: namespaceDbPath(root.dbPath, namespace) });
+  return Object.freeze({ ...root, dbPath: namespaceDbPath(root.dbPath, chosenNamespace()) });
 };
 
 program
@@ -285,10 +296,6 @@ program
   )
   .action(async (o: { http?: boolean; host: string; port: string; allowedHost?: string[] }) => {
     if (o.http !== true) return serve(config());
-    if (isPostgresUrl(rootConfig().dbPath))
-      fail(
-        new Error('serve --http keeps its namespaces and tokens in SQLite files beside --db; with a postgres:// URL, serve over stdio.'),
-      );
     if (program.opts<GlobalOptions>().namespace !== undefined)
       fail(new Error('With --http each token picks its namespace: drop --namespace.'));
     const root = rootConfig();
@@ -297,7 +304,7 @@ program
       {
         dbPath: root.dbPath,
         openStore: openStoreAt,
-        openTokens: openSqliteTokenStore,
+        openTokens: openTokensAt,
         embedder: buildEmbedder(root, Math.max(1, availableParallelism() - 1), true),
         info: { name: 'limbic', version: PACKAGE.version },
         logger: stderrLogger,
@@ -307,7 +314,7 @@ program
 
 registerTokenCommands(program, {
   dbPath: () => rootConfig().dbPath,
-  openTokens: openSqliteTokenStore,
+  openTokens: openTokensAt,
   fail,
   globalNamespace: () => program.opts<GlobalOptions>().namespace,
 });

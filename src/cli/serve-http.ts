@@ -11,6 +11,7 @@ import { isLoopback } from '../http/guard.js';
 import { startHttpServer, type HttpLimits, type RunningHttpServer } from '../http/http-server.js';
 import { NamespaceRegistry, tokenFilePath } from '../http/namespaces.js';
 import type { ServerInfo } from '../mcp/server.js';
+import { redactPassword } from '../store/postgres/pg-connection.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 
@@ -37,10 +38,14 @@ export interface ServeHttpOptions {
 }
 
 export interface ServeHttpDeps {
-  /** The --db file: the default namespace; the others and the token file live beside it. */
+  /**
+   * The --db file or postgres:// URL: the default namespace. On SQLite the others and the token
+   * file live beside it; on PostgreSQL they are schemas and a table in that database.
+   */
   readonly dbPath: string;
-  readonly openStore: (path: string) => Store;
-  readonly openTokens: (path: string) => TokenStore;
+  readonly openStore: (path: string, namespace: string) => Store;
+  /** Opens the tokens at tokenFilePath(dbPath): a file, or the database of a URL. */
+  readonly openTokens: (location: string) => TokenStore;
   readonly embedder: LazyEmbedder;
   readonly info: ServerInfo;
   readonly logger: Logger;
@@ -56,11 +61,17 @@ export async function startServeHttp(
       `--port ${options.port} is not a port: give a number from 1 to 65535 (0 picks a free one).`,
     );
   }
-  const tokenPath = tokenFilePath(deps.dbPath);
-  const tokens = deps.openTokens(tokenPath);
-  const count = tokens.count();
+  const shown = redactPassword(deps.dbPath);
+  const tokens = deps.openTokens(tokenFilePath(deps.dbPath));
+  let count: number;
+  try {
+    count = await tokens.count();
+  } catch (error) {
+    await tokens.close().catch(() => undefined);
+    throw error;
+  }
   if (count === 0 && !isLoopback(options.host)) {
-    tokens.close();
+    await tokens.close();
     throw new MemoryError(
       ERROR_CODES.CONFIG_INVALID,
       `Refusing to listen on ${options.host} with no token configured: a server reachable from the network must admit clients by token. ` +
@@ -69,7 +80,7 @@ export async function startServeHttp(
   }
   if (count === 0) {
     deps.logger.warn(
-      `no token exists yet (${tokenPath}): every request will get 401. Make one with "limbic token create --namespace default".`,
+      `no token exists yet (${redactPassword(tokenFilePath(deps.dbPath))}): every request will get 401. Make one with "limbic token create --namespace default".`,
     );
   }
   const registry = new NamespaceRegistry({ dbPath: deps.dbPath, openStore: deps.openStore, embedder: deps.embedder, logger: deps.logger });
@@ -87,20 +98,20 @@ export async function startServeHttp(
     });
   } catch (error) {
     await registry.close();
-    tokens.close();
+    await tokens.close();
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE')
       throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `Port ${options.port} on ${options.host} is in use: pick another with --port.`);
     throw error;
   }
   deps.logger.info(
-    `serving MCP over HTTP at ${server.url}/mcp and the page at ${server.url}/ (${count} token${count === 1 ? '' : 's'}; database ${deps.dbPath})`,
+    `serving MCP over HTTP at ${server.url}/mcp and the page at ${server.url}/ (${count} token${count === 1 ? '' : 's'}; database ${shown})`,
   );
   return {
     server,
     close: async () => {
       await server.close();
-      tokens.close();
+      await tokens.close();
     },
   };
 }

@@ -1,13 +1,16 @@
-/** `limbic token create | list | revoke`: the tokens of `serve --http`, kept as hashes beside the memory. */
+/**
+ * `limbic token create | list | revoke`: the tokens of `serve --http`, kept as hashes beside the
+ * memory (SQLite) or in a table of its database (PostgreSQL).
+ */
 import type { Command } from 'commander';
 import { createToken } from '../http/tokens.js';
-import { tokenFilePath } from '../http/namespaces.js';
+import { namespaceDbPath, tokenFilePath } from '../http/namespaces.js';
 import type { TokenStore } from '../store/token-store.js';
 
 export interface TokenCommandDeps {
-  /** The --db file (not a namespace's): the token file lives beside it. */
+  /** The --db file (not a namespace's) or postgres:// URL: the tokens live beside it or in it. */
   readonly dbPath: () => string;
-  readonly openTokens: (path: string) => TokenStore;
+  readonly openTokens: (location: string) => TokenStore;
   readonly fail: (error: unknown) => never;
   /**
    * The program's global --namespace: commander gives a flag the program also declares to the
@@ -16,13 +19,12 @@ export interface TokenCommandDeps {
   readonly globalNamespace: () => string | undefined;
 }
 
-function withTokens<T>(deps: TokenCommandDeps, work: (tokens: TokenStore, path: string) => T): T {
-  const path = tokenFilePath(deps.dbPath());
-  const tokens = deps.openTokens(path);
+async function withTokens<T>(deps: TokenCommandDeps, work: (tokens: TokenStore) => Promise<T>): Promise<T> {
+  const tokens = deps.openTokens(tokenFilePath(deps.dbPath()));
   try {
-    return work(tokens, path);
+    return await work(tokens);
   } finally {
-    tokens.close();
+    await tokens.close();
   }
 }
 
@@ -36,12 +38,13 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
     .option('--namespace <name>', 'the memory it opens ("default" is the --db file itself); required')
     .option('--read-only', 'it may read and search but not change the memory')
     .option('--label <text>', 'a note shown by "token list" (who or what uses it)')
-    .action((o: { namespace?: string; readOnly?: boolean; label?: string }) => {
+    .action(async (o: { namespace?: string; readOnly?: boolean; label?: string }) => {
       const namespace = o.namespace ?? deps.globalNamespace();
       if (namespace === undefined)
         deps.fail(new Error('Say which memory the token opens: --namespace NAME ("default" is the --db file itself).'));
       try {
-        const made = withTokens(deps, (tokens) => createToken(tokens, { namespace, readOnly: o.readOnly === true, label: o.label }));
+        namespaceDbPath(deps.dbPath(), namespace); // a name this backend cannot hold fails before a token exists
+        const made = await withTokens(deps, (tokens) => createToken(tokens, { namespace, readOnly: o.readOnly === true, label: o.label }));
         process.stdout.write(`${made.token}\n`);
         process.stderr.write(
           `limbic: token ${made.record.id} for namespace "${made.record.namespace}"${made.record.readOnly ? ' (read-only)' : ''}. ` +
@@ -55,8 +58,13 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
     .command('list')
     .description('the tokens (ids, namespaces, read-only, labels; never the tokens themselves)')
     .option('--json', 'print JSON')
-    .action((o: { json?: boolean }) => {
-      const records = withTokens(deps, (tokens) => tokens.list());
+    .action(async (o: { json?: boolean }) => {
+      let records: Awaited<ReturnType<TokenStore['list']>> = [];
+      try {
+        records = await withTokens(deps, (tokens) => tokens.list());
+      } catch (error) {
+        deps.fail(error);
+      }
       if (o.json === true) {
         process.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
         return;
@@ -72,8 +80,13 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
     .command('revoke')
     .description('remove a token by its id (from "token list"); a running server refuses it from the next request on')
     .argument('<id>', 'the token id')
-    .action((id: string) => {
-      const removed = withTokens(deps, (tokens) => tokens.revoke(id));
+    .action(async (id: string) => {
+      let removed = false;
+      try {
+        removed = await withTokens(deps, (tokens) => tokens.revoke(id));
+      } catch (error) {
+        deps.fail(error);
+      }
       if (!removed) deps.fail(new Error(`No token with id ${id}. "limbic token list" shows the ids.`));
       process.stderr.write(`limbic: revoked token ${id}\n`);
     });

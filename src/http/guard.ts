@@ -70,7 +70,7 @@ export type Authorized =
   | { readonly ok: false; readonly status: 401; readonly message: string; readonly challenge: string };
 
 /** Checks the bearer token. The token itself is never logged or echoed, whatever happens. */
-export function authorize(req: IncomingMessage, tokens: TokenStore): Authorized {
+export async function authorize(req: IncomingMessage, tokens: TokenStore): Promise<Authorized> {
   const presented = bearerOf(req.headers.authorization);
   if (presented === undefined) {
     return {
@@ -81,7 +81,7 @@ export function authorize(req: IncomingMessage, tokens: TokenStore): Authorized 
       challenge: 'Bearer realm="limbic"',
     };
   }
-  const token = verifyToken(tokens, presented);
+  const token = await verifyToken(tokens, presented);
   if (token === undefined) {
     return {
       ok: false,

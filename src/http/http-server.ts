@@ -83,6 +83,10 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     let id: string | undefined;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // Each answer as one JSON body, not an SSE stream opened and closed per call: no tool sends
+      // anything before its answer, and under load the stream's headers, flushes and extra writes
+      // were a visible share of this thread's time (bench/results/http-load-2026-11-23.md).
+      enableJsonResponse: true,
       onsessioninitialized: (sessionId) => {
         id = sessionId;
         sessions.set(sessionId, { transport, close: () => server.close(), tokenId: token.id, lastUsed: Date.now() });
@@ -198,7 +202,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     // While draining, requests already on an open connection are still served (a client may have
     // sent them before the stop), each answer closing its connection; new sessions are refused.
     if (closing) res.setHeader('connection', 'close');
-    const auth = authorize(req, o.tokens);
+    const auth = await authorize(req, o.tokens);
     if (!auth.ok) {
       sendRpcError(res, auth.status, auth.message, { 'www-authenticate': auth.challenge });
       return;

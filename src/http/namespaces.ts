@@ -5,15 +5,18 @@
  * store's code is unchanged, and a namespace is backed up, exported or deleted as one file.
  * The default namespace is the memory of today (the --db file), so stdio users see no change.
  *
- * On Postgres the same boundary is a schema per namespace (`limbic_<name>`, with the connection's
- * search_path set to it): the store's SQL stays unqualified and one database holds them all. The
- * registry only needs `openStore(location)`, so it serves either backend.
+ * On PostgreSQL the same boundary is a schema per namespace (`limbic_<name>`; the default is the
+ * database's default schema, as before namespaces): each namespace's store has a pool of its own
+ * whose connections start with search_path set to that schema, so the store's SQL stays unqualified
+ * and no pool ever serves two namespaces (src/store/postgres/pg-connection.ts). The registry only
+ * needs `openStore(location, namespace)`, so it serves either backend.
  */
 import { basename, dirname, extname, join } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type Embedder, type LoadProgress } from '../embed/embedder.js';
 import { MemoryService } from '../service/memory-service.js';
+import { redactPassword } from '../store/postgres/pg-connection.js';
 import type { Store } from '../store/store.js';
 
 export const DEFAULT_NAMESPACE = 'default';
@@ -36,27 +39,49 @@ const stem = (dbPath: string): string => join(dirname(dbPath), basename(dbPath, 
 /** A database URL (postgres://…) rather than a SQLite file. */
 const isUrl = (location: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(location);
 
-/** The database file of a namespace: the --db file itself for the default, else `<db stem>.namespaces/<name>.db`. */
+/** PostgreSQL names are at most 63 bytes; a longer one would be cut, and two namespaces could meet. */
+const SCHEMA_PREFIX = 'limbic_';
+const MAX_SCHEMA_BYTES = 63;
+
+/**
+ * The PostgreSQL schema of a namespace: undefined for the default (the database's default schema,
+ * where Limbic kept its tables before namespaces), else `limbic_<name>`.
+ */
+export function namespaceSchema(namespace: string): string | undefined {
+  if (parseNamespace(namespace) === DEFAULT_NAMESPACE) return undefined;
+  if (SCHEMA_PREFIX.length + namespace.length > MAX_SCHEMA_BYTES) {
+    throw new MemoryError(
+      ERROR_CODES.INVALID_INPUT,
+      `"${namespace}" is too long for a namespace on PostgreSQL: its schema "${SCHEMA_PREFIX}${namespace}" would be over PostgreSQL's ${MAX_SCHEMA_BYTES}-byte limit on names. Use at most ${MAX_SCHEMA_BYTES - SCHEMA_PREFIX.length} characters.`,
+    );
+  }
+  return SCHEMA_PREFIX + namespace;
+}
+
+/**
+ * Where a namespace's memory is: on SQLite the --db file itself for the default, else
+ * `<db stem>.namespaces/<name>.db`; on PostgreSQL the same URL (the schema comes from
+ * namespaceSchema), checked here so a bad name fails before anything connects.
+ */
 export function namespaceDbPath(dbPath: string, namespace: string): string {
   if (parseNamespace(namespace) === DEFAULT_NAMESPACE) return dbPath;
   if (isUrl(dbPath)) {
-    throw new MemoryError(
-      ERROR_CODES.CONFIG_INVALID,
-      `Namespace "${namespace}" needs a SQLite --db for now: on Postgres only the default namespace is served (a schema per namespace is planned). Drop --namespace or use a SQLite file.`,
-    );
+    namespaceSchema(namespace);
+    return dbPath;
   }
   return join(`${stem(dbPath)}.namespaces`, `${namespace}.db`);
 }
 
-/** The token file beside the memory: `<db stem>.tokens.db`. */
+/** The token file beside the memory (`<db stem>.tokens.db`); on PostgreSQL the database itself (a table, pg-tokens.ts). */
 export function tokenFilePath(dbPath: string): string {
-  if (isUrl(dbPath)) {
-    throw new MemoryError(
-      ERROR_CODES.CONFIG_INVALID,
-      'Tokens (and so serve --http) need a SQLite --db for now; with Postgres, serve over stdio.',
-    );
-  }
-  return `${stem(dbPath)}.tokens.db`;
+  return isUrl(dbPath) ? dbPath : `${stem(dbPath)}.tokens.db`;
+}
+
+/** A namespace's place for messages and logs: never a password. */
+export function describeNamespace(dbPath: string, namespace: string): string {
+  if (!isUrl(dbPath)) return namespaceDbPath(dbPath, namespace);
+  const schema = namespaceSchema(namespace);
+  return `${redactPassword(dbPath)}${schema === undefined ? '' : ` schema ${schema}`}`;
 }
 
 /**
@@ -87,7 +112,8 @@ export function embedderView(shared: LazyEmbedder): LazyEmbedder {
 
 export interface NamespaceRegistryDeps {
   readonly dbPath: string;
-  readonly openStore: (path: string) => Store;
+  /** Opens a namespace's memory: `path` from namespaceDbPath; PostgreSQL also needs `namespace` (its schema). */
+  readonly openStore: (path: string, namespace: string) => Store;
   /** The process's one embedder; every namespace embeds through it. */
   readonly embedder: LazyEmbedder;
   readonly logger: Logger;
@@ -107,14 +133,14 @@ export class NamespaceRegistry {
     if (service === undefined) {
       const path = namespaceDbPath(this.deps.dbPath, namespace);
       service = new MemoryService({
-        store: this.deps.openStore(path),
+        store: this.deps.openStore(path, namespace),
         embedder: embedderView(this.deps.embedder),
         clock: this.deps.clock ?? Date.now,
         logger: this.deps.logger,
       });
       service.warm();
       this.open.set(namespace, service);
-      this.deps.logger.info(`opened namespace ${namespace} (${path})`);
+      this.deps.logger.info(`opened namespace ${namespace} (${describeNamespace(this.deps.dbPath, namespace)})`);
     }
     return service;
   }

@@ -16,11 +16,11 @@ export interface NewToken {
   readonly record: TokenRecord;
 }
 
-export function createToken(
+export async function createToken(
   store: TokenStore,
   options: { namespace: string; readOnly: boolean; label?: string | undefined },
   now = Date.now(),
-): NewToken {
+): Promise<NewToken> {
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   const record: TokenRecord = {
     id: randomBytes(6).toString('hex'),
@@ -29,12 +29,12 @@ export function createToken(
     label: options.label,
     createdAt: now,
   };
-  store.add(record, hashToken(token));
+  await store.add(record, hashToken(token));
   return { token, record };
 }
 
 /** The record of a presented token, or undefined. Looked up each time, so a revoke takes effect at once. */
-export function verifyToken(store: TokenStore, token: string): TokenRecord | undefined {
+export async function verifyToken(store: TokenStore, token: string): Promise<TokenRecord | undefined> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return undefined;
   return store.byHash(hashToken(token));
 }

@@ -29,7 +29,7 @@ describe.skipIf(!present)('the web page in chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     s = await startTestServer({}, realEmbedder);
-    token = s.token('garden').token;
+    token = (await s.token('garden')).token;
     const c = await connect(s.url, token);
     await c.ok('create_entities', {
       entities: [

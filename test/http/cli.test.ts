@@ -1,9 +1,10 @@
-/** The commands as a user runs them: `limbic token …` and `limbic serve --http`, as child processes. */
+/** The commands as a user runs them: `limbic token …` and `limbic serve --http`, as child processes, on SQLite and PostgreSQL. */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, tempDir } from '../helpers/fixtures.js';
+import { startPgServer, type PgServer } from '../helpers/pg-server.js';
 import { connect } from './http-helpers.js';
 
 const limbic = (db: string, ...args: string[]) =>
@@ -81,5 +82,50 @@ describe('limbic token and serve --http', () => {
       env: { ...process.env, LIMBIC_NAMESPACE: 'work' },
     });
     expect(viaEnv.stdout).toContain('OnlyInWork');
+  });
+});
+
+const started = await startPgServer();
+const pgServer: PgServer | undefined = 'url' in started ? started : undefined;
+afterAll(async () => {
+  await pgServer?.stop();
+});
+
+describe.runIf(pgServer !== undefined)('limbic token and serve --http on PostgreSQL', () => {
+  let url: string;
+  beforeEach(async () => {
+    url = await (pgServer as PgServer).createDatabase();
+  });
+  afterEach(async () => {
+    await pgServer?.dropDatabase(url);
+  });
+
+  it('tokens live in the database; serve --http opens each token its namespace; stdio takes --namespace', async () => {
+    const made = limbic(url, 'token', 'create', '--namespace', 'work', '--label', 'ci');
+    expect(made.status, made.stderr).toBe(0);
+    const token = made.stdout.trim();
+    const records = JSON.parse(limbic(url, 'token', 'list', '--json').stdout) as { id: string; namespace: string }[];
+    expect(records).toEqual([expect.objectContaining({ namespace: 'work', readOnly: false, label: 'ci' })]);
+    expect(limbic(url, 'token', 'create', '--namespace', 'x'.repeat(57)).stderr).toMatch(/at most 56/);
+
+    const child = spawn(process.execPath, [CLI, '--db', url, '--no-model', 'serve', '--http', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await expect.poll(() => /at (http:\/\/[^ ]+)\/mcp/.exec(stderr)?.[1], { timeout: 20_000 }).toBeDefined();
+    const served = /at (http:\/\/[^ ]+)\/mcp/.exec(stderr)![1]!;
+    const c = await connect(served, token);
+    await c.ok('create_entities', { entities: [{ name: 'InWork', entityType: 'test', observations: ['over HTTP on PostgreSQL'] }] });
+    await c.close();
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).not.toContain(token);
+
+    expect(limbic(url, '--namespace', 'work', 'export').stdout).toContain('InWork');
+    expect(limbic(url, 'export').stdout).not.toContain('InWork');
+    expect(limbic(url, 'token', 'revoke', records[0]!.id).status).toBe(0);
+    expect(JSON.parse(limbic(url, 'token', 'list', '--json').stdout)).toEqual([]);
   });
 });

@@ -1,4 +1,7 @@
-/** Wiring for the HTTP tests: a real server on loopback over real SQLite files, and SDK clients. */
+/**
+ * Wiring for the HTTP tests: a real server on loopback over real SQLite files (or a real PostgreSQL
+ * database, a schema per namespace), and SDK clients.
+ */
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,11 +11,14 @@ import { startServeHttp, type ServeHttpOptions } from '../../src/cli/serve-http.
 import { noopLogger } from '../../src/core/logger.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
 import type { RunningHttpServer } from '../../src/http/http-server.js';
-import { tokenFilePath } from '../../src/http/namespaces.js';
+import { namespaceSchema, tokenFilePath } from '../../src/http/namespaces.js';
 import { createToken } from '../../src/http/tokens.js';
+import { openPgStore } from '../../src/store/postgres/pg-store.js';
+import { openPgTokenStore } from '../../src/store/postgres/pg-tokens.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
 import type { Store } from '../../src/store/store.js';
+import type { TokenStore } from '../../src/store/token-store.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 export interface TestServer {
@@ -20,27 +26,35 @@ export interface TestServer {
   readonly dbPath: string;
   readonly server: RunningHttpServer;
   readonly url: string;
-  /** Makes a token in the server's token file (as `limbic token create` does). */
-  token(namespace: string, readOnly?: boolean): { token: string; id: string };
-  revoke(id: string): void;
+  /** Makes a token in the server's token store (as `limbic token create` does). */
+  token(namespace: string, readOnly?: boolean): Promise<{ token: string; id: string }>;
+  revoke(id: string): Promise<void>;
   close(): Promise<void>;
 }
 
-/** `embedder`: undefined runs keyword-only, as `--no-model` does. */
+/**
+ * `embedder`: undefined runs keyword-only, as `--no-model` does. `pgUrl`: serve a PostgreSQL
+ * database (an empty one per server) instead of a SQLite file in a temporary folder.
+ */
 export async function startTestServer(
   options: Partial<ServeHttpOptions> = {},
   embedder?: () => Promise<Embedder>,
   wrapStore: (store: Store) => Store = (store) => store,
+  pgUrl?: string,
 ): Promise<TestServer> {
   const { dir, cleanup } = tempDir('limbic-http-');
-  const dbPath = join(dir, 'memory.db');
-  const tokens = openSqliteTokenStore(tokenFilePath(dbPath));
+  const dbPath = pgUrl ?? join(dir, 'memory.db');
+  const openTokens = (location: string): TokenStore => (pgUrl === undefined ? openSqliteTokenStore(location) : openPgTokenStore(location));
+  const tokens = openTokens(tokenFilePath(dbPath));
   const started = await startServeHttp(
     { host: '127.0.0.1', port: 0, allowedHosts: [], ...options },
     {
       dbPath,
-      openStore: (path) => wrapStore(openSqliteStore({ path })),
-      openTokens: openSqliteTokenStore,
+      openStore: (path, namespace) =>
+        wrapStore(
+          pgUrl === undefined ? openSqliteStore({ path }) : openPgStore({ url: path, schema: namespaceSchema(namespace), poolSize: 4 }),
+        ),
+      openTokens,
       embedder: new LazyEmbedder(embedder ?? (() => Promise.reject(new Error('no model in this test (keyword search only)')))),
       info: { name: 'limbic', version: 'test' },
       logger: noopLogger,
@@ -52,17 +66,17 @@ export async function startTestServer(
     dbPath,
     server: started.server,
     url: started.server.url,
-    token(namespace, readOnly = false) {
-      const made = createToken(tokens, { namespace, readOnly });
+    async token(namespace, readOnly = false) {
+      const made = await createToken(tokens, { namespace, readOnly });
       return { token: made.token, id: made.record.id };
     },
-    revoke: (id) => void tokens.revoke(id),
+    revoke: async (id) => void (await tokens.revoke(id)),
     async close() {
       if (!closed) {
         closed = true;
         await started.close();
       }
-      tokens.close();
+      await tokens.close();
       cleanup();
     },
   };

@@ -17,8 +17,8 @@ describe('serve --http: tools, tokens and guards', () => {
   let ro: string;
   beforeAll(async () => {
     s = await startTestServer({ limits: { maxBodyBytes: 256 * 1024, maxAnswerBytes: 128 * 1024 } });
-    rw = s.token('default').token;
-    ro = s.token('default', true).token;
+    rw = (await s.token('default')).token;
+    ro = (await s.token('default', true)).token;
   });
   afterAll(async () => {
     await s.close();
@@ -212,7 +212,7 @@ describe('serve --http: tools, tokens and guards', () => {
     const c = await connect(s.url, rw);
     const sessionId = c.transport.sessionId;
     expect(sessionId).toBeDefined();
-    const other = s.token('default').token;
+    const other = (await s.token('default')).token;
     const call = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} });
     const stolen = await rawRequest(s.url, {
       headers: {
@@ -238,10 +238,10 @@ describe('serve --http: tools, tokens and guards', () => {
   });
 
   it('a revoked token is refused from its next request on', async () => {
-    const made = s.token('default');
+    const made = await s.token('default');
     const c = await connect(s.url, made.token);
     await c.ok('get_statistics');
-    s.revoke(made.id);
+    await s.revoke(made.id);
     await expect(c.call('get_statistics')).rejects.toMatchObject({ code: 401, message: expect.stringMatching(/revoked/) as unknown });
     await c.close().catch(() => undefined);
   });
@@ -273,7 +273,7 @@ describe('serve --http: start-up and shutdown', () => {
 
   it('--allowed-host admits another name for Host and Origin, and only that one', async () => {
     const s = await startTestServer({ allowedHosts: ['memory.example'] });
-    const { token } = s.token('default');
+    const { token } = await s.token('default');
     const port = new URL(s.url).port;
     const headers = { ...JSON_HEADERS, authorization: `Bearer ${token}` };
     const named = await rawRequest(s.url, {
@@ -306,7 +306,7 @@ describe('serve --http: start-up and shutdown', () => {
       });
     };
     const s = await startTestServer({}, undefined, held);
-    const { token } = s.token('default');
+    const { token } = await s.token('default');
     const clients = await Promise.all(Array.from({ length: 8 }, () => connect(s.url, token)));
     const names = clients.flatMap((_, i) => [0, 1, 2].map((round) => `w${round}-${i}`));
     const calls = names.map((name, k) =>

@@ -1,13 +1,26 @@
 /**
  * Two namespaces on one server never see each other: every tool is tried from one across the
  * boundary, with the real embedding model so vectors are in play, and the other is checked unchanged.
+ * Twice: on SQLite (a file per namespace) and on a real PostgreSQL (a schema per namespace, the
+ * default namespace in the database's default schema, embedded first so a namespace's statements
+ * could fall through to its tables if the schema boundary leaked). Tokens and read-only on
+ * PostgreSQL close the file.
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { namespaceDbPath, parseNamespace, tokenFilePath } from '../../src/http/namespaces.js';
+import { namespaceDbPath, namespaceSchema, parseNamespace, tokenFilePath } from '../../src/http/namespaces.js';
 import { realEmbedder } from '../helpers/fixtures.js';
+import { startPgServer, type PgServer } from '../helpers/pg-server.js';
 import { connect, rawRequest, startTestServer, textOf, type HttpClient, type TestServer } from './http-helpers.js';
+
+const started = await startPgServer();
+const pgServer: PgServer | undefined = 'url' in started ? started : undefined;
+afterAll(async () => {
+  await pgServer?.stop();
+});
 
 interface Stats {
   entities: number;
@@ -16,8 +29,33 @@ interface Stats {
   embeddings: { indexed: number; pending: number };
 }
 
-describe('namespaces over HTTP', () => {
+describe('namespace names', () => {
+  it('map to a file beside --db on SQLite and to a schema limbic_<name> on PostgreSQL', () => {
+    expect(namespaceDbPath('/d/memory.db', 'default')).toBe('/d/memory.db');
+    expect(namespaceDbPath('/d/memory.db', 'work')).toBe('/d/memory.namespaces/work.db');
+    expect(tokenFilePath('/d/memory.db')).toBe('/d/memory.tokens.db');
+    for (const bad of ['', '../x', 'A', 'a/b', 'x'.repeat(64), 'ü']) expect(() => parseNamespace(bad), bad).toThrow(/not a namespace name/);
+    expect(namespaceDbPath('postgres://h/db', 'work')).toBe('postgres://h/db');
+    expect(tokenFilePath('postgres://h/db')).toBe('postgres://h/db');
+    expect(namespaceSchema('default')).toBeUndefined();
+    expect(namespaceSchema('agent-1')).toBe('limbic_agent-1');
+    expect(namespaceSchema('x'.repeat(56))).toBe(`limbic_${'x'.repeat(56)}`);
+    // 57 would make a 64-byte schema name, which PostgreSQL would cut short (and two could meet).
+    expect(() => namespaceDbPath('postgres://h/db', 'x'.repeat(57))).toThrow(/at most 56/);
+  });
+});
+
+const backends: { name: string; url?: () => Promise<string> }[] = [{ name: 'SQLite' }];
+if (pgServer !== undefined) backends.push({ name: 'PostgreSQL', url: () => pgServer.createDatabase() });
+else
+  describe('namespaces over HTTP on PostgreSQL', () => {
+    it.skip(`skipped: ${'unavailable' in started ? started.unavailable : ''}`, () => undefined);
+  });
+
+describe.each(backends)('namespaces over HTTP on $name', ({ name: backend, url }) => {
   let s: TestServer;
+  let dflt: HttpClient;
+  let pgUrl: string | undefined;
   let alpha: HttpClient;
   let beta: HttpClient;
   let alphaToken: string;
@@ -27,10 +65,25 @@ describe('namespaces over HTTP', () => {
     stats: await c.ok<Stats>('get_statistics'),
   });
 
+  const waitIndexed = async (c: HttpClient, n: number, what: string): Promise<void> => {
+    for (let tries = 0; (await c.ok<Stats>('get_statistics')).embeddings.indexed < n; tries++) {
+      if (tries > 600) throw new Error(`${what} was never embedded`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
   beforeAll(async () => {
-    s = await startTestServer({}, realEmbedder);
-    alphaToken = s.token('alpha').token;
-    betaToken = s.token('beta').token;
+    pgUrl = await url?.();
+    s = await startTestServer({}, realEmbedder, undefined, pgUrl);
+    // The default namespace first, with its vectors: on PostgreSQL its tables are the ones a
+    // namespace's unqualified statements would reach if its own schema lacked one.
+    dflt = await connect(s.url, (await s.token('default')).token);
+    await dflt.ok('create_entities', {
+      entities: [{ name: 'Default Thing', entityType: 'note', observations: ['kept in the default namespace, about nightingales'] }],
+    });
+    await waitIndexed(dflt, 1, 'the default namespace');
+    alphaToken = (await s.token('alpha')).token;
+    betaToken = (await s.token('beta')).token;
     alpha = await connect(s.url, alphaToken);
     beta = await connect(s.url, betaToken);
     await alpha.ok('create_entities', {
@@ -42,24 +95,42 @@ describe('namespaces over HTTP', () => {
     await alpha.ok('create_relations', { relations: [{ from: 'Alice', to: 'Secret Project', relationType: 'leads' }] });
     // Usage signals: alpha's searches count accesses in alpha only.
     await alpha.ok('hybrid_search', { query: 'nightingale' });
-    for (let tries = 0; (await alpha.ok<Stats>('get_statistics')).embeddings.indexed < 2; tries++) {
-      if (tries > 600) throw new Error('alpha was never embedded');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitIndexed(alpha, 2, 'alpha');
   });
   afterAll(async () => {
-    await alpha.close();
-    await beta.close();
-    await s.close();
+    await alpha?.close();
+    await beta?.close();
+    await dflt?.close();
+    await s?.close();
+    if (pgUrl !== undefined) await pgServer?.dropDatabase(pgUrl);
   });
 
-  it('keeps each namespace in its own file beside the default one', () => {
-    expect(existsSync(join(s.dir, 'memory.namespaces', 'alpha.db'))).toBe(true);
-    expect(existsSync(join(s.dir, 'memory.namespaces', 'beta.db'))).toBe(true);
-    expect(namespaceDbPath('/d/memory.db', 'default')).toBe('/d/memory.db');
-    expect(tokenFilePath('/d/memory.db')).toBe('/d/memory.tokens.db');
-    for (const bad of ['', '../x', 'A', 'a/b', 'x'.repeat(64), 'ü']) expect(() => parseNamespace(bad), bad).toThrow(/not a namespace name/);
-    expect(() => namespaceDbPath('postgres://h/db', 'work')).toThrow(/SQLite --db/);
+  it('keeps each namespace apart from the default one: its own file, or its own schema', async () => {
+    if (pgUrl === undefined) {
+      expect(existsSync(join(s.dir, 'memory.namespaces', 'alpha.db'))).toBe(true);
+      expect(existsSync(join(s.dir, 'memory.namespaces', 'beta.db'))).toBe(true);
+      return;
+    }
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    try {
+      const tables = await client.query<{ schema: string; n: string }>(
+        `SELECT table_schema AS schema, count(*) AS n FROM information_schema.tables
+          WHERE table_name IN ('entities', 'observations', 'relations', 'entity_embeddings', 'entity_access', 'meta')
+          GROUP BY 1 ORDER BY 1`,
+      );
+      expect(tables.rows).toEqual([
+        { schema: 'limbic_alpha', n: '6' },
+        { schema: 'limbic_beta', n: '6' },
+        { schema: 'public', n: '6' },
+      ]);
+      const counts = await client.query<{ d: string; a: string }>(
+        'SELECT (SELECT count(*) FROM public.entity_embeddings) AS d, (SELECT count(*) FROM limbic_alpha.entity_embeddings) AS a',
+      );
+      expect(counts.rows[0]).toEqual({ d: '1', a: '2' });
+    } finally {
+      await client.end();
+    }
   });
 
   it('every reading tool in beta finds nothing of alpha', async () => {
@@ -133,9 +204,39 @@ describe('namespaces over HTTP', () => {
     expect(fromAlpha.results.every((r) => r.entityType !== 'robot')).toBe(true);
   });
 
-  it('the default namespace is separate too', async () => {
-    const dflt = await connect(s.url, s.token('default').token);
-    expect(await dflt.ok('read_graph')).toEqual({ entities: [], relations: [] });
-    await dflt.close();
+  it('the default namespace is separate too, its vectors kept', async () => {
+    const graph = await dflt.ok<{ entities: { name: string }[]; relations: unknown[] }>('read_graph');
+    expect(graph.entities.map((e) => e.name)).toEqual(['Default Thing']);
+    expect(graph.relations).toEqual([]);
+    expect((await dflt.ok<Stats>('get_statistics')).embeddings.indexed).toBe(1);
+    const found = await dflt.ok<{ results: { name: string }[] }>('search_semantic', { query: 'nightingale codename' });
+    expect(found.results.map((r) => r.name)).toEqual(['Default Thing']);
+    const fromBeta = await beta.ok<{ results: { name: string }[] }>('search_semantic', { query: 'kept in the default namespace' });
+    expect(fromBeta.results.map((r) => r.name)).not.toContain('Default Thing');
+  });
+
+  it.runIf(backend === 'PostgreSQL')('keeps only hashes of tokens in the database; read-only and revoked tokens hold', async () => {
+    const reader = await s.token('alpha', true);
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    try {
+      const rows = (await client.query<Record<string, unknown>>('SELECT * FROM limbic_tokens')).rows;
+      expect(rows).toHaveLength(4); // default, alpha, beta, and this test's
+      expect(JSON.stringify(rows)).not.toContain(reader.token);
+      const mine = rows.find((r) => r.id === reader.id);
+      expect(mine).toMatchObject({ namespace: 'alpha', read_only: true, hash: createHash('sha256').update(reader.token).digest('hex') });
+    } finally {
+      await client.end();
+    }
+    const ro = await connect(s.url, reader.token);
+    const refused = await ro.call('create_entities', { entities: [{ name: 'Intruder', entityType: 'x', observations: [] }] });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/read-only/);
+    expect((await ro.ok<{ entities: { name: string }[] }>('open_nodes', { names: ['Alice'] })).entities.map((e) => e.name)).toEqual([
+      'Alice',
+    ]);
+    await s.revoke(reader.id);
+    await expect(ro.call('read_graph')).rejects.toMatchObject({ code: 401 });
+    await ro.close().catch(() => undefined);
   });
 });

@@ -18,6 +18,13 @@ export interface PgConnectionOptions {
   readonly statementTimeoutMs?: number;
   /** Settings every connection starts with (`-c name=value`), e.g. hnsw.ef_search. */
   readonly sessionSettings?: Readonly<Record<string, string>>;
+  /**
+   * A schema of its own (a namespace's, `limbic_<name>`), created and migrated on first use. Every
+   * connection of this pool starts with search_path set to it (then the extensions' schemas), so
+   * the store's SQL stays unqualified and the pool serves this one schema only. Unset: the
+   * connection's default schema, as before namespaces.
+   */
+  readonly schema?: string;
 }
 
 /** A pool or one of its connections (inside a transaction): what the parts run statements on. */
@@ -59,7 +66,7 @@ export class PgConnection {
   private ready: Promise<pg.Pool> | undefined;
 
   constructor(private readonly options: PgConnectionOptions) {
-    this.location = redactPassword(options.url);
+    this.location = redactPassword(options.url) + (options.schema === undefined ? '' : ` (schema ${options.schema})`);
   }
 
   /** Connects and migrates once; every public method of the store awaits this first. */
@@ -115,6 +122,8 @@ export class PgConnection {
   private async connectAndMigrate(): Promise<pg.Pool> {
     // node-postgres is loaded on first use: a SQLite user never pays for it.
     const { default: driver } = await import('pg');
+    const searchPath = this.options.schema === undefined ? undefined : await prepareSchema(driver, this.options.url, this.options.schema);
+    const settings = { ...this.options.sessionSettings, ...(searchPath === undefined ? {} : { search_path: searchPath }) };
     // int8 and numeric as numbers: ids, counts and millisecond times all fit a double.
     // Text and text[] unescaped (see encodeText).
     const builtinParser = driver.types.getTypeParser as (oid: number, format?: 'text' | 'binary') => (value: string) => unknown;
@@ -130,11 +139,12 @@ export class PgConnection {
       max: this.options.poolSize ?? 10,
       statement_timeout: this.options.statementTimeoutMs ?? 30_000,
       application_name: 'limbic',
-      ...(this.options.sessionSettings === undefined
+      ...(Object.keys(settings).length === 0
         ? {}
         : {
-            options: Object.entries(this.options.sessionSettings)
-              .map(([name, value]) => `-c ${name}=${value}`)
+            // The server splits this on spaces; a backslash keeps one inside a value.
+            options: Object.entries(settings)
+              .map(([name, value]) => `-c ${name}=${value.replace(/[\\ ]/g, '\\$&')}`)
               .join(' '),
           }),
       types: { getTypeParser },
@@ -146,19 +156,90 @@ export class PgConnection {
     try {
       client = await pool.connect();
     } catch (cause) {
-      throw new MemoryError(
-        ERROR_CODES.STORE_FAILED,
-        `Cannot connect to PostgreSQL at ${this.location}: ${(cause as Error).message}. Check that the server runs and the URL (host, port, user, password, sslmode) is right.`,
-        { cause },
-      );
+      throw cannotConnect(this.location, cause);
     }
     try {
+      if (this.options.schema !== undefined) {
+        // Refuse to migrate anywhere but the namespace's own schema (the setting above must have taken).
+        const current = (await client.query<{ s: string | null }>('SELECT current_schema() AS s')).rows[0]?.s;
+        if (current !== this.options.schema) {
+          throw new MemoryError(
+            ERROR_CODES.STORE_FAILED,
+            `The connection to ${this.location} works in schema "${current ?? ''}", not "${this.options.schema}"; refusing to touch it. Check that the database user may use that schema.`,
+          );
+        }
+      }
       await migrate(client);
+      if (this.options.schema !== undefined) await guardFallThrough(client);
     } finally {
       client.release();
     }
     return pool;
   }
+}
+
+function cannotConnect(location: string, cause: unknown): MemoryError {
+  return new MemoryError(
+    ERROR_CODES.STORE_FAILED,
+    `Cannot connect to PostgreSQL at ${location}: ${(cause as Error).message}. Check that the server runs and the URL (host, port, user, password, sslmode) is right.`,
+    { cause },
+  );
+}
+
+/** Any number: it only has to be the same in every Limbic process. */
+const SCHEMA_LOCK = 7_254_611_916;
+
+const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Before a namespace's pool opens, on a connection of its own with the default search_path: the
+ * extensions are enabled where the default namespace has them (never inside a namespace's schema,
+ * where the others could not see them; failures are left to migrate(), which explains them), the
+ * schema is created, and its search_path returned: the schema, then the extensions' schemas.
+ */
+async function prepareSchema(driver: typeof pg, url: string, schema: string): Promise<string> {
+  const client = new driver.Client({ connectionString: url, application_name: 'limbic' });
+  try {
+    await client.connect();
+  } catch (cause) {
+    throw cannotConnect(redactPassword(url), cause);
+  }
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+    const missing = await client.query<{ name: string }>(
+      `SELECT name FROM pg_available_extensions WHERE name IN ('vector', 'pg_trgm') AND installed_version IS NULL`,
+    );
+    for (const { name } of missing.rows) {
+      await client.query('SAVEPOINT ext');
+      await client.query(`CREATE EXTENSION IF NOT EXISTS ${quoteIdent(name)}`).catch(() => client.query('ROLLBACK TO SAVEPOINT ext'));
+    }
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    const homes = await client.query<{ s: string }>(
+      `SELECT DISTINCT n.nspname AS s FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace
+        WHERE x.extname IN ('vector', 'pg_trgm') ORDER BY 1`,
+    );
+    await client.query('COMMIT');
+    return [schema, ...homes.rows.map((r) => r.s).filter((s) => s !== schema && s !== 'pg_catalog')].map(quoteIdent).join(',');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * A namespace's search_path ends in the extensions' schema, often `public`, where the default
+ * namespace's tables may be: a table missing from the namespace's own schema would be found there
+ * instead. Migrations make every table in each schema; the one made later (the vectors' table,
+ * once the model's size is known, pg-vectors.ts) gets an empty stand-in now, which configure()
+ * replaces (it finds no model recorded) — so no statement, a DROP included, ever falls through.
+ */
+async function guardFallThrough(client: pg.PoolClient): Promise<void> {
+  await client.query(
+    'CREATE TABLE IF NOT EXISTS entity_embeddings (entity_id integer PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE, embedding vector NOT NULL)',
+  );
 }
 
 /** postgres://user:secret@host/db → postgres://user:***@host/db */

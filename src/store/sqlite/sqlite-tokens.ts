@@ -43,17 +43,20 @@ export function openSqliteTokenStore(path: string): TokenStore {
   const all = db.prepare<[], Row>('SELECT id, namespace, read_only, label, created_at FROM tokens ORDER BY namespace, created_at');
   const remove = db.prepare('DELETE FROM tokens WHERE id = ?');
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tokens');
+  // Synchronous underneath; the interface is asynchronous for the PostgreSQL token table.
   return {
-    add(record, hash) {
+    async add(record, hash) {
       insert.run(record.id, hash, record.namespace, record.readOnly ? 1 : 0, record.label ?? null, record.createdAt);
     },
-    byHash(hash) {
+    async byHash(hash) {
       const row = byHash.get(hash);
       return row === undefined ? undefined : toRecord(row);
     },
-    list: () => all.all().map(toRecord),
-    revoke: (id) => remove.run(id).changes > 0,
-    count: () => count.get()?.n ?? 0,
-    close: () => db.close(),
+    list: async () => all.all().map(toRecord),
+    revoke: async (id) => remove.run(id).changes > 0,
+    count: async () => count.get()?.n ?? 0,
+    async close() {
+      db.close();
+    },
   };
 }
