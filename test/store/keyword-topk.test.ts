@@ -180,6 +180,10 @@ describe('top-k keyword index', () => {
       await other.keywords.topK?.warm();
       await merging.warm();
       const next = { n: size };
+      // termStats (the pipeline's term pruning) counts from the index: FTS5's own counts, exactly.
+      const vocabDf = fts.prepare<[string], { doc: number }>('SELECT doc FROM entity_fts_vocab WHERE term = ?');
+      const statsRandom = rng(seed + 1000);
+      let statsChecked = 0;
       for (let round = 0; round < 6; round++) {
         for (let q = 0; q < 12; q++) {
           const match = randomQuery(r);
@@ -188,10 +192,19 @@ describe('top-k keyword index', () => {
           await theirs.run(match, limit);
           await merged.run(match, limit);
         }
+        for (let q = 0; q < 4; q++) {
+          const words = Array.from({ length: 1 + Math.floor(statsRandom() * 6) }, () => pick(statsRandom));
+          const want = words.map((word) => ({ word, df: Math.max(0, ...wordTerms(word).map((t) => vocabDf.get(t)?.doc ?? 0)) }));
+          expect((await store.keywords.termStats(words)).terms, `seed ${seed} own: ${words.join(' ')}`).toEqual(want);
+          expect((await other.keywords.termStats(words)).terms, `seed ${seed} other: ${words.join(' ')}`).toEqual(want);
+          statsChecked++;
+        }
         for (let m = 0; m < 4 + Math.floor(r() * 12); m++) await mutate(store, r, names, next, 2 + round);
       }
       expect(store.keywords.topKAnswers).toBe(own.checked); // every plain query took the index
       expect(other.keywords.topKAnswers).toBe(theirs.checked);
+      expect(store.keywords.termStatsFromIndex).toBe(statsChecked);
+      expect(other.keywords.termStatsFromIndex).toBe(statsChecked);
       total += own.checked + theirs.checked + merged.checked;
       fts.close();
       conn.db.close();
@@ -358,10 +371,25 @@ describe('top-k keyword index', () => {
 
 /** The private index takes stored terms: the test tokenizes through FTS5 as the store does. */
 let termDb: Database.Database | undefined;
-function wordsTerms(match: string): string[] {
+function termTables(): Database.Database {
   termDb ??= new Database(':memory:');
   termDb.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS q USING fts5(t, tokenize = 'porter unicode61 remove_diacritics 2');
     CREATE VIRTUAL TABLE IF NOT EXISTS qv USING fts5vocab(q, 'instance'); DELETE FROM q;`);
+  return termDb;
+}
+
+/** Every stored term one word tokenizes to. */
+function wordTerms(word: string): string[] {
+  const db = termTables();
+  db.prepare('INSERT INTO q (rowid, t) VALUES (1, ?)').run(word);
+  return db
+    .prepare<[], { term: string }>('SELECT term FROM qv')
+    .all()
+    .map((row) => row.term);
+}
+
+function wordsTerms(match: string): string[] {
+  termDb = termTables();
   const words = [...match.matchAll(/"((?:[^"]|"")*)"/g)].map((m) => (m[1] ?? '').replaceAll('""', '"'));
   const insert = termDb.prepare('INSERT INTO q (rowid, t) VALUES (?, ?)');
   words.forEach((w, i) => insert.run(i + 1, w));

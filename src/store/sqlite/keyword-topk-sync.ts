@@ -78,6 +78,22 @@ export class KeywordTopKSync {
     return index.search(phrases, k, corpus);
   }
 
+  /**
+   * Each stored term's document frequency as FTS5 counts it (the entities holding it), after
+   * catching up with every writer's changes; undefined while the index is not ready (FTS5's
+   * vocabulary answers meanwhile). A look-up per term, where fts5vocab reads the term's whole doclist.
+   */
+  docFrequencies(terms: readonly string[]): number[] | undefined {
+    if (this.failure !== undefined || this.index === undefined) return undefined;
+    const db = this.conn.db;
+    const index = db.inTransaction ? this.current() : db.transaction(() => this.current())();
+    if (index === undefined) {
+      void this.startBuild(); // set aside: rebuilding, as a search would
+      return undefined;
+    }
+    return terms.map((t) => index.docFrequency(t));
+  }
+
   /** Builds now (or waits for the build under way), so searches find the index ready. */
   async warm(): Promise<void> {
     while (this.index === undefined && this.failure === undefined && !this.closed) await this.startBuild();

@@ -7,7 +7,7 @@ import { asEntityId, type EntityId, type KnowledgeGraph, type Relation } from '.
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
 import { cleanPage, publicEntity, toRelation, toStoredEntity, type EntityRow, type RelationRow } from '../rows.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
-import { pageOfMatches, rankMatches, registerSubstringFunctions, substringCandidates } from './sqlite-substring.js';
+import { registerSubstringFunctions, shaped, substringSearch } from './sqlite-substring.js';
 
 /** No LIMIT in SQLite's terms, for the unpaged form of a paged query. */
 const WHOLE: Page = { limit: -1, offset: 0 };
@@ -69,15 +69,8 @@ export class SqliteGraphReads {
 
   /** The official substring test, ranked (sqlite-substring.ts); relations with an endpoint in the answer. */
   async searchNodes(query: string, page?: Page): Promise<GraphPage> {
-    if (page === undefined) {
-      const candidates = substringCandidates(this.conn, query);
-      const found = rankMatches(hydrate(this.conn, candidates), candidates, query);
-      return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)), total: found.length };
-    }
-    const { ids, total } = pageOfMatches(this.conn, query, cleanPage(page));
-    const entities = hydrate(this.conn, ids);
-    const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
-    return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)), total };
+    const { entities, total } = substringSearch(this.conn, query, page === undefined ? undefined : cleanPage(page));
+    return { entities, relations: this.relationsTouching(entities.map((e) => e.name)), total };
   }
 
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
@@ -171,13 +164,15 @@ export class SqliteGraphReads {
   private relationsTouching(names: readonly string[]): Relation[] {
     if (names.length === 0) return [];
     const list = json(names);
-    return this.conn
-      .stmt<[string, string], RelationRow>(
-        `SELECT from_name, to_name, relation_type FROM relations
-          WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
-      )
+    // Rows as arrays: a broad search_nodes returns thousands of relations.
+    return shaped<[string, string], [string, string, string]>(
+      this.conn,
+      'raw',
+      `SELECT from_name, to_name, relation_type FROM relations
+        WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
+    )
       .all(list, list)
-      .map(toRelation);
+      .map((r) => ({ from: r[0], to: r[1], relationType: r[2] }));
   }
 }
 

@@ -4,15 +4,17 @@
  * creation order, as the official server's file orders them. The trigram index only narrows the
  * candidates; the test itself is always the one below, applied exactly.
  *
- * Two ways to the same order: the whole answer reads every candidate once and ranks in JavaScript
- * (the fastest way when every match is returned anyway); a page ranks in SQL with the same test
- * registered as functions, and reads in full only the entities on the page.
+ * The cost follows what is returned: one statement reads the candidates' names and types (the
+ * first four tiers need nothing else), one reads observations off the covering (entity_id, content)
+ * index, in bulk and without building objects per row. A page tests the remaining candidates'
+ * observations in SQL, which counts the total without carrying their text into JavaScript, and
+ * reads in full only the entities on the page.
  */
 import type Database from 'better-sqlite3';
 import { buildSubstringQuery } from '../../core/text/fts-query.js';
-import { asEntityId, type Entity, type EntityId } from '../../core/types.js';
-import type { Page, StoredEntity } from '../graph-store.js';
-import type { SqliteConnection } from './sqlite-connection.js';
+import type { Entity } from '../../core/types.js';
+import type { Page } from '../graph-store.js';
+import { json, type SqliteConnection, type Statement } from './sqlite-connection.js';
 
 /** The tier of the name and type tests for a lower-cased query; null when neither matches. */
 function nameTier(name: string, type: string, q: string): number | null {
@@ -27,95 +29,139 @@ function nameTier(name: string, type: string, q: string): number | null {
 const contains = (text: string, q: string): boolean => text.toLowerCase().includes(q);
 
 /**
- * The test as SQL functions, for ranking a page in SQL: SQLite's lower() folds ASCII only, and
- * 'SESIÓN' must find 'Sesión' exactly as JavaScript's toLowerCase() has it.
+ * The observation test as an SQL function, so a page can count its matches in SQL: SQLite's lower()
+ * folds ASCII only, and 'SESIÓN' must find 'Sesión' exactly as JavaScript's toLowerCase() has it.
  */
 export function registerSubstringFunctions(db: Database.Database): void {
-  db.function('limbic_name_tier', { deterministic: true }, (name: unknown, type: unknown, q: unknown) =>
-    nameTier(String(name), String(type), String(q)),
-  );
   db.function('limbic_contains', { deterministic: true }, (text: unknown, q: unknown) => (contains(String(text), String(q)) ? 1 : 0));
 }
 
+/** Statements that return arrays or single values, by connection and SQL text (see `shaped`). */
+const shapedStatements = new WeakMap<SqliteConnection, Map<string, Database.Statement>>();
+
 /**
- * Candidates for a substring query in creation order: the trigram index for 3+ characters, else
- * every entity. (Ordering them by BM25 cost half the time of a 10k-entity search and changed
- * nothing a tier did not already decide.)
+ * A statement returning each row as an array ('raw') or its one value ('pluck'): a broad search
+ * returns thousands of rows, and an object per row costs more than SQLite's work. Kept apart from
+ * the connection's shared cache, where the mode would carry over to other users of the same SQL.
  */
-export function substringCandidates(conn: SqliteConnection, query: string): number[] {
-  return overCandidates(query, (candidates) =>
-    candidates === 'trigram'
-      ? conn
-          .stmt<[string], { id: number }>('SELECT rowid AS id FROM entity_trigram WHERE entity_trigram MATCH ? ORDER BY rowid')
-          .all(buildSubstringQuery(query) ?? '')
-          .map((r) => r.id)
-      : conn
-          .stmt<[], { id: number }>('SELECT id FROM entities ORDER BY id')
-          .all()
-          .map((r) => r.id),
-  );
+export function shaped<P extends unknown[] | object, R>(conn: SqliteConnection, mode: 'raw' | 'pluck', sql: string): Statement<P, R> {
+  let cache = shapedStatements.get(conn);
+  if (cache === undefined) shapedStatements.set(conn, (cache = new Map()));
+  const key = `${mode}:${sql}`;
+  let statement = cache.get(key);
+  if (statement === undefined) {
+    statement = conn.db.prepare(sql);
+    if (mode === 'raw') statement.raw(true);
+    else statement.pluck(true);
+    cache.set(key, statement);
+  }
+  return statement as unknown as Statement<P, R>;
 }
 
-/** The hydrated candidates that match, best first (`candidates` in creation order). */
-export function rankMatches(entities: ReadonlyMap<EntityId, StoredEntity>, candidates: readonly number[], query: string): StoredEntity[] {
+/** A candidate entity as read for the test: [id, name, entityType], in creation order. */
+type Row = [number, string, string];
+
+/** The matches, best first, with their observations; `total` counts them all, on every page. */
+export function substringSearch(conn: SqliteConnection, query: string, page?: Page): { entities: Entity[]; total: number } {
   const q = query.toLowerCase();
-  const ranked: { entity: StoredEntity; tier: number; order: number }[] = [];
-  candidates.forEach((id, order) => {
-    const entity = entities.get(asEntityId(id));
-    if (entity === undefined) return;
-    const tier = substringTier(entity, q);
-    if (tier !== undefined) ranked.push({ entity, tier, order });
-  });
-  ranked.sort((a, b) => a.tier - b.tier || a.order - b.order);
-  return ranked.map((r) => r.entity);
-}
-
-function substringTier(entity: Entity, q: string): number | undefined {
-  return nameTier(entity.name, entity.entityType, q) ?? (entity.observations.some((o) => contains(o, q)) ? 4 : undefined);
-}
-
-/** One page of the matches' ids, best first, and how many match in all. */
-export function pageOfMatches(conn: SqliteConnection, query: string, page: Page): { ids: number[]; total: number } {
-  const q = query.toLowerCase();
-  const params = (candidates: 'trigram' | 'all') => (candidates === 'trigram' ? { q, match: buildSubstringQuery(query) ?? '' } : { q });
-  const rows = overCandidates(query, (candidates) =>
-    conn
-      .stmt<{ q: string; match?: string; limit: number; offset: number }, { id: number; total: number }>(
-        `SELECT id, count(*) OVER () AS total FROM (${tierSql(candidates)}) WHERE tier IS NOT NULL ORDER BY tier, id LIMIT @limit OFFSET @offset`,
-      )
-      .all({ ...params(candidates), limit: page.limit, offset: page.offset }),
+  const { rows, scan } = candidates(conn, query);
+  // Rows come in creation order, and the sort is stable: ties stay in creation order.
+  const named: { row: Row; tier: number }[] = [];
+  const rest: Row[] = [];
+  for (const row of rows) {
+    const tier = nameTier(row[1], row[2], q);
+    if (tier === null) rest.push(row);
+    else named.push({ row, tier });
+  }
+  named.sort((a, b) => a.tier - b.tier);
+  const found = named.map((n) => n.row);
+  if (page === undefined) {
+    // Every match is returned, so every candidate's observations are read, once: for the test and
+    // for the answer.
+    const observations = observationsOf(conn, scan ? 'all' : rows.map((r) => r[0]));
+    for (const row of rest) if (observations.get(row[0])?.some((o) => contains(o, q)) === true) found.push(row);
+    return { entities: found.map((r) => entity(r, observations)), total: found.length };
+  }
+  const inObservations = rest.length === 0 ? new Set<number>() : observationMatches(conn, scan ? 'all' : rest.map((r) => r[0]), q);
+  for (const row of rest) if (inObservations.has(row[0])) found.push(row);
+  const shown = found.slice(page.offset, page.offset + page.limit);
+  const observations = observationsOf(
+    conn,
+    shown.map((r) => r[0]),
   );
-  const ids = rows.map((r) => r.id);
-  // Every row carries the count. An empty page from the start means nothing matched; any other
-  // empty page (past the end, or of size 0) counts on its own.
-  if (rows[0] !== undefined) return { ids, total: rows[0].total };
-  if (page.offset === 0 && page.limit !== 0) return { ids, total: 0 };
-  const total = overCandidates(
-    query,
-    (candidates) =>
-      conn
-        .stmt<{ q: string; match?: string }, { n: number }>(`SELECT count(*) AS n FROM (${tierSql(candidates)}) WHERE tier IS NOT NULL`)
-        .get(params(candidates))?.n ?? 0,
-  );
-  return { ids, total };
+  return { entities: shown.map((r) => entity(r, observations)), total: found.length };
 }
 
-/** Each candidate with its tier, NULL when it does not match: substringTier in SQL. */
-function tierSql(candidates: 'trigram' | 'all'): string {
-  const where = candidates === 'trigram' ? 'WHERE e.id IN (SELECT rowid FROM entity_trigram WHERE entity_trigram MATCH @match)' : '';
-  return `SELECT e.id, coalesce(limbic_name_tier(e.name, e.entity_type, @q),
-            CASE WHEN EXISTS (SELECT 1 FROM observations o WHERE o.entity_id = e.id AND limbic_contains(o.content, @q)) THEN 4 END) AS tier
-            FROM entities e ${where}`;
-}
+const entity = (row: Row, observations: ReadonlyMap<number, string[]>): Entity => ({
+  name: row[1],
+  entityType: row[2],
+  observations: observations.get(row[0]) ?? [],
+});
 
-/** Runs over the trigram index's candidates when the query has a trigram to search, else over all. */
-function overCandidates<T>(query: string, run: (candidates: 'trigram' | 'all') => T): T {
-  if (buildSubstringQuery(query) !== undefined) {
+/**
+ * The candidates' rows in creation order: those the trigram index finds, or every entity (`scan`)
+ * when the query has no trigram to search. (Ordering them by BM25 cost half the time of a
+ * 10k-entity search and changed nothing a tier did not already decide.)
+ */
+function candidates(conn: SqliteConnection, query: string): { rows: Row[]; scan: boolean } {
+  const match = buildSubstringQuery(query);
+  if (match !== undefined) {
     try {
-      return run('trigram');
+      const rows = shaped<[string], Row>(
+        conn,
+        'raw',
+        'SELECT id, name, entity_type FROM entities WHERE id IN (SELECT rowid FROM entity_trigram WHERE entity_trigram MATCH ?) ORDER BY id',
+      ).all(match);
+      return { rows, scan: false };
     } catch {
       // Text FTS5 cannot parse (a NUL character, say) falls back to the scan, which is always exact.
     }
   }
-  return run('all');
+  return { rows: shaped<[], Row>(conn, 'raw', 'SELECT id, name, entity_type FROM entities ORDER BY id').all(), scan: true };
+}
+
+/**
+ * Observations of these entities in their order. The covering (entity_id, content) index answers
+ * without reading the table, in content order; each entity's few are put back in id order here,
+ * which costs less than SQLite sorting every row ('all' scans the table in id order).
+ */
+function observationsOf(conn: SqliteConnection, ids: readonly number[] | 'all'): Map<number, string[]> {
+  const byEntity = new Map<number, string[]>();
+  if (ids !== 'all' && ids.length === 0) return byEntity;
+  const rows =
+    ids === 'all'
+      ? shaped<[], [number, number, string]>(conn, 'raw', 'SELECT entity_id, id, content FROM observations ORDER BY id').all()
+      : shaped<[string], [number, number, string]>(
+          conn,
+          'raw',
+          'SELECT entity_id, id, content FROM observations WHERE entity_id IN (SELECT value FROM json_each(?))',
+        ).all(json(ids));
+  const runs = new Map<number, [number, number, string][]>();
+  for (const row of rows) {
+    const run = runs.get(row[0]);
+    if (run === undefined) runs.set(row[0], [row]);
+    else run.push(row);
+  }
+  for (const [owner, run] of runs) {
+    // An entity has a few observations, so checking and sorting them here is cheap.
+    if (run.some((r, i) => i > 0 && r[1] < (run[i - 1]?.[1] ?? 0))) run.sort((a, b) => a[1] - b[1]);
+    byEntity.set(
+      owner,
+      run.map((r) => r[2]),
+    );
+  }
+  return byEntity;
+}
+
+/**
+ * Which of these entities have an observation containing `q`, tested in SQL: no text leaves it, and
+ * EXISTS stops at an entity's first matching observation.
+ */
+function observationMatches(conn: SqliteConnection, ids: readonly number[] | 'all', q: string): Set<number> {
+  if (ids !== 'all' && ids.length === 0) return new Set();
+  const hasMatch = (id: string) => `EXISTS (SELECT 1 FROM observations o WHERE o.entity_id = ${id} AND limbic_contains(o.content, @q))`;
+  if (ids === 'all')
+    return new Set(shaped<{ q: string }, number>(conn, 'pluck', `SELECT e.id FROM entities e WHERE ${hasMatch('e.id')}`).all({ q }));
+  const sql = `SELECT j.value FROM json_each(@ids) j WHERE ${hasMatch('j.value')}`;
+  return new Set(shaped<{ ids: string; q: string }, number>(conn, 'pluck', sql).all({ ids: json(ids), q }));
 }

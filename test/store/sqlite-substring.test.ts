@@ -1,0 +1,126 @@
+/**
+ * search_nodes on SQLite against the contract written out in plain JavaScript, on random graphs:
+ * the trigram candidates, the bulk reads and the SQL test of a page must never change an answer.
+ * The alphabet mixes case, spaces, the observation separator's '|', and the characters whose
+ * lower case differs between engines ('İ', the Kelvin sign, 'ß', 'É'); observations are added in
+ * several calls, so an entity's observations are not in the (entity, content) index's order.
+ */
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Entity, Relation } from '../../src/core/types.js';
+import type { Store } from '../../src/store/store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const ALPHABET = ['a', 'b', 'k', 'K', 'i', 'I', 'l', 'o', ' ', '|', 'İ', '\u212a', 'ß', 'É', 'é'];
+
+/** A small seedable PRNG (mulberry32), so a failure can be replayed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The official test and Limbic's tiers, without any index: what every answer must equal. */
+function expected(entities: readonly Entity[], relations: readonly Relation[], query: string) {
+  const q = query.toLowerCase();
+  const tier = (e: Entity): number | undefined => {
+    const name = e.name.toLowerCase();
+    if (name === q) return 0;
+    if (name.startsWith(q)) return 1;
+    if (name.includes(q)) return 2;
+    if (e.entityType.toLowerCase().includes(q)) return 3;
+    return e.observations.some((o) => o.toLowerCase().includes(q)) ? 4 : undefined;
+  };
+  const found = entities
+    .map((e, order) => ({ e, order, tier: tier(e) }))
+    .filter((x): x is { e: Entity; order: number; tier: number } => x.tier !== undefined)
+    .sort((a, b) => a.tier - b.tier || a.order - b.order)
+    .map((x) => x.e);
+  const names = new Set(found.map((e) => e.name));
+  return { entities: found, relations: relations.filter((r) => names.has(r.from) || names.has(r.to)), total: found.length };
+}
+
+describe('search_nodes on SQLite equals the contract on random graphs', () => {
+  let store: Store;
+  let cleanup: () => void;
+  beforeEach(() => {
+    const tmp = tempDir();
+    store = openSqliteStore({ path: join(tmp.dir, 'memory.db') });
+    cleanup = tmp.cleanup;
+  });
+  afterEach(async () => {
+    await store.close();
+    cleanup();
+  });
+
+  for (const seed of [1, 2, 3]) {
+    it(`seed ${seed}: whole answers and every page`, async () => {
+      const random = rng(seed);
+      const word = (min: number, max: number) =>
+        Array.from({ length: min + Math.floor(random() * (max - min + 1)) }, () => ALPHABET[Math.floor(random() * ALPHABET.length)]).join(
+          '',
+        );
+      const entities: Entity[] = [];
+      const names = new Set<string>();
+      while (entities.length < 60) {
+        const name = word(2, 8);
+        if (names.has(name) || name.trim() === '') continue;
+        names.add(name);
+        entities.push({
+          name,
+          entityType: word(2, 6),
+          observations: [...new Set(Array.from({ length: Math.floor(random() * 3) }, () => word(3, 14)))],
+        });
+      }
+      await store.graph.createEntities(entities, 1);
+      // Later observations: each entity's list is in the order written, not in content order.
+      for (const e of entities) {
+        const more = [...new Set(Array.from({ length: Math.floor(random() * 3) }, () => word(3, 14)))].filter(
+          (o) => !e.observations.includes(o),
+        );
+        if (more.length === 0) continue;
+        await store.graph.addObservations([{ entityName: e.name, contents: more }], 2);
+        (e.observations as string[]).push(...more);
+      }
+      const relations: Relation[] = [];
+      for (let i = 0; i < 40; i++) {
+        const from = entities[Math.floor(random() * entities.length)]?.name ?? '';
+        const to = random() < 0.2 ? 'Nobody' : (entities[Math.floor(random() * entities.length)]?.name ?? '');
+        if (!relations.some((r) => r.from === from && r.to === to)) relations.push({ from, to, relationType: 'r' });
+      }
+      await store.graph.createRelations(relations, 3);
+
+      // Pieces of stored text (upper-cased too) and random strings, of every length from 1.
+      const texts = entities.flatMap((e) => [e.name, e.entityType, ...e.observations]);
+      const queries = ['', 'İ', 'i', 'k', 'ss', 'é', '|', ' | '];
+      for (let i = 0; i < 40; i++) {
+        const text = texts[Math.floor(random() * texts.length)] ?? '';
+        const start = Math.floor(random() * text.length);
+        const piece = text.slice(start, start + 1 + Math.floor(random() * 6));
+        queries.push(piece, piece.toUpperCase(), word(1, 5));
+      }
+      for (const query of queries) {
+        const want = expected(entities, relations, query);
+        const whole = await store.graph.searchNodes(query);
+        expect({ query, ...whole }).toEqual({ query, ...want });
+        for (const limit of [1, 7]) {
+          const seen: Entity[] = [];
+          for (let offset = 0; offset < want.total + limit; offset += limit) {
+            const page = await store.graph.searchNodes(query, { limit, offset });
+            expect({ query, offset, total: page.total }).toEqual({ query, offset, total: want.total });
+            const onPage = new Set(page.entities.map((e) => e.name));
+            expect(page.relations).toEqual(want.relations.filter((r) => onPage.has(r.from) || onPage.has(r.to)));
+            seen.push(...page.entities);
+          }
+          expect({ query, limit, seen }).toEqual({ query, limit, seen: want.entities });
+        }
+      }
+    });
+  }
+});
