@@ -7,6 +7,7 @@
  */
 import { rng } from '../latency/generate.js';
 import type { EntityId, NewEntity } from '../../src/core/types.js';
+import { cachedEmbedder } from './embed-cache.js';
 import { Corpus, loadModel, MODES, type Probe } from './harness.js';
 import { FACTS } from './small-memory-facts.js';
 import { Tally, type Half } from './tally.js';
@@ -67,7 +68,7 @@ export function smallMemories(): Memory[] {
 }
 
 export async function runSmallMemory(probes?: Probe[]): Promise<{ report: string; tally: Tally }> {
-  const embedder = await loadModel();
+  const embedder = cachedEmbedder(await loadModel());
   const now = Date.UTC(2026, 0, 1);
   const tally = new Tally();
   const started = performance.now();

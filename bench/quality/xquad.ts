@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { rng } from '../latency/generate.js';
 import type { EntityId, NewEntity } from '../../src/core/types.js';
+import { cachedEmbedder } from './embed-cache.js';
 import { Corpus, loadModel, MODES, requireData, type Probe } from './harness.js';
 import { Tally, type Half } from './tally.js';
 
@@ -50,7 +51,7 @@ function articleHalves(count: number): Half[] {
 }
 
 export async function runXquad(probes?: Probe[]): Promise<{ report: string; tally: Tally }> {
-  const embedder = await loadModel();
+  const embedder = cachedEmbedder(await loadModel());
   const en = load('en');
   const es = load('es');
   const halves = articleHalves(en.articles);

@@ -14,6 +14,7 @@ import type { Reranker } from '../../embed/reranker.js';
 import type { StoredEntity } from '../../store/graph-store.js';
 import type { Store } from '../../store/store.js';
 import type { EmbeddingIndexer } from '../embedding-indexer.js';
+import { contextStage } from './context.js';
 import { fuse, type Fused } from './fuse.js';
 import { chooseLegs, keywordLeg, semanticLeg, type KeywordLeg } from './legs.js';
 import { countFilters, timed, type SearchFilters, type SearchMode, type SearchRequest, type StageTimings } from './request.js';
@@ -142,9 +143,14 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
 
   const filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
   const similarityFloor = legs.vectors?.embedder.similarityFloor ?? 0;
-  const fused = await timed(timings, 'fuse', () =>
+  const plainFused = await timed(timings, 'fuse', () =>
     fuse(store.graph, request, { ...filtered, coverage: keyword?.coverage }, filtered.signals, similarityFloor, now),
   );
+  // Stored dates and related candidates re-score z-score fusion's strength (context.ts).
+  const { fused } =
+    request.context === undefined || request.fusion !== 'zscore'
+      ? { fused: plainFused }
+      : await timed(timings, 'context', () => contextStage(store.graph, request.query, plainFused, request.context));
 
   const strategy = detectQueryType(request.query, request.routingLimit);
   let ranked = await timed(timings, 'limbic', () =>

@@ -2,6 +2,7 @@
  * What a search asks of the pipeline. hybrid_search passes its caller's options; search_semantic
  * is a preset of the same request (search-semantic.ts).
  */
+import type { ContextWeights } from '../../core/rank/context-boost.js';
 import type { SignalWeights } from '../../core/rank/fuse-weighted.js';
 import type { EntityStatus } from '../../core/types.js';
 
@@ -44,11 +45,13 @@ export interface SearchRequest {
   readonly filters: SearchFilters;
   /** Multiplies the final score of entities of one type, then re-sorts (reflection_boost). */
   readonly typeBoost?: { readonly entityType: string; readonly factor: number } | undefined;
+  /** The context stage's weights (stored dates, related candidates: context.ts); undefined skips it. */
+  readonly context?: ContextWeights | undefined;
 }
 
 /** How long each stage took, in ms; a stage that did not run is absent. */
 export type StageTimings = Partial<
-  Record<'keyword' | 'catchUp' | 'encode' | 'vector' | 'filter' | 'fuse' | 'limbic' | 'rerank' | 'page', number>
+  Record<'keyword' | 'catchUp' | 'encode' | 'vector' | 'filter' | 'fuse' | 'context' | 'limbic' | 'rerank' | 'page', number>
 >;
 
 /** Runs one stage and records its time under `name`. */

@@ -1,13 +1,16 @@
 /**
  * search_semantic (spec/hybrid-search.md's six steps) as a preset of the pipeline: legs at
- * limit × EXPANSION_FACTOR, plain-text keyword leg, fusion by score strength (z-scores of cosine
- * and BM25, the keyword leg weighted by the query's coverage: core/rank/fuse-zscore.ts), the limbic
- * re-rank with the spec's routing (which reads the limit), shaped to the spec's output fields. Hybrid when the keyword leg finds
- * anything, pure semantic otherwise; without a model the keyword hits still come back, so a query
- * whose words match is never answered with nothing.
+ * limit × EXPANSION_FACTOR but never fewer than MIN_CANDIDATE_DEPTH, plain-text keyword leg,
+ * fusion by score strength (z-scores of cosine and BM25, the keyword leg weighted by the query's
+ * coverage: core/rank/fuse-zscore.ts), the context stage (stored dates, related candidates:
+ * context.ts), the limbic re-rank with the spec's routing (which reads the limit), shaped to the
+ * spec's output fields. Hybrid when the keyword leg finds anything, pure semantic otherwise;
+ * without a model the keyword hits still come back, so a query whose words match is never
+ * answered with nothing.
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { EXPANSION_FACTOR } from '../../core/rank/constants.js';
+import { DEFAULT_CONTEXT_WEIGHTS } from '../../core/rank/context-boost.js';
 import { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from '../../core/rank/fuse-weighted.js';
 import type { RoutingStrategy } from '../../core/rank/routing.js';
 import type { ShadowEvent } from '../../core/tune/shadow.js';
@@ -23,6 +26,16 @@ import { shadowEvent } from './shadow-log.js';
  * 0.942 vs 0.883). Kept for the quality bench's comparison (`fusion: 'weighted'` override).
  */
 export const SEMANTIC_WEIGHTS: SignalWeights = Object.freeze({ ...DEFAULT_SIGNAL_WEIGHTS, recency: 0, priority: 0, graph: 0 });
+
+/**
+ * The least candidates each leg keeps before the final cut, whatever the limit. The spec fetches
+ * limit × EXPANSION_FACTOR and calls the factor tuneable ("higher values improve recall at the
+ * cost of computation"; spec/hybrid-search.md, spec/limbic-system.md): this keeps that as the
+ * rule for large limits and gives small ones a pool z-scores are stable on. Chosen on half A of
+ * the fusion study (150 vs limit × 3: LoCoMo recall@5 0.551 vs 0.541), held out on half B (0.581
+ * vs 0.558, XQuAD hit@1 0.901 vs 0.899); see bench/results/quality-2026-11-23-context.md.
+ */
+export const MIN_CANDIDATE_DEPTH = 150;
 
 export interface SemanticResult {
   readonly name: string;
@@ -57,7 +70,7 @@ export function semanticRequest(query: string, limit: number, overrides: Partial
     limit,
     offset: 0,
     modes: undefined,
-    depth: limit * EXPANSION_FACTOR,
+    depth: Math.max(limit * EXPANSION_FACTOR, MIN_CANDIDATE_DEPTH),
     keywordSyntax: 'plain',
     fusion: 'zscore',
     rrfK: undefined,
@@ -66,6 +79,7 @@ export function semanticRequest(query: string, limit: number, overrides: Partial
     routingLimit: limit,
     rerank: false,
     filters: {},
+    context: DEFAULT_CONTEXT_WEIGHTS,
     ...overrides,
   };
 }

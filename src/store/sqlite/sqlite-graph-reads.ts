@@ -98,17 +98,24 @@ export class SqliteGraphReads {
 
   async edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
     if (ids.length === 0) return [];
-    return this.conn
-      .stmt<[string, string], { a: number; b: number }>(
-        `SELECT ef.id AS a, et.id AS b FROM relations r
+    return (
+      this.conn
+        // Each side through its own index (the UNIQUE's from_name prefix, relations_to): an OR across
+        // the two joins made SQLite scan every relation, 70 ms at 100k entities for 300 candidates.
+        .stmt<[string], { a: number; b: number }>(
+          `WITH c(name) AS (SELECT name FROM entities WHERE id IN (SELECT value FROM json_each(?))),
+              hit(id) AS (SELECT r.id FROM c JOIN relations r ON r.from_name = c.name
+                          UNION SELECT r.id FROM c JOIN relations r ON r.to_name = c.name)
+         SELECT ef.id AS a, et.id AS b FROM hit
+           JOIN relations r ON r.id = hit.id
            JOIN entities ef ON ef.name = r.from_name
            JOIN entities et ON et.name = r.to_name
-          WHERE (ef.id IN (SELECT value FROM json_each(?)) OR et.id IN (SELECT value FROM json_each(?)))
-            AND r.ended_at IS NULL -- an ended relation (end_relation) no longer boosts
+          WHERE r.ended_at IS NULL -- an ended relation (end_relation) no longer boosts
           ORDER BY r.id`,
-      )
-      .all(json(ids), json(ids))
-      .map((r) => ({ from: asEntityId(r.a), to: asEntityId(r.b) }));
+        )
+        .all(json(ids))
+        .map((r) => ({ from: asEntityId(r.a), to: asEntityId(r.b) }))
+    );
   }
 
   protected idOf(name: string): EntityId | undefined {

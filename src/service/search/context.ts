@@ -1,0 +1,66 @@
+/**
+ * The context stage (issue 18, part 3), between fusion and the limbic re-rank: the memory's own
+ * context re-scores the fused candidates (core/rank/context-boost.ts): dates stored as metadata
+ * observations against the query's time expressions, and relations to other strong candidates.
+ * It reads the store only for what can count: relations when the graph weight is on, observations
+ * only when the query names a date. It works on z-score fusion's strength (the logit of its base);
+ * other fusions' bases are not on a scale a fixed weight means anything on, so they pass through.
+ */
+import { contextBoosts, type ContextBoost, type ContextWeights } from '../../core/rank/context-boost.js';
+import { timeExpressions, type CalendarDate } from '../../core/rank/time-expression.js';
+import { METADATA_KIND, type EntityId } from '../../core/types.js';
+import type { GraphStore } from '../../store/graph-store.js';
+import type { Fused } from './fuse.js';
+
+export interface ContextOutcome {
+  readonly fused: Fused;
+  /** Per candidate, what the stage added to its strength; empty when nothing was added. */
+  readonly boosts: ReadonlyMap<EntityId, ContextBoost>;
+}
+
+const EDGE = 1e-12;
+const logit = (p: number): number => {
+  const q = Math.min(1 - EDGE, Math.max(EDGE, p));
+  return Math.log(q / (1 - q));
+};
+const logistic = (s: number): number => 1 / (1 + Math.exp(-s));
+
+/** Dates in each entity's metadata observations, those precise to a month at least. */
+async function storedDates(graph: GraphStore, ids: readonly EntityId[]): Promise<Map<EntityId, CalendarDate[]>> {
+  const dates = new Map<EntityId, CalendarDate[]>();
+  for (const [id, entity] of await graph.entitiesById(ids)) {
+    const found = entity.observations
+      .filter((_, i) => entity.kinds[i] === METADATA_KIND)
+      .flatMap((text) => timeExpressions(text))
+      .filter((d) => d.year !== undefined && d.month !== undefined);
+    if (found.length > 0) dates.set(id, found);
+  }
+  return dates;
+}
+
+export async function contextStage(
+  graph: GraphStore,
+  query: string,
+  fused: Fused,
+  weights: ContextWeights | undefined,
+): Promise<ContextOutcome> {
+  const none = { fused, boosts: new Map<EntityId, ContextBoost>() };
+  if (weights === undefined || fused.candidates.length === 0) return none;
+  const asked = weights.timeWeight > 0 ? timeExpressions(query) : [];
+  const useTime = asked.length > 0;
+  const useGraph = weights.graphWeight > 0;
+  if (!useTime && !useGraph) return none;
+  const ids = fused.candidates.map((c) => c.candidate.id);
+  const strength = new Map(fused.candidates.map((c) => [c.candidate.id, logit(c.base)]));
+  const [edges, dates] = await Promise.all([
+    useGraph ? graph.edgesTouching(ids) : Promise.resolve([]),
+    useTime ? storedDates(graph, ids) : Promise.resolve(new Map<EntityId, CalendarDate[]>()),
+  ]);
+  const boosts = contextBoosts({ strength, edges, dates, asked }, weights);
+  const candidates = fused.candidates.map((c) => {
+    const b = boosts.get(c.candidate.id);
+    const added = (b?.time ?? 0) + (b?.graph ?? 0);
+    return added === 0 ? c : { candidate: c.candidate, base: logistic((strength.get(c.candidate.id) ?? 0) + added) };
+  });
+  return { fused: { ...fused, candidates }, boosts };
+}

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { contextBoosts, DEFAULT_CONTEXT_WEIGHTS, type ContextWeights } from '../../../src/core/rank/context-boost.js';
+import { dateMatch, timeExpressions } from '../../../src/core/rank/time-expression.js';
+import { asEntityId } from '../../../src/core/types.js';
+
+const [a, b, c, d] = [1, 2, 3, 4].map(asEntityId) as [
+  ReturnType<typeof asEntityId>,
+  ReturnType<typeof asEntityId>,
+  ReturnType<typeof asEntityId>,
+  ReturnType<typeof asEntityId>,
+];
+const weights: ContextWeights = { timeWeight: 0.5, lateShare: 0.5, graphWeight: 0.25 };
+
+describe('timeExpressions', () => {
+  it.each([
+    ['When did Melanie go camping in June?', [{ month: 5 }]],
+    ['What setback did Melanie face in October 2023?', [{ year: 2023, month: 9 }]],
+    ['What did she show on October 13, 2023?', [{ year: 2023, month: 9, day: 13 }]],
+    ['What did Gina find on 1 February, 2023?', [{ year: 2023, month: 1, day: 1 }]],
+    ['date: 1:56 pm on 8 May, 2023', [{ year: 2023, month: 4, day: 8 }]],
+    ['¿Qué hizo Ana el 8 de mayo de 2023?', [{ year: 2023, month: 4, day: 8 }]],
+    ['¿Qué pasó en julio de 2023?', [{ year: 2023, month: 6 }]],
+    ['How often did she go to the beach in 2023?', [{ year: 2023 }]],
+    ['notes of 2023-05-08', [{ year: 2023, month: 4, day: 8 }]],
+  ])('reads %s', (text, expected) => {
+    expect(timeExpressions(text)).toEqual(expected);
+  });
+
+  it('reads no date where a month word is not a time', () => {
+    expect(timeExpressions('May I ask what you did?')).toEqual([]);
+    expect(timeExpressions('nadó en mar abierto')).toEqual([]);
+    expect(timeExpressions('who wrote the first computer program')).toEqual([]);
+    expect(timeExpressions('we counted 2023 birds')).toEqual([]);
+  });
+});
+
+describe('dateMatch', () => {
+  const stored = { year: 2023, month: 6, day: 2 }; // 2 July 2023
+  it('is 1 inside the expression, at its precision', () => {
+    expect(dateMatch({ month: 6 }, stored, 0.5)).toBe(1);
+    expect(dateMatch({ year: 2023 }, stored, 0.5)).toBe(1);
+    expect(dateMatch({ year: 2023, month: 6 }, stored, 0.5)).toBe(1);
+    expect(dateMatch({ year: 2023, month: 6, day: 2 }, stored, 0.5)).toBe(1);
+  });
+  it('gives the late share to a date just after (told after the event), and nothing before', () => {
+    expect(dateMatch({ month: 5 }, stored, 0.5)).toBe(0.5);
+    expect(dateMatch({ month: 11 }, { year: 2024, month: 0 }, 0.25)).toBe(0.25);
+    expect(dateMatch({ year: 2023, month: 5, day: 28 }, stored, 0.5)).toBe(0.5);
+    expect(dateMatch({ month: 7 }, stored, 0.5)).toBe(0);
+    expect(dateMatch({ year: 2022, month: 6 }, stored, 0.5)).toBe(0);
+    expect(dateMatch({ year: 2023, month: 6, day: 3 }, stored, 0.5)).toBe(0);
+  });
+  it('never matches a stored date without a month', () => {
+    expect(dateMatch({ year: 2023 }, { year: 2023 }, 0.5)).toBe(0);
+  });
+});
+
+describe('contextBoosts', () => {
+  const strength = new Map([
+    [a, 2],
+    [b, -1],
+    [c, 0.5],
+    [d, -0.5],
+  ]);
+
+  it('adds a share of the strongest positive related candidate, never a sum, never a negative one', () => {
+    const edges = [
+      { from: a, to: b },
+      { from: c, to: b },
+      { from: d, to: b },
+      { from: a, to: asEntityId(99) },
+    ];
+    const boosts = contextBoosts({ strength, edges, dates: new Map(), asked: [] }, weights);
+    expect(boosts.get(b)).toEqual({ time: 0, graph: 0.25 * 2 });
+    expect(boosts.get(a)).toEqual({ time: 0, graph: 0 }); // b is negative; 99 is no candidate
+    expect(boosts.get(d)).toEqual({ time: 0, graph: 0 });
+    expect(boosts.has(asEntityId(99))).toBe(false);
+  });
+
+  it('with graphBelowSource, lifts a related candidate at most level with its source, never past it', () => {
+    const edges = [
+      { from: a, to: b },
+      { from: a, to: c },
+    ];
+    const strong = { ...weights, graphWeight: 1, graphBelowSource: true };
+    const boosts = contextBoosts({ strength, edges, dates: new Map(), asked: [] }, strong);
+    expect(boosts.get(b)?.graph).toBe(2); // min(1 × 2, 2 − (−1) = 3)
+    expect(boosts.get(c)?.graph).toBe(1.5); // min(1 × 2, 2 − 0.5): level with a, not past it
+    const free = contextBoosts({ strength, edges, dates: new Map(), asked: [] }, { ...strong, graphBelowSource: false });
+    expect(free.get(c)?.graph).toBe(2); // 0.5 + 2 would pass a
+  });
+
+  it('adds the time weight where a stored date answers the query, the late share just after', () => {
+    const dates = new Map([
+      [a, [{ year: 2023, month: 5, day: 20 }]],
+      [b, [{ year: 2023, month: 6, day: 2 }]],
+      [c, [{ year: 2023, month: 8, day: 1 }]],
+    ]);
+    const boosts = contextBoosts({ strength, edges: [], dates, asked: [{ month: 5 }] }, weights);
+    expect(boosts.get(a)?.time).toBe(0.5);
+    expect(boosts.get(b)?.time).toBe(0.25);
+    expect(boosts.get(c)?.time).toBe(0);
+    expect(boosts.get(d)?.time).toBe(0);
+  });
+
+  it('adds nothing with zero weights or a query without a date', () => {
+    const dates = new Map([[a, [{ year: 2023, month: 5 }]]]);
+    const off = contextBoosts(
+      { strength, edges: [{ from: a, to: b }], dates, asked: [{ month: 5 }] },
+      { timeWeight: 0, lateShare: 0, graphWeight: 0 },
+    );
+    expect([...off.values()].every((x) => x.time === 0 && x.graph === 0)).toBe(true);
+    const noDate = contextBoosts({ strength, edges: [], dates, asked: [] }, DEFAULT_CONTEXT_WEIGHTS);
+    expect(noDate.get(a)?.time).toBe(0);
+  });
+
+  it('rejects a negative or non-finite weight, saying which', () => {
+    expect(() => contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, graphWeight: -1 })).toThrow(
+      /graphWeight/,
+    );
+    expect(() => contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, timeWeight: NaN })).toThrow(
+      /timeWeight/,
+    );
+  });
+});
