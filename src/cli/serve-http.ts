@@ -11,7 +11,7 @@ import { isLoopback } from '../http/guard.js';
 import { startHttpServer, type HttpLimits, type RunningHttpServer } from '../http/http-server.js';
 import { NamespaceRegistry, tokenFilePath } from '../http/namespaces.js';
 import type { ServerInfo } from '../mcp/server.js';
-import { redactPassword } from '../store/postgres/pg-connection.js';
+import { redactPassword } from '../core/redact.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 

@@ -16,7 +16,7 @@ import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type Embedder, type LoadProgress } from '../embed/embedder.js';
 import { MemoryService } from '../service/memory-service.js';
-import { redactPassword } from '../store/postgres/pg-connection.js';
+import { redactPassword } from '../core/redact.js';
 import type { Store } from '../store/store.js';
 
 export const DEFAULT_NAMESPACE = 'default';

@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { redactPassword } from '../../core/redact.js';
 import { migrate } from './migrations.js';
 
 export interface PgConnectionOptions {
@@ -242,16 +243,6 @@ async function guardFallThrough(client: pg.PoolClient): Promise<void> {
   );
 }
 
-/** postgres://user:secret@host/db → postgres://user:***@host/db */
-export function redactPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    for (const key of ['password', 'sslpassword']) if (parsed.searchParams.has(key)) parsed.searchParams.set(key, '***');
-    return parsed.toString();
-  } catch {
-    return url.replace(/:\/\/([^:/@]*):[^@]*@/, '://$1:***@');
-  }
-}
+export { redactPassword };
 
 export type { RelationRow } from '../rows.js';
