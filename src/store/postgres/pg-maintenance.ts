@@ -7,7 +7,7 @@
  * statement that moves it (DELETE ... RETURNING, SELECT ... FOR UPDATE), so two supersedes of one
  * observation record it once and the second is refused.
  */
-import { ERROR_CODES, MemoryError, entityNotFound } from '../../core/errors.js';
+import { entityNotFound } from '../../core/errors.js';
 import { DEFAULT_OBSERVATION_KIND, asEntityId, type EntityId, type EntityStatus, type Relation } from '../../core/types.js';
 import type {
   EndRelationOutcome,
@@ -22,17 +22,9 @@ import type {
   Supersession,
   SupersessionResult,
 } from '../maintenance-store.js';
+import { SPLIT_CONTAINS, SPLIT_PART_OF, checkSplitPlan, notCurrentObservation, supersedesItself } from '../maintenance-rules.js';
 import type { PgConnection, Queryable } from './pg-connection.js';
 import { syncEntities } from './pg-graph.js';
-
-const SPLIT_CONTAINS = 'contiene';
-const SPLIT_PART_OF = 'parte_de';
-
-const invalid = (message: string): MemoryError => new MemoryError(ERROR_CODES.INVALID_INPUT, message);
-const quote = (s: string): string => {
-  const points = [...s]; // cut in code points, never inside a surrogate pair
-  return JSON.stringify(points.length > 120 ? `${points.slice(0, 117).join('')}...` : s);
-};
 
 interface ObservationRow {
   id: number;
@@ -51,9 +43,7 @@ export class PgMaintenance implements MaintenanceStore {
         const id = await idOf(db, item.entityName);
         if (id === undefined) throw entityNotFound(item.entityName);
         if (item.supersedes !== undefined && item.contents.includes(item.supersedes)) {
-          throw invalid(
-            `observations[${i}].supersedes is one of its own contents: an observation cannot replace itself; send the new text in contents and the old one in supersedes. Nothing was saved.`,
-          );
+          throw supersedesItself(i);
         }
         // Taken out first: a concurrent supersede of the same observation waits here and then finds nothing.
         const old =
@@ -67,9 +57,7 @@ export class PgMaintenance implements MaintenanceStore {
                 )
               ).rows[0];
         if (item.supersedes !== undefined && old === undefined) {
-          throw invalid(
-            `observations[${i}].supersedes: ${quote(item.supersedes)} is not a current observation of ${item.entityName}; pass its exact text (open_nodes lists them). Nothing was saved.`,
-          );
+          throw notCurrentObservation(i, item.supersedes, item.entityName);
         }
         const added = await db.query<{ content: string }>(
           `INSERT INTO observations (entity_id, content, kind, created_at)
@@ -205,34 +193,8 @@ export class PgMaintenance implements MaintenanceStore {
           )
         ).rows.map((o) => [o.content, o] as const),
       );
-      const claimed = new Map<string, string>();
-      const names = new Set<string>();
-      for (const [i, child] of plan.children.entries()) {
-        if (names.has(child.name))
-          throw invalid(
-            `approved_splits[${i}].name ${quote(child.name)} is given twice; give each new entity its own name. Nothing was changed.`,
-          );
-        names.add(child.name);
-        if ((await idOf(db, child.name)) !== undefined) {
-          throw invalid(
-            `approved_splits[${i}].name: an entity named ${quote(child.name)} exists already; choose a new name (a split never overwrites an entity). Nothing was changed.`,
-          );
-        }
-        for (const content of child.observations) {
-          if (!current.has(content)) {
-            throw invalid(
-              `approved_splits[${i}].observations: ${quote(content)} is not a current observation of ${plan.original}; use the exact texts from propose_entity_split or open_nodes. Nothing was changed.`,
-            );
-          }
-          const other = claimed.get(content);
-          if (other !== undefined && other !== child.name) {
-            throw invalid(
-              `approved_splits[${i}].observations: ${quote(content)} is given to both ${quote(other)} and ${quote(child.name)}; move each observation to one entity. Nothing was changed.`,
-            );
-          }
-          claimed.set(content, child.name);
-        }
-      }
+      const taken = await db.query<{ name: string }>('SELECT name FROM entities WHERE name = ANY($1)', [plan.children.map((c) => c.name)]);
+      const claimed = checkSplitPlan(plan, current, new Set(taken.rows.map((r) => r.name)));
       let moved = 0;
       let relationsCreated = 0;
       const childIds: EntityId[] = [];

@@ -5,7 +5,7 @@
  * embedding queue of what it touched (SqliteGraph.syncEntity), so children get vectors like any
  * entity (the seed system left them without one).
  */
-import { ERROR_CODES, MemoryError, entityNotFound } from '../../core/errors.js';
+import { entityNotFound } from '../../core/errors.js';
 import { DEFAULT_OBSERVATION_KIND, asEntityId, type EntityId, type EntityStatus, type Relation } from '../../core/types.js';
 import type {
   EndRelationOutcome,
@@ -20,17 +20,9 @@ import type {
   Supersession,
   SupersessionResult,
 } from '../maintenance-store.js';
+import { SPLIT_CONTAINS, SPLIT_PART_OF, checkSplitPlan, notCurrentObservation, supersedesItself } from '../maintenance-rules.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 import type { SqliteGraph } from './sqlite-graph.js';
-
-const SPLIT_CONTAINS = 'contiene';
-const SPLIT_PART_OF = 'parte_de';
-
-const invalid = (message: string): MemoryError => new MemoryError(ERROR_CODES.INVALID_INPUT, message);
-const quote = (s: string): string => {
-  const points = [...s]; // cut in code points, never inside a surrogate pair
-  return JSON.stringify(points.length > 120 ? `${points.slice(0, 117).join('')}...` : s);
-};
 
 export class SqliteMaintenance implements MaintenanceStore {
   constructor(
@@ -60,9 +52,7 @@ export class SqliteMaintenance implements MaintenanceStore {
           continue;
         }
         if (item.contents.includes(item.supersedes)) {
-          throw invalid(
-            `observations[${i}].supersedes is one of its own contents: an observation cannot replace itself; send the new text in contents and the old one in supersedes. Nothing was saved.`,
-          );
+          throw supersedesItself(i);
         }
         const old = this.conn
           .stmt<[number, string], { id: number; content: string; kind: string; created_at: number }>(
@@ -70,9 +60,7 @@ export class SqliteMaintenance implements MaintenanceStore {
           )
           .get(id, item.supersedes);
         if (old === undefined) {
-          throw invalid(
-            `observations[${i}].supersedes: ${quote(item.supersedes)} is not a current observation of ${item.entityName}; pass its exact text (open_nodes lists them). Nothing was saved.`,
-          );
+          throw notCurrentObservation(i, item.supersedes, item.entityName);
         }
         add();
         this.conn
@@ -195,34 +183,8 @@ export class SqliteMaintenance implements MaintenanceStore {
           .all(originalId)
           .map((o) => [o.content, o] as const),
       );
-      const claimed = new Map<string, string>();
-      const names = new Set<string>();
-      for (const [i, child] of plan.children.entries()) {
-        if (names.has(child.name))
-          throw invalid(
-            `approved_splits[${i}].name ${quote(child.name)} is given twice; give each new entity its own name. Nothing was changed.`,
-          );
-        names.add(child.name);
-        if (this.idOf(child.name) !== undefined) {
-          throw invalid(
-            `approved_splits[${i}].name: an entity named ${quote(child.name)} exists already; choose a new name (a split never overwrites an entity). Nothing was changed.`,
-          );
-        }
-        for (const content of child.observations) {
-          if (!current.has(content)) {
-            throw invalid(
-              `approved_splits[${i}].observations: ${quote(content)} is not a current observation of ${plan.original}; use the exact texts from propose_entity_split or open_nodes. Nothing was changed.`,
-            );
-          }
-          const other = claimed.get(content);
-          if (other !== undefined && other !== child.name) {
-            throw invalid(
-              `approved_splits[${i}].observations: ${quote(content)} is given to both ${quote(other)} and ${quote(child.name)}; move each observation to one entity. Nothing was changed.`,
-            );
-          }
-          claimed.set(content, child.name);
-        }
-      }
+      const existing = new Set(plan.children.map((c) => c.name).filter((name) => this.idOf(name) !== undefined));
+      const claimed = checkSplitPlan(plan, current, existing);
       const insertEntity = this.conn.stmt(
         'INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
       );
