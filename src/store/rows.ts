@@ -5,6 +5,7 @@
 import type { EntityFacts } from '../core/signals.js';
 import { asEntityId, METADATA_KIND, type Entity, type EntityStatus, type Relation } from '../core/types.js';
 import type { Page, StoredEntity } from './graph-store.js';
+import type { RelationRecord } from './transfer-store.js';
 
 export interface EntityRow {
   id: number;
@@ -29,6 +30,17 @@ export interface RelationRow {
 
 export function toRelation(r: RelationRow): Relation {
   return { from: r.from_name, to: r.to_name, relationType: r.relation_type };
+}
+
+/** A relation row as limbic migrate reads it: with its id (the cursor), times and end. */
+export interface RelationRecordRow extends RelationRow {
+  id: number;
+  created_at: number;
+  ended_at: number | null;
+}
+
+export function toRelationRecord(r: RelationRecordRow): RelationRecord {
+  return { ...toRelation(r), createdAt: r.created_at, endedAt: r.ended_at ?? undefined };
 }
 
 /** What ranking reads of an entity row, given its count of observations and of `metadata` ones. */

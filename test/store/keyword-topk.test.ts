@@ -14,6 +14,7 @@ import { KeywordTopKSync } from '../../src/store/sqlite/keyword-topk-sync.js';
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
+import { rng } from '../helpers/rng.js';
 
 const exec = promisify(execFile);
 
@@ -58,17 +59,6 @@ const WORDS = [
   'absent',
   'nowhere',
 ];
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Zipf-like: low indexes (common words) far more often; the last two words are never written. */
 const pick = (r: () => number): string => WORDS[Math.floor((WORDS.length - 2) * r() ** 2.2)] ?? 'the';

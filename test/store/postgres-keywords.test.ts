@@ -16,6 +16,7 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 type PgStore = ReturnType<typeof openPgStore>;
 type SqliteStore = ReturnType<typeof openSqliteStore>;
 import { startPgServer, type PgServer } from '../helpers/pg-server.js';
+import { rng } from '../helpers/rng.js';
 
 const started = await startPgServer();
 const server: PgServer | undefined = 'unavailable' in started ? undefined : started;
@@ -23,18 +24,6 @@ const server: PgServer | undefined = 'unavailable' in started ? undefined : star
 afterAll(async () => {
   await server?.stop();
 });
-
-/** mulberry32: the same graph on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Words with Zipf-like frequencies: the first few are in most entities, the last in a handful.
 const VOCABULARY = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}x`);

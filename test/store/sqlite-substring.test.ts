@@ -11,20 +11,9 @@ import type { Entity, Relation } from '../../src/core/types.js';
 import type { Store } from '../../src/store/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { rng } from '../helpers/rng.js';
 
 const ALPHABET = ['a', 'b', 'k', 'K', 'i', 'I', 'l', 'o', ' ', '|', 'İ', '\u212a', 'ß', 'É', 'é'];
-
-/** A small seedable PRNG (mulberry32), so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The official test and Limbic's tiers, without any index: what every answer must equal. */
 function expected(entities: readonly Entity[], relations: readonly Relation[], query: string) {

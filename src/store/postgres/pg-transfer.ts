@@ -12,6 +12,7 @@ import type {
   TransferStore,
   TransferWriteCounts,
 } from '../transfer-store.js';
+import { toRelationRecord, type RelationRecordRow } from '../rows.js';
 import { decodeText, type PgConnection } from './pg-connection.js';
 import { syncEntities } from './pg-graph.js';
 
@@ -79,28 +80,11 @@ export class PgTransfer implements TransferStore {
   }
 
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
-    const rows = await this.conn.query<{
-      id: number;
-      from_name: string;
-      to_name: string;
-      relation_type: string;
-      created_at: number;
-      ended_at: number | null;
-    }>('SELECT id, from_name, to_name, relation_type, created_at, ended_at FROM relations WHERE id > $1 ORDER BY id LIMIT $2', [
-      cursor,
-      limit,
-    ]);
-    return page(
-      rows.map((r) => ({
-        from: r.from_name,
-        to: r.to_name,
-        relationType: r.relation_type,
-        createdAt: r.created_at,
-        endedAt: r.ended_at ?? undefined,
-      })),
-      limit,
-      rows.at(-1)?.id ?? cursor,
+    const rows = await this.conn.query<RelationRecordRow>(
+      'SELECT id, from_name, to_name, relation_type, created_at, ended_at FROM relations WHERE id > $1 ORDER BY id LIMIT $2',
+      [cursor, limit],
     );
+    return page(rows.map(toRelationRecord), limit, rows.at(-1)?.id ?? cursor);
   }
 
   async readCoOccurrences(cursor: number, limit: number): Promise<TransferPage<CoOccurrenceRecord>> {

@@ -18,6 +18,7 @@ import type {
   TransferStore,
   TransferWriteCounts,
 } from '../transfer-store.js';
+import { toRelationRecord, type RelationRecordRow } from '../rows.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 import type { SqliteGraph } from './sqlite-graph.js';
 import type { SqliteVectorIndex } from './sqlite-vectors.js';
@@ -127,22 +128,11 @@ export class SqliteTransfer implements TransferStore {
 
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
     const rows = this.conn
-      .stmt<
-        [number, number],
-        { id: number; from_name: string; to_name: string; relation_type: string; created_at: number; ended_at: number | null }
-      >('SELECT id, from_name, to_name, relation_type, created_at, ended_at FROM relations WHERE id > ? ORDER BY id LIMIT ?')
+      .stmt<[number, number], RelationRecordRow>(
+        'SELECT id, from_name, to_name, relation_type, created_at, ended_at FROM relations WHERE id > ? ORDER BY id LIMIT ?',
+      )
       .all(cursor, limit);
-    return page(
-      rows.map((r) => ({
-        from: r.from_name,
-        to: r.to_name,
-        relationType: r.relation_type,
-        createdAt: r.created_at,
-        endedAt: r.ended_at ?? undefined,
-      })),
-      limit,
-      rows.at(-1)?.id ?? cursor,
-    );
+    return page(rows.map(toRelationRecord), limit, rows.at(-1)?.id ?? cursor);
   }
 
   async readCoOccurrences(cursor: number, limit: number): Promise<TransferPage<CoOccurrenceRecord>> {
