@@ -150,7 +150,9 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   const { fused } =
     request.context === undefined || request.fusion !== 'zscore'
       ? { fused: plainFused }
-      : await timed(timings, 'context', () => contextStage(store.graph, request.query, plainFused, request.context));
+      : await timed(timings, 'context', () =>
+          contextStage(store.graph, request.query, plainFused, request.context, filtered.signals.facts),
+        );
 
   const strategy = detectQueryType(request.query, request.routingLimit);
   let ranked = await timed(timings, 'limbic', () =>
