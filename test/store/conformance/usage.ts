@@ -25,6 +25,21 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
       expect(signals.degree.get(alice ?? asEntityId(0))).toBe(2);
     });
 
+    it('records every pair of a large access, written in several transactions on SQLite', async () => {
+      const { graph, usage } = store();
+      const n = 75; // 2,775 pairs: more than one of SQLite's bounded writes
+      await graph.createEntities(
+        Array.from({ length: n }, (_, i) => ({ name: `e${i}`, entityType: 'thing', observations: [] })),
+        T0,
+      );
+      const ids = await graph.idsByName(Array.from({ length: n }, (_, i) => `e${i}`));
+      await usage.recordAccess([...ids].reverse(), T0);
+      const { coOccurrences } = await usage.signals(ids);
+      expect(coOccurrences).toHaveLength((n * (n - 1)) / 2);
+      expect(new Set(coOccurrences.map((p) => `${p.a}:${p.b}`)).size).toBe((n * (n - 1)) / 2);
+      expect(coOccurrences.every((p) => p.a < p.b && p.count === 1 && p.lastCo === T0)).toBe(true);
+    });
+
     it("gives each candidate's facts with its signals, without reading observations, and none for a deleted id", async () => {
       const { graph, usage } = store();
       await seed(graph);
