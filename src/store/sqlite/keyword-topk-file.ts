@@ -140,8 +140,7 @@ export async function readKeywordFile(path: string, databaseId: string, mergeMin
   for (let i = 0; i < T; i++) sum += counts[i] as number;
   if (sum !== P) return { kind: 'rejected', reason: 'its postings do not add up (damaged)' };
   const index = new KeywordTopK(mergeMin);
-  index.setBase(terms, counts, ids, tfs);
-  for (let id = 0; id < L; id++) if ((lengths[id] as number) >= 0) index.setBaseLength(id, lengths[id] as number);
-  index.finishBase();
+  // In slices, the event loop free between them: at 1M entities this was 1.5 s in one piece.
+  await index.loadBase(terms, counts, ids, tfs, lengths, () => new Promise((resolve) => setImmediate(resolve)));
   return { kind: 'read', header: { seq: view.getFloat64(16, true), seqEntity: view.getFloat64(24, true), databaseId: fileDb }, index };
 }
