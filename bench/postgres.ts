@@ -41,6 +41,7 @@ import type { Store } from '../src/store/store.js';
 import { startPgServer, type PgServer } from '../test/helpers/pg-server.js';
 import { entityName, queries, randomUnit, rng, writeGraph } from './latency/generate.js';
 import { loadModel, memoizeQueries } from './quality/harness.js';
+import { fmt as f, stat, type Stat } from './stats.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: string): string => {
@@ -55,16 +56,6 @@ const WARMUP = 5;
 const DATA = join(import.meta.dirname, '..', '..', 'shared', 'data');
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 const load = (): string => loadavg()[0]?.toFixed(1) ?? '?';
-
-interface Stat {
-  p50: number;
-  p95: number;
-}
-const stat = (xs: number[]): Stat => {
-  const s = [...xs].sort((a, b) => a - b);
-  return { p50: s[Math.floor(s.length / 2)] ?? NaN, p95: s[Math.min(s.length - 1, Math.floor(s.length * 0.95))] ?? NaN };
-};
-const f = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 
 async function time(fn: (i: number) => Promise<unknown>): Promise<Stat> {
   const times: number[] = [];

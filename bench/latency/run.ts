@@ -38,6 +38,7 @@ import { loadModel, memoizeQueries } from '../quality/harness.js';
 import { entityName, queries, randomUnit, rng, writeGraph } from './generate.js';
 import { derivedVectors, distributionFacts, realTextVectors, type DistributionFacts, type RealTextVectors } from './pool-vectors.js';
 import { logLogChart, type Series } from './svg-plot.js';
+import { fmt as f, stat, type Stat } from '../stats.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
@@ -58,15 +59,6 @@ const RUNS = Number(opt('--queries', '50'));
 const KEEP = args.includes('--keep-stores');
 const WARMUP = 5;
 
-interface Stat {
-  p50: number;
-  p95: number;
-}
-const stat = (xs: number[]): Stat => {
-  const s = [...xs].sort((a, b) => a - b);
-  return { p50: s[Math.floor(s.length / 2)] ?? NaN, p95: s[Math.min(s.length - 1, Math.floor(s.length * 0.95))] ?? NaN };
-};
-const f = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 
 /** Times `fn` RUNS times after WARMUP calls; i is the call number (warm-ups included). */

@@ -5,7 +5,7 @@
 import type { EntityFacts } from '../core/signals.js';
 import { asEntityId, METADATA_KIND, type Entity, type EntityStatus, type Relation } from '../core/types.js';
 import type { Page, StoredEntity } from './graph-store.js';
-import type { RelationRecord } from './transfer-store.js';
+import type { CoOccurrenceRecord, RelationRecord } from './transfer-store.js';
 
 export interface EntityRow {
   id: number;
@@ -41,6 +41,18 @@ export interface RelationRecordRow extends RelationRow {
 
 export function toRelationRecord(r: RelationRecordRow): RelationRecord {
   return { ...toRelation(r), createdAt: r.created_at, endedAt: r.ended_at ?? undefined };
+}
+
+/** A co-occurrence as limbic migrate reads it: the two entities by name. */
+export interface CoOccurrenceRecordRow {
+  a: string;
+  b: string;
+  co_count: number;
+  last_co: number;
+}
+
+export function toCoOccurrenceRecord(r: CoOccurrenceRecordRow): CoOccurrenceRecord {
+  return { a: r.a, b: r.b, count: r.co_count, lastCo: r.last_co };
 }
 
 /** What ranking reads of an entity row, given its count of observations and of `metadata` ones. */

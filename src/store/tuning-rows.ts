@@ -1,6 +1,7 @@
 /**
  * The shadow log's rows as both backends' schemas name them (SQLite schema.ts migrations 5 and 8,
- * Postgres migrations.ts migrations 2 and 4), and the one way they become ShadowEvents.
+ * Postgres migrations.ts migrations 2 and 4), the one way an event becomes a row and the one way
+ * rows become ShadowEvents.
  */
 import type { RoutingStrategy } from '../core/rank/routing.js';
 import type { ShadowCandidate, ShadowEvent } from '../core/tune/shadow.js';
@@ -8,6 +9,30 @@ import { asEntityId } from '../core/types.js';
 
 /** The log keeps this many searches, the newest; at most ~60 candidates each, a few MB in all. */
 export const SHADOW_LOG_EVENTS = 2_000;
+
+/** The columns an event is inserted with, in eventValues' order. */
+export const EVENT_COLUMNS =
+  'at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned, reflection_boost, reflections';
+
+/** An event's values in EVENT_COLUMNS order; `flag` writes a boolean as the backend stores one. */
+export function eventValues<F>(e: ShadowEvent, flag: (b: boolean) => F): (string | number | F)[] {
+  return [
+    e.at,
+    e.tool,
+    e.queryHash,
+    e.fusion,
+    e.legs,
+    e.strategy,
+    e.offset,
+    e.shown,
+    e.parameters.gamma,
+    e.parameters.betaSal,
+    e.parameters.rrfK,
+    flag(e.rrfKPinned),
+    e.reflectionBoost,
+    e.reflections,
+  ];
+}
 
 export interface EventRow {
   id: number;

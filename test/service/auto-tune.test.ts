@@ -8,49 +8,13 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { noopLogger } from '../../src/core/logger.js';
 import { BETA_SAL } from '../../src/core/rank/constants.js';
-import { DEFAULT_PARAMETERS, type ShadowCandidate, type ShadowEvent } from '../../src/core/tune/shadow.js';
 import { MIN_EVENTS } from '../../src/core/tune/tuner.js';
-import { asEntityId } from '../../src/core/types.js';
 import { autoTuneMinutes, startAutoTune, type AutoTune } from '../../src/service/tuning.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { frequentVsRelevant, SHADOW_T0 } from '../helpers/shadow-events.js';
 
-const T0 = Date.UTC(2026, 10, 23);
-
-/**
- * A search whose opened result (2) has a slightly lower base than a much-used entity (1): the
- * defaults rank 1 first, a smaller BETA_SAL ranks 2 first.
- */
-function frequentVsRelevant(i: number): ShadowEvent {
-  const c = (n: number, base: number, importance: number, relevance: number): ShadowCandidate => ({
-    id: asEntityId(n),
-    base,
-    semanticRank: undefined,
-    keywordRank: undefined,
-    graphPart: 0,
-    importance,
-    temporal: 1,
-    cooc: 0,
-    multiplier: 1,
-    relevance,
-    boosted: false,
-  });
-  return {
-    at: T0 + i,
-    tool: 'search_semantic',
-    queryHash: `q${i}`,
-    fusion: 'weighted',
-    legs: 2,
-    strategy: 'hybrid_balanced',
-    offset: 0,
-    shown: 3,
-    parameters: DEFAULT_PARAMETERS,
-    rrfKPinned: false,
-    reflectionBoost: 1,
-    reflections: 'included',
-    candidates: [c(1, 0.6, 1, 0), c(2, 0.7, 0, 1), c(3, 0.2, 0.5, 0)],
-  };
-}
+const T0 = SHADOW_T0;
 
 describe('autoTuneMinutes', () => {
   it('is off unless set; reads whole minutes; a bad value says how to fix it', () => {
@@ -78,7 +42,7 @@ describe('startAutoTune', () => {
     await store.close();
   });
   const append = async (from: number, count: number): Promise<void> => {
-    for (let i = from; i < from + count; i++) await store.tuning?.appendShadow(frequentVsRelevant(i));
+    for (let i = from; i < from + count; i++) await store.tuning?.appendShadow(frequentVsRelevant(i, 3));
   };
 
   it('applies nothing below the minimum, then the better values once it is met, then keeps them', async () => {

@@ -12,7 +12,7 @@ import type {
   TransferStore,
   TransferWriteCounts,
 } from '../transfer-store.js';
-import { toRelationRecord, type RelationRecordRow } from '../rows.js';
+import { toCoOccurrenceRecord, toRelationRecord, type CoOccurrenceRecordRow, type RelationRecordRow } from '../rows.js';
 import { decodeText, type PgConnection } from './pg-connection.js';
 import { syncEntities } from './pg-graph.js';
 
@@ -88,17 +88,13 @@ export class PgTransfer implements TransferStore {
   }
 
   async readCoOccurrences(cursor: number, limit: number): Promise<TransferPage<CoOccurrenceRecord>> {
-    const rows = await this.conn.query<{ a: string; b: string; co_count: number; last_co: number }>(
+    const rows = await this.conn.query<CoOccurrenceRecordRow>(
       `SELECT ea.name AS a, eb.name AS b, c.co_count, c.last_co FROM co_occurrences c
          JOIN entities ea ON ea.id = c.entity_a_id JOIN entities eb ON eb.id = c.entity_b_id
         ORDER BY c.entity_a_id, c.entity_b_id LIMIT $2 OFFSET $1`,
       [cursor, limit],
     );
-    return page(
-      rows.map((r) => ({ a: r.a, b: r.b, count: r.co_count, lastCo: r.last_co })),
-      limit,
-      cursor + rows.length,
-    );
+    return page(rows.map(toCoOccurrenceRecord), limit, cursor + rows.length);
   }
 
   async writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts> {

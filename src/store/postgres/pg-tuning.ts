@@ -6,7 +6,7 @@
  */
 import type { ParametersInForce, RankParameters, ShadowEvent } from '../../core/tune/shadow.js';
 import type { EntityId } from '../../core/types.js';
-import { SHADOW_LOG_EVENTS, toShadowEvents, type CandidateRow, type EventRow } from '../tuning-rows.js';
+import { EVENT_COLUMNS, SHADOW_LOG_EVENTS, eventValues, toShadowEvents, type CandidateRow, type EventRow } from '../tuning-rows.js';
 import type { TuningStore } from '../tuning-store.js';
 import type { PgConnection } from './pg-connection.js';
 
@@ -47,24 +47,8 @@ export class PgTuning implements TuningStore {
     await this.conn.write(async (db) => {
       const [row] = (
         await db.query<{ id: number }>(
-          `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned, reflection_boost, reflections)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
-          [
-            e.at,
-            e.tool,
-            e.queryHash,
-            e.fusion,
-            e.legs,
-            e.strategy,
-            e.offset,
-            e.shown,
-            e.parameters.gamma,
-            e.parameters.betaSal,
-            e.parameters.rrfK,
-            e.rrfKPinned,
-            e.reflectionBoost,
-            e.reflections,
-          ],
+          `INSERT INTO tuning_events (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
+          eventValues(e, (b) => b),
         )
       ).rows;
       const id = row?.id ?? 0;

@@ -7,7 +7,7 @@
  */
 import type { ParametersInForce, RankParameters, ShadowEvent } from '../../core/tune/shadow.js';
 import type { EntityId } from '../../core/types.js';
-import { SHADOW_LOG_EVENTS, toShadowEvents, type CandidateRow, type EventRow } from '../tuning-rows.js';
+import { EVENT_COLUMNS, SHADOW_LOG_EVENTS, eventValues, toShadowEvents, type CandidateRow, type EventRow } from '../tuning-rows.js';
 import type { TuningStore } from '../tuning-store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
@@ -68,26 +68,8 @@ export class SqliteTuning implements TuningStore {
   async appendShadow(e: ShadowEvent): Promise<void> {
     this.conn.write(() => {
       const info = this.conn
-        .stmt(
-          `INSERT INTO tuning_events (at, tool, query_hash, fusion, legs, strategy, page_offset, shown, gamma, beta_sal, rrf_k, rrf_k_pinned, reflection_boost, reflections)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          e.at,
-          e.tool,
-          e.queryHash,
-          e.fusion,
-          e.legs,
-          e.strategy,
-          e.offset,
-          e.shown,
-          e.parameters.gamma,
-          e.parameters.betaSal,
-          e.parameters.rrfK,
-          e.rrfKPinned ? 1 : 0,
-          e.reflectionBoost,
-          e.reflections,
-        );
+        .stmt(`INSERT INTO tuning_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+        .run(...eventValues(e, (b) => (b ? 1 : 0)));
       const id = Number(info.lastInsertRowid);
       const insert = this.conn.stmt(
         `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted)

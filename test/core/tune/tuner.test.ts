@@ -17,11 +17,11 @@ import {
   replay,
   replayBase,
   type RankParameters,
-  type ShadowCandidate,
   type ShadowEvent,
 } from '../../../src/core/tune/shadow.js';
 import { blendParameters, DEFAULT_GRID, evaluate, gridSearch, MIN_EVENTS, tune } from '../../../src/core/tune/tuner.js';
 import { asEntityId, type EntityId, type EntityStatus } from '../../../src/core/types.js';
+import { frequentVsRelevant } from '../../helpers/shadow-events.js';
 
 const NOW = Date.UTC(2026, 10, 23);
 const HOUR = 3_600_000;
@@ -233,41 +233,6 @@ describe('replay: a logged search re-ranked under other parameters', () => {
     for (const c of pinned.candidates) expect(replayBase(pinned, c, 10)).toBe(c.base);
   });
 });
-
-/**
- * An event where the relevant candidate has a slightly lower base but is rarely accessed, against a
- * frequently accessed one: a smaller BETA_SAL ranks the relevant one first.
- */
-function frequentVsRelevant(i: number): ShadowEvent {
-  const c = (n: number, base: number, importance: number, relevance: number): ShadowCandidate => ({
-    id: id(n),
-    base,
-    semanticRank: undefined,
-    keywordRank: undefined,
-    graphPart: 0,
-    importance,
-    temporal: 1,
-    cooc: 0,
-    multiplier: 1,
-    relevance,
-    boosted: false,
-  });
-  return {
-    at: NOW + i,
-    tool: 'search_semantic',
-    queryHash: `q${i}`,
-    fusion: 'weighted',
-    legs: 2,
-    strategy: 'hybrid_balanced',
-    offset: 0,
-    shown: 5,
-    parameters: DEFAULT_PARAMETERS,
-    rrfKPinned: false,
-    reflectionBoost: 1,
-    reflections: 'included',
-    candidates: [c(1, 0.6, 1, 0), c(2, 0.7, 0, 1), c(3, 0.2, 0.5, 0)],
-  };
-}
 
 describe('tune', () => {
   it(`skips below ${MIN_EVENTS} events with the spec's message ("Only 23 events, minimum 50 required")`, () => {
