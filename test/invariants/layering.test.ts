@@ -29,8 +29,8 @@ const DRIVER_OWNERS: Readonly<Record<string, string>> = {
 };
 /** Heavy runtimes are loaded with `await import()` so start-up and FTS-only use never pay for them. */
 const LAZY_PACKAGES = ['@huggingface/transformers', 'onnxruntime-node', 'pg', 'usearch'] as const;
-/** The packages src/core may use: pure code and data, no I/O (schemas; stopword lists). */
-const CORE_PACKAGES = ['zod', 'stopword'] as const;
+/** The packages src/core may use: pure code and data, no I/O (schemas; stopword lists: stopword, lunr + lunr-languages). */
+const CORE_PACKAGES = ['zod', 'stopword', 'lunr', 'lunr-languages'] as const;
 const COMPOSITION_ROOT = 'src/cli/main.ts';
 
 interface RawImport {

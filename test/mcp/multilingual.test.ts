@@ -72,4 +72,28 @@ describe('stopwords are no keyword evidence (issue 18, its two-entity example)',
       }
     });
   }
+
+  it('search_semantic: a Spanish question shares only "es" and "dónde" with the wrong entities and finds the right one', async () => {
+    const h = await harness({ embedder: 'real' });
+    try {
+      // "es" (a form of ser) and "donde" were missing from the old 59-word Spanish list: both matched.
+      await h.ok('create_entities', {
+        entities: [
+          { name: 'Luis', entityType: 'person', observations: ['mi abuelo, nació en un pueblo pequeño de Galicia en 1938'] },
+          { name: 'Carlos', entityType: 'person', observations: ['es alérgico a los cacahuetes'] },
+          { name: 'Oslo', entityType: 'place', observations: ['la ciudad donde pasamos la luna de miel'] },
+        ],
+      });
+      await h.service.drainEmbeddings();
+      const keywordOnly = await h.ok<{ results: { name: string }[] }>('hybrid_search', {
+        query: '¿de dónde es mi abuelo?',
+        search_modes: ['fts'],
+      });
+      expect(keywordOnly.results.map((r) => r.name)).toEqual(['Luis']);
+      const result = await h.ok<{ results: { name: string }[] }>('search_semantic', { query: '¿de dónde es mi abuelo?', limit: 3 });
+      expect(result.results[0]?.name).toBe('Luis');
+    } finally {
+      await h.close();
+    }
+  });
 });

@@ -8,7 +8,7 @@
  * kept only Spanish letters); an observation without keywords joins "Other" instead of becoming a
  * one-observation topic; `needs_split` needs two topics (a split into one entity is a rename).
  */
-import { isStopword } from '../text/stopwords.js';
+import { contentWords } from '../text/stopwords.js';
 
 /** Observations an entity may hold before a split is proposed, by type (case and accents ignored). */
 export function splitThreshold(entityType: string): number {
@@ -112,9 +112,9 @@ export function semanticGroups(n: number, similarity: (i: number, j: number) => 
   return members.filter((m): m is number[] => m !== undefined).sort((x, y) => (x[0] as number) - (y[0] as number));
 }
 
-/** Content words: letters of any script, 4 characters or more, no English or Spanish stopword. */
+/** Content words: letters of any script, 4 characters or more, no stopword of the text's language (stopwords.ts). */
 export function topicWords(text: string): string[] {
-  return (text.toLowerCase().match(/\p{L}[\p{L}\p{M}]*/gu) ?? []).filter((w) => [...w].length >= 4 && !isStopword(w));
+  return contentWords(text.toLowerCase().match(/\p{L}[\p{L}\p{M}]*/gu) ?? []).filter((w) => [...w].length >= 4);
 }
 
 const capitalize = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1);

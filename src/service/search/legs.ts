@@ -8,7 +8,7 @@ import type { KeywordHit, VectorHit } from '../../core/signals.js';
 import { distinctWords, orOfWords } from '../../core/text/fts-query.js';
 import { buildKeywordQuery, type KeywordMode } from '../../core/text/keyword-query.js';
 import { informativeWords } from '../../core/text/prune-terms.js';
-import { isStopword } from '../../core/text/stopwords.js';
+import { contentWords } from '../../core/text/stopwords.js';
 import type { Embedder } from '../../embed/embedder.js';
 import type { KeywordIndex } from '../../store/keyword-index.js';
 import type { Store } from '../../store/store.js';
@@ -51,7 +51,7 @@ export async function evidenceMatch(
   keywords: KeywordIndex,
   words: readonly string[],
 ): Promise<{ match: string | undefined; coverage: number }> {
-  const kept = words.filter((w) => !isStopword(w.toLowerCase()));
+  const kept = contentWords(words);
   if (kept.length === 0) return { match: undefined, coverage: 0 };
   const stats = await keywords.termStats(kept);
   const searched = new Set(informativeWords(stats.terms, stats.total));

@@ -1,0 +1,9 @@
+/** lunr-languages ships no types: each file exports a function that registers itself on a lunr object. */
+declare module 'lunr-languages/lunr.stemmer.support.js' {
+  const register: (lunr: unknown) => void;
+  export default register;
+}
+declare module 'lunr-languages/lunr.es.js' {
+  const register: (lunr: unknown) => void;
+  export default register;
+}
