@@ -13,7 +13,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { EXPANSION_FACTOR } from '../../src/core/rank/constants.js';
-import type { ContextWeights } from '../../src/core/rank/context-boost.js';
+import { DEFAULT_CONTEXT_WEIGHTS, type ContextWeights } from '../../src/core/rank/context-boost.js';
 import type { EntityId } from '../../src/core/types.js';
 import type { SearchRequest } from '../../src/service/search/request.js';
 import { cachedEmbedder } from './embed-cache.js';
@@ -43,6 +43,26 @@ function variants(): [string, Partial<SearchRequest>][] {
         const context: ContextWeights = { timeWeight, lateShare: 0.5, graphWeight, graphBelowSource };
         out.push([`D=150 time=${timeWeight} graph=${graphWeight}${graphBelowSource ? ' below' : ''}`, { depth: 150, context }]);
       }
+  // Write-order neighbours (context-boost.ts), with the shipped time weight and without the graph.
+  for (const neighbourWeight of [0.25, 0.5, 0.75, 1])
+    for (const neighbourSpan of [1, 2])
+      for (const mode of ['share', 'below', 'gap'] as const) {
+        const context: ContextWeights = {
+          timeWeight: 1,
+          lateShare: 0.5,
+          graphWeight: 0,
+          graphBelowSource: mode === 'below',
+          neighbourWeight,
+          neighbourSpan,
+          neighbourMode: mode === 'gap' ? 'gap' : 'share',
+        };
+        out.push([
+          `D=150 time=1 near=${neighbourWeight} span=${neighbourSpan}${mode === 'share' ? '' : ` ${mode}`}`,
+          { depth: 150, context },
+        ]);
+      }
+  // Both links at once, as search_semantic ships them (context-boost.ts DEFAULT_CONTEXT_WEIGHTS).
+  out.push(['shipped: D=150 ' + JSON.stringify(DEFAULT_CONTEXT_WEIGHTS), { depth: 150, context: DEFAULT_CONTEXT_WEIGHTS }]);
   return out;
 }
 
@@ -61,7 +81,7 @@ for (const sample of data.slice(0, Number(option('--locomo-samples') ?? Infinity
   const { entities, additions, next } = turnsOf(sample, 'metadata');
   const corpus = new Corpus(embedder);
   await corpus.load(entities, now, [], additions);
-  await corpus.relateKeepingVectors(next, now);
+  if (!args.includes('--no-relations')) await corpus.relateKeepingVectors(next, now);
   const ids = await corpus.ids(entities.map((e) => e.name));
   for (const qa of sample.qa) {
     const gold = new Set(
@@ -98,7 +118,7 @@ const row = (name: string): string =>
     )
     .join(' | ')} |`;
 const report = [
-  `Context study: search_semantic on LoCoMo, ${questions} questions, limit ${LIMIT}, ${list.length} variants; chosen on half A by recall@5 over categories 1-4`,
+  `Context study: search_semantic on LoCoMo${args.includes('--no-relations') ? ' (turns unrelated)' : ' (turns related by followed_by)'}, ${questions} questions, limit ${LIMIT}, ${list.length} variants; chosen on half A by recall@5 over categories 1-4`,
   `among the variants whose half-A hit@1 (1-4) is at least D=150's minus ${HIT1_SLACK}.`,
   `Machine ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
     .map((x) => x.toFixed(2))

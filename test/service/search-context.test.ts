@@ -1,6 +1,7 @@
 /**
  * The context stage (src/service/search/context.ts) on a real SQLite store: stored dates against
- * the query's time expression, relations to strong candidates. Then search_semantic end to end
+ * the query's time expression, relations to strong candidates, candidates written next to a strong
+ * one. Then search_semantic end to end
  * with the real model on the behaviour the stage is for. Note: these two end-to-end cases also
  * pass with the stage off, because the model reads the dates and relations in an entity's embedded
  * text too; what the stage adds is measured on LoCoMo (bench/quality/context.ts), and its arithmetic
@@ -78,6 +79,19 @@ describe('contextStage on a real store', () => {
     expect(base(out.fused, 'Neighbour')).toBeCloseTo(logistic(-1 + 0.25 * 2), 9);
     expect(base(out.fused, 'October trip')).toBeCloseTo(logistic(2), 9);
     expect(base(out.fused, 'June trip')).toBeCloseTo(logistic(1), 9);
+  });
+
+  it('moves a candidate written right after a strong one part of the way up, with the facts the store gives', async () => {
+    // Written in one batch in this order: June trip, July note, October trip, Undated, Neighbour.
+    const fused = fusedWith({ 'October trip': 2, Undated: -1, 'June trip': -1 });
+    const { facts } = await h.store.usage.signals([...ids.values()]);
+    const near = { timeWeight: 0, lateShare: 0, graphWeight: 0, neighbourWeight: 0.5, neighbourSpan: 1, neighbourMode: 'gap' as const };
+    const out = await contextStage(h.store.graph, 'what happened next?', fused, near, facts);
+    expect(base(out.fused, 'Undated')).toBeCloseTo(logistic(-1 + 0.5 * (2 - -1)), 9); // the next write
+    expect(base(out.fused, 'June trip')).toBeCloseTo(logistic(-1), 9); // two writes before: outside span 1
+    expect(base(out.fused, 'October trip')).toBeCloseTo(logistic(2), 9);
+    const wider = await contextStage(h.store.graph, 'what happened next?', fused, { ...near, neighbourSpan: 2 }, facts);
+    expect(base(wider.fused, 'June trip')).toBeCloseTo(logistic(-1 + 0.5 * 3), 9);
   });
 });
 

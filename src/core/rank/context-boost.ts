@@ -6,6 +6,10 @@
  * - graph: a candidate gains `graphWeight` × the strongest positive score among its related
  *   candidates: a turn next to the one that matches, a project of the person who matches. The
  *   strongest one, not a sum, so a hub with many weak neighbours gains no more than anyone.
+ * - written together: the same for candidates written next to each other (ids at most
+ *   `neighbourSpan` apart, created within NEIGHBOUR_WINDOW_MS): the turn before or after the one
+ *   that matches, the fact noted in the same breath. Memory knows its write order without anyone
+ *   relating the two; ids only grow, so neighbouring ids are neighbouring writes.
  * Scores are in the fused strength's own units (z-scores: fuse-zscore.ts, before its logistic),
  * so a weight of 0.5 is half a standard deviation of the legs' scores. Like the spec's graph
  * signal (spec/engrava-hybrid-search.md) it re-ranks the candidates and adds none.
@@ -25,15 +29,36 @@ export interface ContextWeights {
    * keeps its place and its neighbours come up behind it. @default false
    */
   readonly graphBelowSource?: boolean;
+  /** Share of the strongest candidate written next to this one. 0 or absent turns it off. */
+  readonly neighbourWeight?: number;
+  /** How many ids apart two writes may be and still be neighbours. @default 1 */
+  readonly neighbourSpan?: number;
+  /**
+   * `share`: a neighbour gains neighbourWeight × the strong one's score, as the graph does.
+   * `gap`: it moves neighbourWeight of the way from its own score to the strong one's, so it never
+   * passes it and two middling neighbours barely lift each other. @default 'share'
+   */
+  readonly neighbourMode?: 'share' | 'gap';
 }
 
+/** Two writes further apart in time than this are not neighbours, however close their ids. */
+export const NEIGHBOUR_WINDOW_MS = 60 * 60 * 1000;
+
 /**
- * search_semantic's weights, from the LoCoMo context study (bench/results/quality-2026-11-23-context.md):
- * on half A, time 1 and graph 0.5 gain recall@5 0.551 → 0.605 with hit@1 and MRR level or better;
- * half B 0.581 → 0.638. The study's own rule picked `graphBelowSource` at 0.75, which lost hit@1
- * on half B; that report says why this one ships instead.
+ * search_semantic's weights, from the LoCoMo context study (bench/results/quality-2026-11-23-context.md
+ * and …-neighbours.md). Time 1 and graph 0.5: on half A recall@5 0.551 → 0.605 with hit@1 and MRR
+ * level or better (graph 0.5 was picked after half B was seen; that report says so). Neighbours
+ * 0.75 within 2 ids: chosen on half A alone by the study's rule (best recall@5 whose hit@1 is within
+ * 0.01 of no context) on turns no one related: half A 0.557 → 0.631, held-out half B 0.586 → 0.653.
  */
-export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({ timeWeight: 1, lateShare: 0.5, graphWeight: 0.5 });
+export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
+  timeWeight: 1,
+  lateShare: 0.5,
+  graphWeight: 0.5,
+  neighbourWeight: 0.75,
+  neighbourSpan: 2,
+  neighbourMode: 'gap',
+});
 
 export interface ContextInputs {
   /** Each candidate's fused strength, higher is better. */
@@ -44,41 +69,46 @@ export interface ContextInputs {
   readonly dates: ReadonlyMap<EntityId, readonly CalendarDate[]>;
   /** The query's time expressions; empty when it names none. */
   readonly asked: readonly CalendarDate[];
+  /** When each candidate was created (ms); needed only when neighbourWeight is on. */
+  readonly createdAt?: ReadonlyMap<EntityId, number>;
 }
 
 export interface ContextBoost {
   readonly time: number;
   readonly graph: number;
+  /** From a candidate written next to this one. */
+  readonly neighbour: number;
 }
 
 /**
- * Each candidate's boost (added to its strength): time and graph parts, both ≥ 0. The graph part
- * reads the strengths before any boost, so a boost never propagates.
+ * Each candidate's boost (added to its strength): time, graph and neighbour parts, all ≥ 0. The
+ * graph and neighbour parts read the strengths before any boost, so a boost never propagates.
  * @example contextBoosts({ strength: new Map([[a, 1], [b, -1]]), edges: [{ from: a, to: b }], dates: new Map(), asked: [] },
- *   { timeWeight: 0.5, lateShare: 0.5, graphWeight: 0.25 }) // b: { time: 0, graph: 0.25 }, a: { time: 0, graph: 0 }
+ *   { timeWeight: 0.5, lateShare: 0.5, graphWeight: 0.25 }) // b: { time: 0, graph: 0.25, neighbour: 0 }, a: all 0
  */
 export function contextBoosts(inputs: ContextInputs, weights: ContextWeights): Map<EntityId, ContextBoost> {
-  for (const name of ['timeWeight', 'lateShare', 'graphWeight'] as const) {
-    const value = weights[name];
+  const neighbourWeight = weights.neighbourWeight ?? 0;
+  const span = weights.neighbourSpan ?? 1;
+  for (const [name, value] of [
+    ['timeWeight', weights.timeWeight],
+    ['lateShare', weights.lateShare],
+    ['graphWeight', weights.graphWeight],
+    ['neighbourWeight', neighbourWeight],
+  ] as const) {
     if (!Number.isFinite(value) || value < 0) throw new RangeError(`Context weight ${name} is ${value}; it must be finite and >= 0.`);
   }
-  const below = weights.graphBelowSource === true;
+  if (!Number.isInteger(span) || span < 1) throw new RangeError(`Context neighbourSpan is ${span}; it must be an integer >= 1.`);
   const { strength } = inputs;
-  const best = new Map<EntityId, number>();
-  if (weights.graphWeight > 0) {
-    const reach = (from: EntityId, to: EntityId): void => {
-      const own = strength.get(from);
-      if (from === to || own === undefined) return;
-      const s = strength.get(to);
-      if (s === undefined || !(s > 0)) return;
-      const lift = below ? Math.min(weights.graphWeight * s, Math.max(0, s - own)) : weights.graphWeight * s;
-      best.set(from, Math.max(best.get(from) ?? 0, lift));
-    };
-    for (const e of inputs.edges) {
-      reach(e.from, e.to);
-      reach(e.to, e.from);
-    }
-  }
+  const graph = liftsAlong(inputs.edges, strength, weights.graphWeight, weights.graphBelowSource === true ? 'below' : 'share');
+  const near =
+    neighbourWeight > 0
+      ? liftsAlong(
+          writeNeighbours(strength, inputs.createdAt ?? new Map(), span),
+          strength,
+          neighbourWeight,
+          weights.neighbourMode === 'gap' ? 'gap' : weights.graphBelowSource === true ? 'below' : 'share',
+        )
+      : new Map<EntityId, number>();
   const boosts = new Map<EntityId, ContextBoost>();
   for (const id of strength.keys()) {
     let time = 0;
@@ -88,7 +118,54 @@ export function contextBoosts(inputs: ContextInputs, weights: ContextWeights): M
         for (const q of inputs.asked) match = Math.max(match, dateMatch(q, stored, weights.lateShare));
       time = weights.timeWeight * match;
     }
-    boosts.set(id, { time, graph: best.get(id) ?? 0 });
+    boosts.set(id, { time, graph: graph.get(id) ?? 0, neighbour: near.get(id) ?? 0 });
   }
   return boosts;
+}
+
+type Edge = { readonly from: EntityId; readonly to: EntityId };
+
+/**
+ * Per candidate, the largest lift across its edges (either direction) from a positive strength s:
+ * `share` weight × s; `below` the same but never past s; `gap` weight × (s − own), never below 0.
+ */
+function liftsAlong(
+  edges: readonly Edge[],
+  strength: ReadonlyMap<EntityId, number>,
+  weight: number,
+  mode: 'share' | 'below' | 'gap',
+): Map<EntityId, number> {
+  const best = new Map<EntityId, number>();
+  if (weight === 0) return best;
+  const reach = (from: EntityId, to: EntityId): void => {
+    const own = strength.get(from);
+    if (from === to || own === undefined) return;
+    const s = strength.get(to);
+    if (s === undefined || !(s > 0)) return;
+    const lift =
+      mode === 'gap' ? weight * Math.max(0, s - own) : mode === 'below' ? Math.min(weight * s, Math.max(0, s - own)) : weight * s;
+    best.set(from, Math.max(best.get(from) ?? 0, lift));
+  };
+  for (const e of edges) {
+    reach(e.from, e.to);
+    reach(e.to, e.from);
+  }
+  return best;
+}
+
+/** Pairs of candidates written next to each other: ids at most `span` apart, created within the window. */
+function writeNeighbours(strength: ReadonlyMap<EntityId, number>, createdAt: ReadonlyMap<EntityId, number>, span: number): Edge[] {
+  const ids = [...strength.keys()].sort((x, y) => x - y);
+  const pairs: Edge[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const from = ids[i] as EntityId;
+    const at = createdAt.get(from);
+    if (at === undefined) continue;
+    for (let j = i + 1; j < ids.length && (ids[j] as number) - from <= span; j++) {
+      const to = ids[j] as EntityId;
+      const other = createdAt.get(to);
+      if (other !== undefined && Math.abs(other - at) <= NEIGHBOUR_WINDOW_MS) pairs.push({ from, to });
+    }
+  }
+  return pairs;
 }

@@ -1,9 +1,10 @@
 /**
  * The context stage (issue 18, part 3), between fusion and the limbic re-rank: the memory's own
  * context re-scores the fused candidates (core/rank/context-boost.ts): dates stored as metadata
- * observations against the query's time expressions, and relations to other strong candidates.
- * It reads the store only for what can count: relations when the graph weight is on, observations
- * only when the query names a date. It works on z-score fusion's strength (the logit of its base);
+ * observations against the query's time expressions, relations to other strong candidates, and
+ * candidates written next to a strong one. It reads the store only for what can count: relations
+ * when the graph weight is on, observations only when the query names a date; write order comes
+ * from the candidates' facts. It works on z-score fusion's strength (the logit of its base);
  * other fusions' bases are not on a scale a fixed weight means anything on, so they pass through.
  */
 import { contextBoosts, type ContextBoost, type ContextWeights } from '../../core/rank/context-boost.js';
@@ -61,17 +62,25 @@ export async function contextStage(
   const asked = weights.timeWeight > 0 ? timeExpressions(query) : [];
   const useTime = asked.length > 0;
   const useGraph = weights.graphWeight > 0;
-  if (!useTime && !useGraph) return none;
+  const useNeighbours = (weights.neighbourWeight ?? 0) > 0;
+  if (!useTime && !useGraph && !useNeighbours) return none;
   const ids = fused.candidates.map((c) => c.candidate.id);
   const strength = new Map(fused.candidates.map((c) => [c.candidate.id, logit(c.base)]));
   const [edges, dates] = await Promise.all([
     useGraph ? graph.edgesTouching(ids) : Promise.resolve([]),
     useTime ? storedDates(graph, ids, facts) : Promise.resolve(new Map<EntityId, CalendarDate[]>()),
   ]);
-  const boosts = contextBoosts({ strength, edges, dates, asked }, weights);
+  const createdAt = new Map<EntityId, number>();
+  if (useNeighbours)
+    for (const id of ids) {
+      const at = facts.get(id)?.createdAt;
+      if (at !== undefined) createdAt.set(id, at);
+    }
+  const boosts = contextBoosts({ strength, edges, dates, asked, createdAt }, weights);
   const candidates = fused.candidates.map((c) => {
     const b = boosts.get(c.candidate.id);
-    const added = (b?.time ?? 0) + (b?.graph ?? 0);
+    // A relation and write order often link the same two (a turn and the next): the stronger counts.
+    const added = (b?.time ?? 0) + Math.max(b?.graph ?? 0, b?.neighbour ?? 0);
     return added === 0 ? c : { candidate: c.candidate, base: logistic((strength.get(c.candidate.id) ?? 0) + added) };
   });
   return { fused: { ...fused, candidates }, boosts };

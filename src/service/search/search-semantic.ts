@@ -2,8 +2,8 @@
  * search_semantic (spec/hybrid-search.md's six steps) as a preset of the pipeline: legs at
  * limit × EXPANSION_FACTOR but never fewer than MIN_CANDIDATE_DEPTH, plain-text keyword leg,
  * fusion by score strength (z-scores of cosine and BM25, the keyword leg weighted by the query's
- * coverage: core/rank/fuse-zscore.ts), the context stage (stored dates, related candidates:
- * context.ts), the limbic re-rank with the spec's routing (which reads the limit), shaped to the
+ * coverage: core/rank/fuse-zscore.ts), the context stage (stored dates, related candidates,
+ * candidates written next to a strong one: context.ts), the limbic re-rank with the spec's routing (which reads the limit), shaped to the
  * spec's output fields. Hybrid when the keyword leg finds anything, pure semantic otherwise;
  * without a model the keyword hits still come back, so a query whose words match is never
  * answered with nothing.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contextBoosts, DEFAULT_CONTEXT_WEIGHTS, type ContextWeights } from '../../../src/core/rank/context-boost.js';
+import { contextBoosts, DEFAULT_CONTEXT_WEIGHTS, NEIGHBOUR_WINDOW_MS, type ContextWeights } from '../../../src/core/rank/context-boost.js';
 import { dateMatch, timeExpressions } from '../../../src/core/rank/time-expression.js';
 import { asEntityId } from '../../../src/core/types.js';
 
@@ -71,9 +71,9 @@ describe('contextBoosts', () => {
       { from: a, to: asEntityId(99) },
     ];
     const boosts = contextBoosts({ strength, edges, dates: new Map(), asked: [] }, weights);
-    expect(boosts.get(b)).toEqual({ time: 0, graph: 0.25 * 2 });
-    expect(boosts.get(a)).toEqual({ time: 0, graph: 0 }); // b is negative; 99 is no candidate
-    expect(boosts.get(d)).toEqual({ time: 0, graph: 0 });
+    expect(boosts.get(b)).toEqual({ time: 0, graph: 0.25 * 2, neighbour: 0 });
+    expect(boosts.get(a)).toEqual({ time: 0, graph: 0, neighbour: 0 }); // b is negative; 99 is no candidate
+    expect(boosts.get(d)).toEqual({ time: 0, graph: 0, neighbour: 0 });
     expect(boosts.has(asEntityId(99))).toBe(false);
   });
 
@@ -114,6 +114,28 @@ describe('contextBoosts', () => {
     expect(noDate.get(a)?.time).toBe(0);
   });
 
+  it('lifts a candidate written next to a strong one: ids within the span, created within the window', () => {
+    // a (id 1) is strong; b (2) was written right after it, c (3) two writes later, d (4) a day later.
+    const hour = NEIGHBOUR_WINDOW_MS;
+    const createdAt = new Map([
+      [a, 0],
+      [b, 1000],
+      [c, 2000],
+      [d, 2000 + 24 * hour],
+    ]);
+    const near = { ...weights, graphWeight: 0, neighbourWeight: 0.5 };
+    const one = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, near);
+    expect(one.get(b)?.neighbour).toBe(0.5 * 2); // from a
+    expect(one.get(c)?.neighbour).toBe(0); // b is negative and a is two ids away
+    expect(one.get(a)?.neighbour).toBe(0); // b is negative
+    expect(one.get(d)?.neighbour).toBe(0); // c is its neighbour by id, not by time
+    const two = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, { ...near, neighbourSpan: 2 });
+    expect(two.get(c)?.neighbour).toBe(0.5 * 2);
+    expect(two.get(a)?.neighbour).toBe(0.5 * 0.5); // from c
+    const off = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, weights);
+    expect([...off.values()].every((x) => x.neighbour === 0)).toBe(true);
+  });
+
   it('rejects a negative or non-finite weight, saying which', () => {
     expect(() => contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, graphWeight: -1 })).toThrow(
       /graphWeight/,
@@ -121,5 +143,8 @@ describe('contextBoosts', () => {
     expect(() => contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, timeWeight: NaN })).toThrow(
       /timeWeight/,
     );
+    expect(() =>
+      contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, neighbourWeight: 0.5, neighbourSpan: 0 }),
+    ).toThrow(/neighbourSpan/);
   });
 });
