@@ -308,6 +308,8 @@ program
         embedder: buildEmbedder(root, Math.max(1, availableParallelism() - 1), true),
         info: { name: 'limbic', version: PACKAGE.version },
         logger: stderrLogger,
+        // Off unless LIMBIC_AUTO_TUNE_MINUTES is set, as on stdio: each namespace tunes on its own log.
+        autoTuneMinutes: autoTuneMinutes(),
       },
     );
   });

@@ -49,6 +49,8 @@ export interface ServeHttpDeps {
   readonly embedder: LazyEmbedder;
   readonly info: ServerInfo;
   readonly logger: Logger;
+  /** LIMBIC_AUTO_TUNE_MINUTES, read by the caller: each namespace tunes itself this often. */
+  readonly autoTuneMinutes?: number | undefined;
 }
 
 export async function startServeHttp(
@@ -83,7 +85,13 @@ export async function startServeHttp(
       `no token exists yet (${redactPassword(tokenFilePath(deps.dbPath))}): every request will get 401. Make one with "limbic token create --namespace default".`,
     );
   }
-  const registry = new NamespaceRegistry({ dbPath: deps.dbPath, openStore: deps.openStore, embedder: deps.embedder, logger: deps.logger });
+  const registry = new NamespaceRegistry({
+    dbPath: deps.dbPath,
+    openStore: deps.openStore,
+    embedder: deps.embedder,
+    logger: deps.logger,
+    autoTuneMinutes: deps.autoTuneMinutes,
+  });
   let server: RunningHttpServer;
   try {
     server = await startHttpServer({

@@ -16,6 +16,7 @@ import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type Embedder, type LoadProgress } from '../embed/embedder.js';
 import { MemoryService } from '../service/memory-service.js';
+import { startAutoTune, type AutoTune } from '../service/tuning.js';
 import { redactPassword } from '../core/redact.js';
 import type { Store } from '../store/store.js';
 
@@ -118,11 +119,14 @@ export interface NamespaceRegistryDeps {
   readonly embedder: LazyEmbedder;
   readonly logger: Logger;
   readonly clock?: () => number;
+  /** LIMBIC_AUTO_TUNE_MINUTES: each open memory tunes itself this often (tuning.ts); undefined, never. */
+  readonly autoTuneMinutes?: number | undefined;
 }
 
 /** The open memories of a server: each opened on its first request, all closed on shutdown. */
 export class NamespaceRegistry {
   private readonly open = new Map<string, MemoryService>();
+  private readonly tunes = new Map<string, AutoTune>();
   private closing = false;
 
   constructor(private readonly deps: NamespaceRegistryDeps) {}
@@ -140,6 +144,9 @@ export class NamespaceRegistry {
       });
       service.warm();
       this.open.set(namespace, service);
+      // Each namespace learns from its own searches only: its own shadow log, its own values.
+      if (this.deps.autoTuneMinutes !== undefined)
+        this.tunes.set(namespace, startAutoTune(service.store, this.deps.autoTuneMinutes, this.deps.logger, this.deps.clock));
       this.deps.logger.info(`opened namespace ${namespace} (${describeNamespace(this.deps.dbPath, namespace)})`);
     }
     return service;
@@ -149,9 +156,16 @@ export class NamespaceRegistry {
     return [...this.open.keys()];
   }
 
+  /** The periodic tune of an open namespace, when LIMBIC_AUTO_TUNE_MINUTES is set. */
+  autoTune(namespace: string): AutoTune | undefined {
+    return this.tunes.get(namespace);
+  }
+
   /** Finishes each memory's pending work and closes it, then the shared model. */
   async close(): Promise<void> {
     this.closing = true;
+    for (const tune of this.tunes.values()) tune.stop();
+    this.tunes.clear();
     const services = [...this.open.values()];
     this.open.clear();
     await Promise.all(services.map((s) => s.close()));

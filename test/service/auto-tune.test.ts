@@ -2,13 +2,15 @@
  * The server's periodic tune (LIMBIC_AUTO_TUNE_MINUTES, off by default) on a real SQLite file: it
  * applies nothing below the spec's minimum of searches with feedback, applies the better values
  * once the minimum is met and a cell beats the values in force, keeps them when nothing does, and
- * its timer runs the tune on schedule.
+ * its timer runs the tune on schedule. Under serve --http every namespace tunes on its own log.
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { noopLogger } from '../../src/core/logger.js';
 import { BETA_SAL } from '../../src/core/rank/constants.js';
 import { MIN_EVENTS } from '../../src/core/tune/tuner.js';
+import { LazyEmbedder } from '../../src/embed/embedder.js';
+import { NamespaceRegistry } from '../../src/http/namespaces.js';
 import { autoTuneMinutes, startAutoTune, type AutoTune } from '../../src/service/tuning.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -75,5 +77,43 @@ describe('startAutoTune', () => {
     expect(await store.tuning?.parameters()).toBeUndefined();
     await vi.advanceTimersByTimeAsync(60_000);
     await vi.waitFor(async () => expect((await store.tuning?.parameters())?.source).toBe('tuned'));
+  });
+});
+
+describe('periodic tune under serve --http (NamespaceRegistry)', () => {
+  const tmp = tempDir();
+  afterAll(() => tmp.cleanup());
+
+  const registry = (autoTuneMinutes: number | undefined): NamespaceRegistry =>
+    new NamespaceRegistry({
+      dbPath: join(tmp.dir, `memory-${Math.random()}.db`),
+      openStore: (path) => openSqliteStore({ path, vectors: false }),
+      embedder: new LazyEmbedder(() => Promise.reject(new Error('no model in this test (keyword search only)'))),
+      logger: noopLogger,
+      clock: () => T0 + 1_000,
+      autoTuneMinutes,
+    });
+
+  it('tunes each open namespace on its own shadow log, and none when the variable is unset', async () => {
+    const on = registry(60);
+    try {
+      const busy = on.service('work').store;
+      on.service('home');
+      for (let i = 0; i < MIN_EVENTS + 10; i++) await busy.tuning?.appendShadow(frequentVsRelevant(i, 3));
+      expect((await on.autoTune('work')?.tick())?.status).toBe('tuned');
+      expect((await busy.tuning?.parameters())?.source).toBe('tuned');
+      // "home" logged no search: its tune has nothing to learn from and changes nothing.
+      expect((await on.autoTune('home')?.tick())?.status).toBe('skipped');
+      expect(await on.service('home').store.tuning?.parameters()).toBeUndefined();
+    } finally {
+      await on.close();
+    }
+    const off = registry(undefined);
+    try {
+      off.service('work');
+      expect(off.autoTune('work')).toBeUndefined();
+    } finally {
+      await off.close();
+    }
   });
 });
