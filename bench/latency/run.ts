@@ -35,7 +35,7 @@ import { keywordFilePath } from '../../src/store/sqlite/keyword-topk-file.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { importFile } from '../../src/cli/import-file.js';
 import { loadModel, memoizeQueries } from '../quality/harness.js';
-import { entityName, queries, randomUnit, rng, writeGraph } from './generate.js';
+import { broadQueries, entityName, queries, randomUnit, rng, writeGraph } from './generate.js';
 import { derivedVectors, distributionFacts, realTextVectors, type DistributionFacts, type RealTextVectors } from './pool-vectors.js';
 import { logLogChart, type Series } from './svg-plot.js';
 import { fmt as f, stat, type Stat } from '../stats.js';
@@ -348,30 +348,6 @@ async function benchSize(size: number, model: Embedder, realText: () => Promise<
 interface SideBySide {
   size: number;
   ops: Record<string, { limbic: Stat; official: Stat }>;
-}
-
-/**
- * Substrings that 1-5% of the entities contain (the official test: name, type or an observation,
- * case-insensitive), measured on this graph: observation words of 5+ letters in 1-4% of the
- * entities as words, kept when their substring share is 1-5%. The workload a user tried (issue 13),
- * where the answer, not the search, is most of the work.
- */
-function broadQueries(entities: readonly { name: string; entityType: string; observations: string[] }[], count: number) {
-  const hay = entities.map((e) => [e.name, e.entityType, ...e.observations].join('\u0000').toLowerCase());
-  const df = new Map<string, number>();
-  for (const e of entities)
-    for (const w of new Set(e.observations.flatMap((o) => o.split(' ')))) if (w.length >= 5) df.set(w, (df.get(w) ?? 0) + 1);
-  const words = [...df]
-    .filter(([, n]) => n >= 0.01 * entities.length && n <= 0.04 * entities.length)
-    .map(([w]) => w)
-    .sort();
-  const picked: { query: string; share: number }[] = [];
-  for (const query of words) {
-    const share = hay.filter((h) => h.includes(query)).length / entities.length;
-    if (share >= 0.01 && share <= 0.05) picked.push({ query, share });
-    if (picked.length === count) break;
-  }
-  return picked;
 }
 
 async function sideBySide(size: number): Promise<SideBySide> {

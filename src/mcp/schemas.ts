@@ -130,6 +130,11 @@ export const GraphOutput = {
   limit: z.number().int().optional(),
   next_offset: z.number().int().optional(),
 };
+/**
+ * search_nodes: full entities only (read_graph's compact outlines never come back from it), so each
+ * answer is checked against one shape instead of a union: the official server's, plus the page fields.
+ */
+export const SearchNodesOutput = { ...GraphOutput, entities: z.array(EntityOutputSchema) };
 export const SuccessOutput = { success: z.boolean(), message: z.string() };
 /** open_nodes: the graph, and with include_superseded each entity's history and relations' end. */
 export const OpenNodesOutput = {

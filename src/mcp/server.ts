@@ -202,7 +202,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         'Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (case-insensitive), best matches first. Limbic: limit/offset return one page, with total and next_offset',
       inputSchema: s.searchNodesInput,
-      outputSchema: s.GraphOutput,
+      outputSchema: s.SearchNodesOutput,
       annotations: READ,
     },
     guard(async ({ query, limit, offset }) => structured({ ...(await service.graphView({ query, page: pageOf(limit, offset) })) })),

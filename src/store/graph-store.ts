@@ -86,6 +86,8 @@ export interface GraphStore {
    * relations with at least one endpoint in the page.
    */
   searchNodes(query: string, page?: Page): Promise<GraphPage>;
+  /** Starts building what makes searchNodes fast (in the background), where a store has such a thing. */
+  warmSearch?(): void;
   /** Exact names; relations with at least one endpoint in the set. */
   openNodes(names: readonly string[]): Promise<KnowledgeGraph>;
   /** Ids of the named entities that exist, in the order given. */

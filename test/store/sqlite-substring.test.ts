@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entity, Relation } from '../../src/core/types.js';
 import type { Store } from '../../src/store/store.js';
+import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
+import { SqliteGraph } from '../../src/store/sqlite/sqlite-graph.js';
+import { substringIndex } from '../../src/store/sqlite/sqlite-substring.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { rng } from '../helpers/rng.js';
@@ -112,4 +115,134 @@ describe('search_nodes on SQLite equals the contract on random graphs', () => {
       }
     });
   }
+});
+
+/**
+ * The in-memory index (substring-index.ts) answers queries without whitespace; another connection's
+ * writes reach it through keyword_log. A reader's graph on its own connection, a writer's store on
+ * another, one file: every answer must equal the contract on the writer's current graph.
+ */
+describe('search_nodes through the in-memory index, with writes from another connection', () => {
+  const setup = (entities: number) => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const writer = openSqliteStore({ path, vectors: false });
+    const conn = new SqliteConnection({ path, busyTimeoutMs: 10_000, vectors: false });
+    const reader = new SqliteGraph(conn);
+    const seed: Entity[] = Array.from({ length: entities }, (_, i) => ({
+      name: `Ent ${i}`,
+      entityType: i % 2 === 0 ? 'Person' : 'Place',
+      observations: [`word${i % 97} shared ÉCOLE İstanbul`, `n${i}x tail-${i % 13}`],
+    }));
+    const done = async () => {
+      await writer.close();
+      conn.close();
+      tmp.cleanup();
+    };
+    return { writer, conn, reader, seed, done };
+  };
+  const check = async (writer: Store, reader: SqliteGraph, queries: readonly string[]) => {
+    const graph = await writer.graph.readGraph();
+    for (const query of queries) {
+      const want = expected(graph.entities, graph.relations, query);
+      expect({ query, ...(await reader.searchNodes(query)) }).toEqual({ query, ...want });
+      const page = await reader.searchNodes(query, { limit: 3, offset: 1 });
+      expect({ query, total: page.total, entities: page.entities }).toEqual({
+        query,
+        total: want.total,
+        entities: want.entities.slice(1, 4),
+      });
+    }
+  };
+
+  it('answers a small graph at once and follows adds, renames by replacement, and deletes', async () => {
+    const { writer, conn, reader, seed, done } = setup(60);
+    try {
+      await writer.graph.createEntities(seed, 1);
+      await writer.graph.createRelations(
+        [
+          { from: 'Ent 1', to: 'Ent 2', relationType: 'knows' },
+          { from: 'Ent 3', to: 'Ent 1', relationType: 'likes' },
+          { from: 'Ent 5', to: 'Ent 5', relationType: 'self' },
+          { from: 'Ent 6', to: 'Nobody', relationType: 'dangling' },
+        ],
+        1,
+      );
+      const queries = [
+        'word1',
+        'WORD5',
+        'école',
+        'istanbul',
+        'İstanbul',
+        'i̇stanbul',
+        'ent 1',
+        'tail-1',
+        'n4',
+        'x',
+        'é',
+        'person',
+        'zyxw',
+        'fresh',
+      ];
+      await check(writer, reader, queries);
+      const index = substringIndex(conn);
+      const before = index.answered;
+      expect(before).toBeGreaterThan(0); // queries without whitespace went through the in-memory index
+      // The relations are read into memory off the answer's path, then answer from there.
+      await new Promise((resolve) => setImmediate(resolve));
+      await check(writer, reader, queries);
+      const relationAnswers = index.relationAnswers;
+      expect(relationAnswers).toBeGreaterThan(0);
+
+      await writer.graph.deleteRelations([{ from: 'Ent 3', to: 'Ent 1', relationType: 'likes' }], 2);
+      await writer.graph.createRelations([{ from: 'Ent 7', to: 'Ent 8', relationType: 'new' }], 2);
+      await check(writer, reader, ['word1', 'word7', 'n8x', 'tail-3']); // stale: SQL answers
+      await new Promise((resolve) => setImmediate(resolve));
+      await check(writer, reader, ['word1', 'word7', 'n8x', 'tail-3']);
+      expect(index.relationAnswers).toBeGreaterThan(relationAnswers);
+
+      await writer.graph.addObservations([{ entityName: 'Ent 7', contents: ['a FRESH zyxwvu word'] }], 2);
+      await writer.graph.createEntities([{ name: 'Newcomer', entityType: 'Thing', observations: ['fresh start'] }], 2);
+      await writer.graph.deleteObservations([{ entityName: 'Ent 3', observations: ['n3x tail-3'] }], 2);
+      await writer.graph.deleteEntities(['Ent 4', 'Ent 59']); // 59 is the last id: a new entity may reuse it
+      await writer.graph.createEntities([{ name: 'Reused', entityType: 'Thing', observations: ['word58 again'] }], 3);
+      await check(writer, reader, [...queries, 'n3x', 'n4x', 'reused', 'word58', 'n59x']);
+      await new Promise((resolve) => setImmediate(resolve));
+      await check(writer, reader, [...queries, 'n3x', 'n4x', 'reused', 'word58', 'n59x']);
+      expect(index.answered).toBeGreaterThan(before);
+    } finally {
+      await done();
+    }
+  });
+
+  it('builds a larger graph in steps, the trigram index answering meanwhile', async () => {
+    const { writer, conn, reader, seed, done } = setup(2_500);
+    try {
+      await writer.graph.createEntities(seed, 1);
+      await check(writer, reader, ['word12', 'tail-7']);
+      expect(substringIndex(conn).answered).toBe(0); // not built yet: the trigram index answered
+      for (let i = 0; i < 100 && substringIndex(conn).answered === 0; i++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        await reader.searchNodes('word3');
+      }
+      expect(substringIndex(conn).answered).toBeGreaterThan(0);
+      await writer.graph.addObservations([{ entityName: 'Ent 2400', contents: ['qwertyuiop'] }], 2);
+      await check(writer, reader, ['word12', 'tail-7', 'qwerty', 'n2400x', 'ent 24']);
+    } finally {
+      await done();
+    }
+  });
+
+  it('starts building at warmSearch (a server at start), before any search', async () => {
+    const { writer, conn, reader, seed, done } = setup(1_200);
+    try {
+      await writer.graph.createEntities(seed, 1);
+      reader.warmSearch();
+      for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+      await check(writer, reader, ['word12', 'tail-7', 'n1100x']);
+      expect(substringIndex(conn).answered).toBeGreaterThan(0);
+    } finally {
+      await done();
+    }
+  });
 });

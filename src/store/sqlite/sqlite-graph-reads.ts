@@ -7,7 +7,7 @@ import { asEntityId, type EntityId, type KnowledgeGraph, type Relation } from '.
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
 import { cleanPage, publicEntity, toRelation, toStoredEntity, type EntityRow, type RelationRow } from '../rows.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
-import { registerSubstringFunctions, shaped, substringSearch } from './sqlite-substring.js';
+import { registerSubstringFunctions, shaped, substringIndex, substringSearch } from './sqlite-substring.js';
 
 /** No LIMIT in SQLite's terms, for the unpaged form of a paged query. */
 const WHOLE: Page = { limit: -1, offset: 0 };
@@ -69,8 +69,13 @@ export class SqliteGraphReads {
 
   /** The official substring test, ranked (sqlite-substring.ts); relations with an endpoint in the answer. */
   async searchNodes(query: string, page?: Page): Promise<GraphPage> {
-    const { entities, total } = substringSearch(this.conn, query, page === undefined ? undefined : cleanPage(page));
-    return { entities, relations: this.relationsTouching(entities.map((e) => e.name)), total };
+    const { entities, total, relations } = substringSearch(this.conn, query, page === undefined ? undefined : cleanPage(page));
+    return { entities, relations: relations ?? this.relationsTouching(entities.map((e) => e.name)), total };
+  }
+
+  /** Builds search_nodes' in-memory index in steps (substring-index.ts), so the first searches find it ready. */
+  warmSearch(): void {
+    substringIndex(this.conn).warm();
   }
 
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {

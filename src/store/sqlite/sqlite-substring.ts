@@ -4,7 +4,11 @@
  * creation order, as the official server's file orders them. The trigram index only narrows the
  * candidates; the test itself is always the one below, applied exactly.
  *
- * The cost follows what is returned: one statement reads the candidates' names and types (the
+ * A query without whitespace is answered from memory once the connection's index is built
+ * (substring-index.ts: the text and its words, kept in step with every process's writes); the rest
+ * of this file is the SQL path, for other queries, graphs over its size and until it is built.
+ *
+ * The SQL path's cost follows what is returned: one statement reads the candidates' names and types (the
  * first four tiers need nothing else), one reads observations off the covering (entity_id, content)
  * index, in bulk and without building objects per row. A page tests the remaining candidates'
  * observations in SQL, which counts the total without carrying their text into JavaScript, and
@@ -12,9 +16,10 @@
  */
 import type Database from 'better-sqlite3';
 import { buildSubstringQuery } from '../../core/text/fts-query.js';
-import type { Entity } from '../../core/types.js';
+import type { Entity, Relation } from '../../core/types.js';
 import type { Page } from '../graph-store.js';
 import { json, type SqliteConnection, type Statement } from './sqlite-connection.js';
+import { SubstringIndex, type HeldEntity } from './substring-index.js';
 
 /** The tier of the name and type tests for a lower-cased query; null when neither matches. */
 function nameTier(name: string, type: string, q: string): number | null {
@@ -58,12 +63,36 @@ export function shaped<P extends unknown[] | object, R>(conn: SqliteConnection, 
   return statement as unknown as Statement<P, R>;
 }
 
+/** Each connection's in-memory index (substring-index.ts), made on its first search. */
+const indexes = new WeakMap<SqliteConnection, SubstringIndex>();
+
+/** The in-memory index of this connection (for tests and diagnostics: `answered`). */
+export function substringIndex(conn: SqliteConnection): SubstringIndex {
+  let index = indexes.get(conn);
+  if (index === undefined) indexes.set(conn, (index = new SubstringIndex(conn)));
+  return index;
+}
+
 /** A candidate entity as read for the test: [id, name, entityType], in creation order. */
 type Row = [number, string, string];
 
-/** The matches, best first, with their observations; `total` counts them all, on every page. */
-export function substringSearch(conn: SqliteConnection, query: string, page?: Page): { entities: Entity[]; total: number } {
+/**
+ * The matches, best first, with their observations; `total` counts them all, on every page.
+ * `relations` (those touching the entities returned, in creation order) when they were read from
+ * memory; the caller reads them otherwise.
+ */
+export function substringSearch(
+  conn: SqliteConnection,
+  query: string,
+  page?: Page,
+): { entities: Entity[]; total: number; relations?: Relation[] } {
   const q = query.toLowerCase();
+  const index = substringIndex(conn);
+  const held = index.candidates(q);
+  if (held !== undefined) {
+    const answer = inMemory(held, q, page);
+    return { ...answer, relations: index.relationsTouching(answer.entities.map((e) => e.name)) };
+  }
   const { rows, scan } = candidates(conn, query);
   // Rows come in creation order, and the sort is stable: ties stay in creation order.
   const named: { row: Row; tier: number }[] = [];
@@ -90,6 +119,20 @@ export function substringSearch(conn: SqliteConnection, query: string, page?: Pa
     shown.map((r) => r[0]),
   );
   return { entities: shown.map((r) => entity(r, observations)), total: found.length };
+}
+
+/** The same test and order on the in-memory index's candidates (their current text). */
+function inMemory(held: readonly HeldEntity[], q: string, page: Page | undefined): { entities: Entity[]; total: number } {
+  const named: { entity: Entity; tier: number }[] = [];
+  const rest: Entity[] = [];
+  for (const { entity, name, type } of held) {
+    const tier = name === q ? 0 : name.startsWith(q) ? 1 : name.includes(q) ? 2 : type.includes(q) ? 3 : null;
+    if (tier !== null) named.push({ entity, tier });
+    else if (entity.observations.some((o) => contains(o, q))) rest.push(entity);
+  }
+  named.sort((a, b) => a.tier - b.tier);
+  const found = [...named.map((n) => n.entity), ...rest];
+  return { entities: page === undefined ? found : found.slice(page.offset, page.offset + page.limit), total: found.length };
 }
 
 const entity = (row: Row, observations: ReadonlyMap<number, string[]>): Entity => ({
