@@ -51,10 +51,9 @@ function variants(): [string, Partial<SearchRequest>][] {
           timeWeight: 1,
           lateShare: 0.5,
           graphWeight: 0,
-          graphBelowSource: mode === 'below',
           neighbourWeight,
           neighbourSpan,
-          neighbourMode: mode === 'gap' ? 'gap' : 'share',
+          neighbourMode: mode,
         };
         out.push([
           `D=150 time=1 near=${neighbourWeight} span=${neighbourSpan}${mode === 'share' ? '' : ` ${mode}`}`,

@@ -35,10 +35,11 @@ export interface ContextWeights {
   readonly neighbourSpan?: number;
   /**
    * `share`: a neighbour gains neighbourWeight × the strong one's score, as the graph does.
-   * `gap`: it moves neighbourWeight of the way from its own score to the strong one's, so it never
-   * passes it and two middling neighbours barely lift each other. @default 'share'
+   * `below`: the same, but at most level with the strong one.
+   * `gap`: it moves neighbourWeight of the way from its own score to the strong one's.
+   * In every mode the final order keeps it behind the strong one (holdBehindSources). @default 'share'
    */
-  readonly neighbourMode?: 'share' | 'gap';
+  readonly neighbourMode?: 'share' | 'below' | 'gap';
 }
 
 /** Two writes further apart in time than this are not neighbours, however close their ids. */
@@ -48,8 +49,9 @@ export const NEIGHBOUR_WINDOW_MS = 60 * 60 * 1000;
  * search_semantic's weights, from the LoCoMo context study (bench/results/quality-2026-11-23-context.md
  * and …-neighbours.md). Time 1 and graph 0.5: on half A recall@5 0.551 → 0.605 with hit@1 and MRR
  * level or better (graph 0.5 was picked after half B was seen; that report says so). Neighbours
- * 0.75 within 2 ids: chosen on half A alone by the study's rule (best recall@5 whose hit@1 is within
- * 0.01 of no context) on turns no one related: half A 0.557 → 0.631, held-out half B 0.586 → 0.653.
+ * 0.75 within 2 ids, at most level with the match (`below`): chosen on half A alone by the study's
+ * rule (best recall@5 whose hit@1 is within 0.01 of no context) on turns no one related: half A
+ * 0.557 → 0.643, held-out half B 0.586 → 0.641, hit@1 level.
  */
 export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
   timeWeight: 1,
@@ -57,7 +59,7 @@ export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
   graphWeight: 0.5,
   neighbourWeight: 0.75,
   neighbourSpan: 2,
-  neighbourMode: 'gap',
+  neighbourMode: 'below',
 });
 
 export interface ContextInputs {
@@ -78,6 +80,8 @@ export interface ContextBoost {
   readonly graph: number;
   /** From a candidate written next to this one. */
   readonly neighbour: number;
+  /** The candidate whose strength gave `neighbour`, when it is above 0. */
+  readonly neighbourOf?: EntityId;
 }
 
 /**
@@ -106,9 +110,9 @@ export function contextBoosts(inputs: ContextInputs, weights: ContextWeights): M
           writeNeighbours(strength, inputs.createdAt ?? new Map(), span),
           strength,
           neighbourWeight,
-          weights.neighbourMode === 'gap' ? 'gap' : weights.graphBelowSource === true ? 'below' : 'share',
+          weights.neighbourMode ?? 'share',
         )
-      : new Map<EntityId, number>();
+      : new Map<EntityId, Lift>();
   const boosts = new Map<EntityId, ContextBoost>();
   for (const id of strength.keys()) {
     let time = 0;
@@ -118,12 +122,14 @@ export function contextBoosts(inputs: ContextInputs, weights: ContextWeights): M
         for (const q of inputs.asked) match = Math.max(match, dateMatch(q, stored, weights.lateShare));
       time = weights.timeWeight * match;
     }
-    boosts.set(id, { time, graph: graph.get(id) ?? 0, neighbour: near.get(id) ?? 0 });
+    const n = near.get(id);
+    boosts.set(id, { time, graph: graph.get(id)?.lift ?? 0, neighbour: n?.lift ?? 0, ...(n === undefined ? {} : { neighbourOf: n.from }) });
   }
   return boosts;
 }
 
 type Edge = { readonly from: EntityId; readonly to: EntityId };
+type Lift = { readonly lift: number; readonly from: EntityId };
 
 /**
  * Per candidate, the largest lift across its edges (either direction) from a positive strength s:
@@ -134,8 +140,8 @@ function liftsAlong(
   strength: ReadonlyMap<EntityId, number>,
   weight: number,
   mode: 'share' | 'below' | 'gap',
-): Map<EntityId, number> {
-  const best = new Map<EntityId, number>();
+): Map<EntityId, Lift> {
+  const best = new Map<EntityId, Lift>();
   if (weight === 0) return best;
   const reach = (from: EntityId, to: EntityId): void => {
     const own = strength.get(from);
@@ -144,7 +150,7 @@ function liftsAlong(
     if (s === undefined || !(s > 0)) return;
     const lift =
       mode === 'gap' ? weight * Math.max(0, s - own) : mode === 'below' ? Math.min(weight * s, Math.max(0, s - own)) : weight * s;
-    best.set(from, Math.max(best.get(from) ?? 0, lift));
+    if (lift > (best.get(from)?.lift ?? 0)) best.set(from, { lift, from: to });
   };
   for (const e of edges) {
     reach(e.from, e.to);
@@ -168,4 +174,42 @@ function writeNeighbours(strength: ReadonlyMap<EntityId, number>, createdAt: Rea
     }
   }
   return pairs;
+}
+
+/**
+ * A candidate lifted by write order comes up behind the match that lifted it, in the final order
+ * too: after the limbic re-rank, whose usage boosts (and min-max blend) could carry the lift past
+ * the match, its score is held just below its source's, unless it was already ahead of it in
+ * `unlifted` (the same ranking of the candidates without write-order lifts): usage may still raise
+ * it past the match as before. Sources are stronger than what they lift (gap), so chains end.
+ * @example holdBehindSources([{ id: 2, score: 0.9 }, { id: 1, score: 0.8 }], [{ id: 1, score: 0.8 }, { id: 2, score: 0.5 }],
+ *   new Map([[2, { neighbourOf: 1 }]])) // [{ id: 1, score: 0.8 }, { id: 2, score: 0.8 × (1 − 1e-9) }]
+ */
+export function holdBehindSources<T extends { readonly id: EntityId; readonly score: number }>(
+  ranked: readonly T[],
+  unlifted: readonly { readonly id: EntityId }[],
+  boosts: ReadonlyMap<EntityId, Pick<ContextBoost, 'neighbourOf'>>,
+): T[] {
+  const score = new Map(ranked.map((r) => [r.id, r.score]));
+  const place = new Map(unlifted.map((r, i) => [r.id, i]));
+  const aheadOnItsOwn = (id: EntityId, source: EntityId): boolean =>
+    (place.get(id) ?? Number.POSITIVE_INFINITY) < (place.get(source) ?? Number.POSITIVE_INFINITY);
+  let changed = false;
+  // A source may itself be held behind its own source: as many passes as the longest chain.
+  for (let pass = 0; pass < ranked.length; pass++) {
+    let moved = false;
+    for (const r of ranked) {
+      const source = boosts.get(r.id)?.neighbourOf;
+      const now = score.get(r.id);
+      const cap = source === undefined ? undefined : score.get(source);
+      if (source === undefined || now === undefined || cap === undefined || now < cap || aheadOnItsOwn(r.id, source)) continue;
+      score.set(r.id, cap * (1 - 1e-9));
+      moved = changed = true;
+    }
+    if (!moved) break;
+  }
+  if (!changed) return [...ranked];
+  return ranked
+    .map((r) => (score.get(r.id) === r.score ? r : { ...r, score: score.get(r.id) as number }))
+    .sort((a, b) => b.score - a.score || a.id - b.id);
 }

@@ -18,6 +18,11 @@ export interface ContextOutcome {
   readonly fused: Fused;
   /** Per candidate, what the stage added to its strength; empty when nothing was added. */
   readonly boosts: ReadonlyMap<EntityId, ContextBoost>;
+  /**
+   * The same candidates without the write-order lifts, when any was given: the pipeline ranks both,
+   * so a lifted candidate stays behind its match unless it was ahead of it on its own.
+   */
+  readonly withoutNeighbours?: Fused;
 }
 
 const EDGE = 1e-12;
@@ -77,11 +82,17 @@ export async function contextStage(
       if (at !== undefined) createdAt.set(id, at);
     }
   const boosts = contextBoosts({ strength, edges, dates, asked, createdAt }, weights);
-  const candidates = fused.candidates.map((c) => {
-    const b = boosts.get(c.candidate.id);
-    // A relation and write order often link the same two (a turn and the next): the stronger counts.
-    const added = (b?.time ?? 0) + Math.max(b?.graph ?? 0, b?.neighbour ?? 0);
-    return added === 0 ? c : { candidate: c.candidate, base: logistic((strength.get(c.candidate.id) ?? 0) + added) };
-  });
-  return { fused: { ...fused, candidates }, boosts };
+  const rescored = (withNeighbours: boolean): Fused['candidates'] =>
+    fused.candidates.map((c) => {
+      const b = boosts.get(c.candidate.id);
+      // A relation and write order often link the same two (a turn and the next): the stronger counts.
+      const added = (b?.time ?? 0) + Math.max(b?.graph ?? 0, withNeighbours ? (b?.neighbour ?? 0) : 0);
+      return added === 0 ? c : { candidate: c.candidate, base: logistic((strength.get(c.candidate.id) ?? 0) + added) };
+    });
+  const lifted = [...boosts.values()].some((b) => b.neighbour > 0);
+  return {
+    fused: { ...fused, candidates: rescored(true) },
+    boosts,
+    ...(lifted ? { withoutNeighbours: { ...fused, candidates: rescored(false) } } : {}),
+  };
 }

@@ -5,6 +5,7 @@
  * preset of it (search-semantic.ts).
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { holdBehindSources } from '../../core/rank/context-boost.js';
 import { rankByBase, rankWithoutLimbic, type RankedCandidate } from '../../core/rank/rank-candidates.js';
 import { detectQueryType, type RoutingStrategy } from '../../core/rank/routing.js';
 import type { CandidateSignals, EntityFacts, KeywordHit, VectorHit } from '../../core/signals.js';
@@ -147,25 +148,31 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
     fuse(store.graph, request, { ...filtered, coverage: keyword?.coverage }, filtered.signals, similarityFloor, now),
   );
   // Stored dates and related candidates re-score z-score fusion's strength (context.ts).
-  const { fused } =
+  const { fused, boosts, withoutNeighbours } =
     request.context === undefined || request.fusion !== 'zscore'
-      ? { fused: plainFused }
+      ? { fused: plainFused, boosts: undefined, withoutNeighbours: undefined }
       : await timed(timings, 'context', () =>
           contextStage(store.graph, request.query, plainFused, request.context, filtered.signals.facts),
         );
 
   const strategy = detectQueryType(request.query, request.routingLimit);
-  let ranked = await timed(timings, 'limbic', () =>
+  const rank = (candidates: Fused['candidates']): RankedCandidate[] =>
     request.limbic
-      ? rankByBase(fused.candidates, filtered.signals, {
-          limit: fused.candidates.length,
+      ? rankByBase(candidates, filtered.signals, {
+          limit: candidates.length,
           strategy,
           now,
           gamma: parameters.gamma,
           betaSal: parameters.betaSal,
         })
-      : rankWithoutLimbic(fused.candidates),
-  );
+      : rankWithoutLimbic(candidates);
+  let ranked = await timed(timings, 'limbic', () => {
+    const all = rank(fused.candidates);
+    // Write-order neighbours stay behind the match that lifted them, whatever usage adds (context-boost.ts).
+    return withoutNeighbours === undefined || boosts === undefined
+      ? all
+      : holdBehindSources(all, rank(withoutNeighbours.candidates), boosts);
+  });
   const boost = request.typeBoost;
   const boosted = new Set<EntityId>();
   if (boost !== undefined && boost.factor !== 1) {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { contextBoosts, DEFAULT_CONTEXT_WEIGHTS, NEIGHBOUR_WINDOW_MS, type ContextWeights } from '../../../src/core/rank/context-boost.js';
+import {
+  contextBoosts,
+  DEFAULT_CONTEXT_WEIGHTS,
+  holdBehindSources,
+  NEIGHBOUR_WINDOW_MS,
+  type ContextWeights,
+} from '../../../src/core/rank/context-boost.js';
 import { dateMatch, timeExpressions } from '../../../src/core/rank/time-expression.js';
 import { asEntityId } from '../../../src/core/types.js';
 
@@ -132,6 +138,15 @@ describe('contextBoosts', () => {
     const two = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, { ...near, neighbourSpan: 2 });
     expect(two.get(c)?.neighbour).toBe(0.5 * 2);
     expect(two.get(a)?.neighbour).toBe(0.5 * 0.5); // from c
+    // c (0.5) two writes after a (2): share would lift it past a; below stops level; gap moves part way.
+    const lift = (neighbourMode: 'share' | 'below' | 'gap') =>
+      contextBoosts(
+        { strength, edges: [], dates: new Map(), asked: [], createdAt },
+        { ...near, neighbourWeight: 1, neighbourSpan: 2, neighbourMode },
+      ).get(c);
+    expect(lift('share')).toMatchObject({ neighbour: 2, neighbourOf: a });
+    expect(lift('below')).toMatchObject({ neighbour: 1.5, neighbourOf: a });
+    expect(lift('gap')).toMatchObject({ neighbour: 1.5, neighbourOf: a });
     const off = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, weights);
     expect([...off.values()].every((x) => x.neighbour === 0)).toBe(true);
   });
@@ -146,5 +161,36 @@ describe('contextBoosts', () => {
     expect(() =>
       contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, neighbourWeight: 0.5, neighbourSpan: 0 }),
     ).toThrow(/neighbourSpan/);
+  });
+});
+
+describe('holdBehindSources', () => {
+  const r = (id: ReturnType<typeof asEntityId>, score: number) => ({ id, score });
+
+  it('holds a lifted candidate just behind the match that lifted it, when it was behind it without the lift', () => {
+    // b was lifted by a; the re-rank (usage) put it ahead; without the lift it ranked behind a.
+    const out = holdBehindSources([r(b, 0.9), r(a, 0.8), r(c, 0.5)], [r(a, 0.8), r(c, 0.6), r(b, 0.4)], new Map([[b, { neighbourOf: a }]]));
+    expect(out.map((x) => x.id)).toEqual([a, b, c]);
+    expect(out[1]?.score).toBeLessThan(0.8);
+    expect(out[1]?.score).toBeGreaterThan(0.8 - 1e-6);
+  });
+
+  it('leaves a candidate ahead that usage put ahead of its source without any lift', () => {
+    const ranked = [r(b, 0.9), r(a, 0.8)];
+    expect(holdBehindSources(ranked, [r(b, 0.85), r(a, 0.8)], new Map([[b, { neighbourOf: a }]]))).toEqual(ranked);
+  });
+
+  it('follows a chain: held behind a source that is itself held behind its own', () => {
+    // a lifted b, b lifted c; the re-rank put c, then b, ahead of a.
+    const out = holdBehindSources(
+      [r(c, 0.95), r(b, 0.9), r(a, 0.8)],
+      [r(a, 0.8), r(b, 0.5), r(c, 0.3)],
+      new Map([
+        [b, { neighbourOf: a }],
+        [c, { neighbourOf: b }],
+      ]),
+    );
+    expect(out.map((x) => x.id)).toEqual([a, b, c]);
+    expect(out.map((x) => x.score)).toEqual([...out.map((x) => x.score)].sort((x, y) => y - x));
   });
 });
