@@ -178,14 +178,7 @@ export class KeywordTopKSync {
     if (index === undefined) return undefined;
     const latest = this.latestSeq();
     if (latest === this.seq) return index;
-    const oldest = this.conn.stmt<[], { s: number | null }>('SELECT min(seq) AS s FROM keyword_log').get()?.s ?? null;
-    const ids =
-      oldest === null || oldest > this.seq + 1
-        ? undefined
-        : this.conn
-            .stmt<[number, number], { id: number }>('SELECT DISTINCT entity_id AS id FROM keyword_log WHERE seq > ? AND seq <= ?')
-            .all(this.seq, latest)
-            .map((r) => r.id);
+    const ids = this.conn.keywordChangesSince(this.seq, latest);
     if (ids === undefined || ids.length > Math.max(1000, index.size * REBUILD_SHARE)) {
       this.index = undefined; // the log no longer reaches back, or a replay would cost more than a build
       return undefined;

@@ -110,6 +110,19 @@ export class SqliteConnection {
     this.stmt('INSERT INTO keyword_log (entity_id) VALUES (?)').run(id);
   }
 
+  /**
+   * The entities keyword_log says changed after `since`, up to `latest`; undefined when the log was
+   * pruned past `since`, so a reader that last saw `since` must rebuild (the top-k keyword index,
+   * search_nodes' word index).
+   */
+  keywordChangesSince(since: number, latest: number): number[] | undefined {
+    const oldest = this.stmt<[], { s: number | null }>('SELECT min(seq) AS s FROM keyword_log').get()?.s ?? null;
+    if (oldest === null || oldest > since + 1) return undefined;
+    return this.stmt<[number, number], { id: number }>('SELECT DISTINCT entity_id AS id FROM keyword_log WHERE seq > ? AND seq <= ?')
+      .all(since, latest)
+      .map((r) => r.id);
+  }
+
   stmt<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> {
     let statement = this.statements.get(sql);
     if (statement === undefined) {

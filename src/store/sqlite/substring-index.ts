@@ -163,14 +163,7 @@ export class SubstringIndex {
       this.changesSeen = changes;
       return built;
     }
-    const oldest = this.conn.stmt<[], { s: number | null }>('SELECT min(seq) AS s FROM keyword_log').get()?.s ?? null;
-    const changed =
-      oldest === null || oldest > this.seq + 1
-        ? undefined
-        : this.conn
-            .stmt<[number, number], { id: number }>('SELECT DISTINCT entity_id AS id FROM keyword_log WHERE seq > ? AND seq <= ?')
-            .all(this.seq, latest)
-            .map((r) => r.id);
+    const changed = this.conn.keywordChangesSince(this.seq, latest);
     const size = this.conn.entityCount();
     // A rebuild when the log no longer reaches back, the replay would cost more than a build, the
     // graph outgrew the index, or stale words make up too much of it.
