@@ -210,6 +210,8 @@ async function benchSize(size: number, model: Embedder, realText: () => Promise<
   const ops: Record<string, Stat> = {};
   log(`${size}: timing reads`);
   ops.encode = await time((i) => model.embed([`${qs[i % qs.length]?.text ?? ''} ${i}`], 'query'));
+  // As a server does at start (MemoryService.warm): search_nodes' word index, up to 50k entities.
+  await store.graph.warmSearch?.();
   ops.search_nodes = await time((i) => store.graph.searchNodes(qs[i]?.substring ?? 'kalo'));
   ops.search_semantic = await time((i) => searchSemantic({ ...deps, reranker: undefined }, qs[i]?.text ?? '', 10, now));
   ops.hybrid_search = await time((i) =>

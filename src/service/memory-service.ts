@@ -146,7 +146,7 @@ export class MemoryService {
 
   /** Loads the model in the background and embeds whatever is queued; never blocks the caller. */
   warm(): void {
-    this.deps.store.graph.warmSearch?.();
+    void this.deps.store.graph.warmSearch?.();
     const vectors = this.deps.store.vectors;
     if (vectors === undefined) return;
     // The stored vectors load while the model does (each on its own), not one after the other.

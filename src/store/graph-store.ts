@@ -86,8 +86,11 @@ export interface GraphStore {
    * relations with at least one endpoint in the page.
    */
   searchNodes(query: string, page?: Page): Promise<GraphPage>;
-  /** Starts building what makes searchNodes fast (in the background), where a store has such a thing. */
-  warmSearch?(): void;
+  /**
+   * Starts building what makes searchNodes fast (in the background), where a store has such a
+   * thing; resolves when that build is over.
+   */
+  warmSearch?(): Promise<void>;
   /** Exact names; relations with at least one endpoint in the set. */
   openNodes(names: readonly string[]): Promise<KnowledgeGraph>;
   /** Ids of the named entities that exist, in the order given. */

@@ -237,8 +237,7 @@ describe('search_nodes through the in-memory index, with writes from another con
     const { writer, conn, reader, seed, done } = setup(1_200);
     try {
       await writer.graph.createEntities(seed, 1);
-      reader.warmSearch();
-      for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+      await reader.warmSearch();
       await check(writer, reader, ['word12', 'tail-7', 'n1100x']);
       expect(substringIndex(conn).answered).toBeGreaterThan(0);
     } finally {

@@ -74,8 +74,8 @@ export class SqliteGraphReads {
   }
 
   /** Builds search_nodes' in-memory index in steps (substring-index.ts), so the first searches find it ready. */
-  warmSearch(): void {
-    substringIndex(this.conn).warm();
+  warmSearch(): Promise<void> {
+    return substringIndex(this.conn).warm();
   }
 
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {

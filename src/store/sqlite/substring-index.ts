@@ -128,9 +128,17 @@ export class SubstringIndex {
     return entities;
   }
 
-  /** Starts the build now (a server at start), unless it is built or being built. */
-  warm(): void {
+  /**
+   * Starts the build now (a server at start), unless it is built or being built; resolves when no
+   * build is under way (built, or left to SQL: too large, or the database busy), for callers that
+   * want to time searches on a ready index.
+   */
+  warm(): Promise<void> {
     if (this.built === undefined) this.startBuild();
+    return new Promise((resolve) => {
+      const check = (): void => void (this.building ? setTimeout(check, 10) : resolve());
+      check();
+    });
   }
 
   /**
