@@ -181,7 +181,8 @@ function writeNeighbours(strength: ReadonlyMap<EntityId, number>, createdAt: Rea
  * too: after the limbic re-rank, whose usage boosts (and min-max blend) could carry the lift past
  * the match, its score is held just below its source's, unless it was already ahead of it in
  * `unlifted` (the same ranking of the candidates without write-order lifts): usage may still raise
- * it past the match as before. Sources are stronger than what they lift (gap), so chains end.
+ * it past the match as before. Under `below` and `gap` a source is stronger than what it lifts, so
+ * chains end; under `share` two may lift each other, and the passes stop at the number of candidates.
  * @example holdBehindSources([{ id: 2, score: 0.9 }, { id: 1, score: 0.8 }], [{ id: 1, score: 0.8 }, { id: 2, score: 0.5 }],
  *   new Map([[2, { neighbourOf: 1 }]])) // [{ id: 1, score: 0.8 }, { id: 2, score: 0.8 × (1 − 1e-9) }]
  */
