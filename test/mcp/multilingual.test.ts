@@ -73,6 +73,25 @@ describe('stopwords are no keyword evidence (issue 18, its two-entity example)',
     });
   }
 
+  it('search_semantic: a word in most of a small memory is no evidence, so meaning decides between its two holders', async () => {
+    const h = await harness({ embedder: 'real' });
+    try {
+      // "abuelo" is in two entities of three: BM25 gives both hits a near-zero, near-equal score.
+      await h.ok('create_entities', {
+        entities: [
+          { name: 'Luis', entityType: 'person', observations: ['mi abuelo, nació en un pueblo pequeño de Galicia en 1938'] },
+          { name: 'Carlos', entityType: 'person', observations: ['es alérgico a los cacahuetes', 'su abuelo era pescador'] },
+          { name: 'Oslo', entityType: 'place', observations: ['la ciudad donde pasamos la luna de miel'] },
+        ],
+      });
+      await h.service.drainEmbeddings();
+      const result = await h.ok<{ results: { name: string }[] }>('search_semantic', { query: '¿de dónde es mi abuelo?', limit: 3 });
+      expect(result.results[0]?.name).toBe('Luis');
+    } finally {
+      await h.close();
+    }
+  });
+
   it('search_semantic: a Spanish question shares only "es" and "dónde" with the wrong entities and finds the right one', async () => {
     const h = await harness({ embedder: 'real' });
     try {

@@ -7,7 +7,7 @@ import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { KeywordHit, VectorHit } from '../../core/signals.js';
 import { distinctWords, orOfWords } from '../../core/text/fts-query.js';
 import { buildKeywordQuery, type KeywordMode } from '../../core/text/keyword-query.js';
-import { informativeWords } from '../../core/text/prune-terms.js';
+import { informativeWords, MAX_TERM_SHARE } from '../../core/text/prune-terms.js';
 import { contentWords } from '../../core/text/stopwords.js';
 import type { Embedder } from '../../embed/embedder.js';
 import type { KeywordIndex } from '../../store/keyword-index.js';
@@ -55,8 +55,13 @@ export async function evidenceMatch(
   if (kept.length === 0) return { match: undefined, coverage: 0 };
   const stats = await keywords.termStats(kept);
   const searched = new Set(informativeWords(stats.terms, stats.total));
-  // How much of what was searched the memory uses at all: z-score fusion weighs the keyword leg by it.
-  const found = stats.terms.filter((t) => searched.has(t.word) && t.df > 0).length;
+  // How much of what was searched the memory uses as evidence: z-score fusion weighs the keyword leg
+  // by it. A word in more than half the entities counts for nothing (BM25's idf is ≤ 0 there), even
+  // when it is searched because every word was that common: its hits' near-equal scores would
+  // otherwise be spread a full standard deviation apart and outvote meaning in a small memory.
+  const found = stats.terms.filter(
+    (t) => searched.has(t.word) && t.df > 0 && (stats.total <= 0 || t.df / stats.total <= MAX_TERM_SHARE),
+  ).length;
   return { match: orOfWords([...searched]), coverage: searched.size === 0 ? 0 : found / searched.size };
 }
 

@@ -15,6 +15,14 @@ describe('zScores', () => {
     expect(c).toBeCloseTo(Math.sqrt(1.5), 12);
     expect(miss).toBeCloseTo(a ?? 0, 12);
   });
+
+  it('with a relative floor, a small gap among few values stays small; a real spread is unchanged', () => {
+    const [near, far] = zScores([0.84, 0.85], 0.02);
+    expect(far).toBeCloseTo(0.005 / (0.02 * 0.845), 12);
+    expect(near).toBeCloseTo(-(far ?? 0), 12);
+    expect(zScores([0.7, 0.9], 0.02)).toEqual(zScores([0.7, 0.9])); // σ 0.1 is above the floor
+    expect(zScores([0.8, 0.8, undefined], 0.02)).toEqual([0, 0, 0]); // all alike: still 0
+  });
 });
 
 describe('zScoreFusion', () => {
