@@ -242,3 +242,21 @@ export function distributionFacts(
     queryTop30Gap: percentiles(gaps)[1],
   };
 }
+
+/**
+ * The model for searches: held-out questions' real vectors stand for the benchmark's query texts
+ * (whose words match the synthetic graph for the keyword leg); any other text goes to the model.
+ */
+export function heldOutQueries(model: Embedder, texts: readonly string[], vectors: readonly Float32Array[]): Embedder {
+  const vectorOf = new Map(texts.map((t, i) => [t, vectors[i % vectors.length] as Float32Array]));
+  return {
+    id: model.id,
+    dims: model.dims,
+    similarityFloor: model.similarityFloor,
+    embedEntities: (items) => model.embedEntities(items),
+    embed: async (list, kind) => {
+      const v = list.length === 1 && kind === 'query' ? vectorOf.get(list[0] ?? '') : undefined;
+      return v === undefined ? model.embed(list, kind) : [v];
+    },
+  };
+}

@@ -13,7 +13,7 @@ import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { noopLogger } from '../../src/core/logger.js';
 import { distinctWords } from '../../src/core/text/fts-query.js';
-import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
+import { LazyEmbedder } from '../../src/embed/embedder.js';
 import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
 import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
 import { HYBRID_DEPTH, hybridSearch } from '../../src/service/search/hybrid-search.js';
@@ -22,7 +22,7 @@ import { searchSemantic, semanticRequest } from '../../src/service/search/search
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { loadModel } from '../quality/harness.js';
 import { queries } from './generate.js';
-import { realTextVectors } from './pool-vectors.js';
+import { heldOutQueries, realTextVectors } from './pool-vectors.js';
 
 const [dir = '.', runsArg = '50'] = process.argv.slice(2);
 const RUNS = Number(runsArg);
@@ -52,17 +52,11 @@ if (process.env.SKIP_STARTUP === undefined) {
 }
 
 const { queries: held } = await realTextVectors(model, WARMUP + 50);
-const vectorOf = new Map(qs.map((q, i) => [q.text, held[i % held.length] as Float32Array]));
-const embedder: Embedder = {
-  id: model.id,
-  dims: model.dims,
-  similarityFloor: model.similarityFloor,
-  embedEntities: (items) => model.embedEntities(items),
-  embed: async (list, kind) => {
-    const v = list.length === 1 && kind === 'query' ? vectorOf.get(list[0] ?? '') : undefined;
-    return v === undefined ? model.embed(list, kind) : [v];
-  },
-};
+const embedder = heldOutQueries(
+  model,
+  qs.map((q) => q.text),
+  held,
+);
 const store = openSqliteStore({ path });
 const indexer = new EmbeddingIndexer(store, new LazyEmbedder(async () => embedder), noopLogger, 64);
 await store.requireVectors().warm();

@@ -36,7 +36,14 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { importFile } from '../../src/cli/import-file.js';
 import { loadModel, memoizeQueries } from '../quality/harness.js';
 import { broadQueries, entityName, queries, randomUnit, rng, writeGraph } from './generate.js';
-import { derivedVectors, distributionFacts, realTextVectors, type DistributionFacts, type RealTextVectors } from './pool-vectors.js';
+import {
+  derivedVectors,
+  distributionFacts,
+  heldOutQueries,
+  realTextVectors,
+  type DistributionFacts,
+  type RealTextVectors,
+} from './pool-vectors.js';
 import { logLogChart, type Series } from './svg-plot.js';
 import { fmt as f, stat, type Stat } from '../stats.js';
 
@@ -120,24 +127,6 @@ interface SizeResult {
   queryCosine?: { top1: number; top30: number };
   /** hybrid_search's stages (explain_query's stages_ms), p50 over 20 calls. */
   hybridStages?: Record<string, number>;
-}
-
-/**
- * The model for searches: held-out questions' real vectors stand for the benchmark's query texts
- * (whose words match the synthetic graph for the keyword leg); any other text goes to the model.
- */
-function heldOutQueries(model: Embedder, texts: readonly string[], vectors: readonly Float32Array[]): Embedder {
-  const vectorOf = new Map(texts.map((t, i) => [t, vectors[i % vectors.length] as Float32Array]));
-  return {
-    id: model.id,
-    dims: model.dims,
-    similarityFloor: model.similarityFloor,
-    embedEntities: (items) => model.embedEntities(items),
-    embed: async (list, kind) => {
-      const v = list.length === 1 && kind === 'query' ? vectorOf.get(list[0] ?? '') : undefined;
-      return v === undefined ? model.embed(list, kind) : [v];
-    },
-  };
 }
 
 async function benchSize(size: number, model: Embedder, realText: () => Promise<RealTextVectors>): Promise<SizeResult> {

@@ -14,11 +14,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { EXPANSION_FACTOR } from '../../src/core/rank/constants.js';
 import { DEFAULT_CONTEXT_WEIGHTS, type ContextWeights } from '../../src/core/rank/context-boost.js';
-import type { EntityId } from '../../src/core/types.js';
 import type { SearchRequest } from '../../src/service/search/request.js';
 import { cachedEmbedder } from './embed-cache.js';
 import { Corpus, f3, loadModel, requireData } from './harness.js';
-import { CATEGORY_NAMES, cleanEvidence, locomoGroups, locomoHalves, turnsOf, type Sample } from './locomo.js';
+import { CATEGORY_NAMES, goldIds, locomoGroups, locomoHalves, turnsOf, type Sample } from './locomo.js';
 import { Tally, type Half } from './tally.js';
 
 const args = process.argv.slice(2);
@@ -83,11 +82,7 @@ for (const sample of data.slice(0, Number(option('--locomo-samples') ?? Infinity
   if (!args.includes('--no-relations')) await corpus.relateKeepingVectors(next, now);
   const ids = await corpus.ids(entities.map((e) => e.name));
   for (const qa of sample.qa) {
-    const gold = new Set(
-      cleanEvidence(qa.evidence)
-        .map((d) => ids.get(d))
-        .filter((x): x is EntityId => x !== undefined),
-    );
+    const gold = goldIds(qa.evidence, ids);
     if (gold.size === 0) continue;
     questions++;
     const groups = locomoGroups(`cat${qa.category}`);

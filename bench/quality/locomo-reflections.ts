@@ -23,16 +23,7 @@ import { hybridSearch } from '../../src/service/search/hybrid-search.js';
 import { searchSemantic } from '../../src/service/search/search-semantic.js';
 import { cachedEmbedder } from './embed-cache.js';
 import { Corpus, f3, loadModel, requireData } from './harness.js';
-import {
-  CATEGORY_NAMES,
-  cleanEvidence,
-  LOCOMO_GROUPS,
-  locomoGroups,
-  locomoHalves,
-  turnsOf,
-  type DateStyle,
-  type Sample,
-} from './locomo.js';
+import { CATEGORY_NAMES, goldIds, LOCOMO_GROUPS, locomoGroups, locomoHalves, turnsOf, type DateStyle, type Sample } from './locomo.js';
 import { Tally, type Half } from './tally.js';
 
 const LIMIT = 10;
@@ -104,11 +95,7 @@ export async function runLocomoReflections(options: ReflectionOptions): Promise<
     const ids = await corpus.ids(entities.map((e) => e.name));
     const deps = { store: corpus.store, indexer: corpus.indexer, reranker: undefined };
     const qas = sample.qa.flatMap((qa) => {
-      const gold = new Set(
-        cleanEvidence(qa.evidence)
-          .map((d) => ids.get(d))
-          .filter((x): x is EntityId => x !== undefined),
-      );
+      const gold = goldIds(qa.evidence, ids);
       return gold.size === 0 ? [] : [{ question: qa.question, gold, groups: locomoGroups(`cat${qa.category}`) }];
     });
     questions += qas.length;

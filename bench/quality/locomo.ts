@@ -65,6 +65,15 @@ export function cleanEvidence(raw: readonly string[]): string[] {
   return ids;
 }
 
+/** The entity ids of a question's (cleaned) evidence turns that the store holds. */
+export function goldIds(evidence: readonly string[], ids: ReadonlyMap<string, EntityId>): Set<EntityId> {
+  return new Set(
+    cleanEvidence(evidence)
+      .map((d) => ids.get(d))
+      .filter((x): x is EntityId => x !== undefined),
+  );
+}
+
 /** Which half each sample is in: a seeded shuffle of the sample ids, the first half of it is A. */
 export function locomoHalves(ids: readonly string[]): Map<string, Half> {
   const random = rng(SPLIT_SEED);
@@ -134,11 +143,7 @@ export async function runLocomo(options: LocomoOptions, probes?: Probe[]): Promi
       embedMs += performance.now() - t0;
       const ids = await corpus.ids(entities.map((e) => e.name));
       for (const qa of sample.qa) {
-        const gold = new Set(
-          cleanEvidence(qa.evidence)
-            .map((d) => ids.get(d))
-            .filter((x): x is EntityId => x !== undefined),
-        );
+        const gold = goldIds(qa.evidence, ids);
         if (gold.size === 0) continue;
         const groups = locomoGroups(`cat${qa.category}`);
         for (const mode of modes) tally.add(`${mode}${variant}`, half, groups, await corpus.search(mode, qa.question, LIMIT, now), gold);

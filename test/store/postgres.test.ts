@@ -18,6 +18,7 @@ import type { Store } from '../../src/store/store.js';
 import { seed, T0 } from './conformance/fixture.js';
 import { shadowOf } from './conformance/tuning.js';
 import { runStoreSuite } from './conformance/index.js';
+import { expectMaintenanceOnUpgradedFacts } from '../helpers/maintenance-upgrade.js';
 
 // Started while the file is collected, so the suites below know whether to run at all.
 const started = await startPgServer();
@@ -194,17 +195,7 @@ if (server === undefined) {
           entities: [{ name: 'A', entityType: 't', observations: ['old fact', 'other'] }],
           relations: [{ from: 'A', to: 'B', relationType: 'knows' }],
         });
-        const [result] = await store.maintenance.supersede([{ entityName: 'A', contents: ['new fact'], supersedes: 'old fact' }], T0 + 1);
-        expect(result).toEqual({ entityName: 'A', addedObservations: ['new fact'], superseded: 'old fact' });
-        expect(await store.maintenance.endRelation({ from: 'A', to: 'B', relationType: 'knows' }, T0 + 2)).toEqual({
-          state: 'ended',
-          endedAt: T0 + 2,
-        });
-        const history = await store.maintenance.history(['A']);
-        expect(history.superseded.get('A')).toEqual([
-          { content: 'old fact', kind: 'generic', createdAt: T0, supersededAt: T0 + 1, supersededBy: 'new fact' },
-        ]);
-        expect(history.endedRelations).toEqual([{ from: 'A', to: 'B', relationType: 'knows', endedAt: T0 + 2 }]);
+        await expectMaintenanceOnUpgradedFacts(store.maintenance, T0);
         const [a] = await store.graph.idsByName(['A']);
         expect((await store.keywords.search('"fact"', 10)).map((h) => h.id)).toEqual([a]);
         expect(await store.keywords.search('"old"', 10)).toEqual([]);

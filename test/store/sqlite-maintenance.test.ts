@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { asEntityId } from '../../src/core/types.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { expectMaintenanceOnUpgradedFacts } from '../helpers/maintenance-upgrade.js';
 
 const T0 = Date.UTC(2026, 10, 23);
 
@@ -35,17 +36,7 @@ describe('SqliteMaintenance', () => {
       expect((check.pragma('table_info(relations)') as { name: string }[]).map((c) => c.name)).toContain('ended_at');
       check.close();
       expect((await store.graph.openNodes(['A'])).entities[0]?.observations).toEqual(['old fact', 'other']);
-      const [result] = await store.maintenance.supersede([{ entityName: 'A', contents: ['new fact'], supersedes: 'old fact' }], T0 + 1);
-      expect(result).toEqual({ entityName: 'A', addedObservations: ['new fact'], superseded: 'old fact' });
-      expect(await store.maintenance.endRelation({ from: 'A', to: 'B', relationType: 'knows' }, T0 + 2)).toEqual({
-        state: 'ended',
-        endedAt: T0 + 2,
-      });
-      const history = await store.maintenance.history(['A']);
-      expect(history.superseded.get('A')).toEqual([
-        { content: 'old fact', kind: 'generic', createdAt: T0, supersededAt: T0 + 1, supersededBy: 'new fact' },
-      ]);
-      expect(history.endedRelations).toEqual([{ from: 'A', to: 'B', relationType: 'knows', endedAt: T0 + 2 }]);
+      await expectMaintenanceOnUpgradedFacts(store.maintenance, T0);
       // The keyword rows were rebuilt from the current observations.
       expect(await store.keywords.search('old', 10)).toEqual([]);
     } finally {
