@@ -96,6 +96,9 @@ describe.each(backends)('namespaces over HTTP on $name', ({ name: backend, url }
     // Usage signals: alpha's searches count accesses in alpha only.
     await alpha.ok('hybrid_search', { query: 'nightingale' });
     await waitIndexed(alpha, 2, 'alpha');
+    // Beta's memory opens with its session, and its schema is made in the background: a first call
+    // waits for it, so the tables below are counted once both namespaces exist (alpha's writes did that).
+    await beta.ok('get_statistics');
   });
   afterAll(async () => {
     await alpha?.close();

@@ -245,8 +245,11 @@ export const PG_SCHEMA_VERSION = MIGRATIONS.length;
 /** Any number: it only has to be the same in every Limbic process. */
 const MIGRATION_LOCK = 7_254_611_914;
 
-/** Brings the database to the newest schema; `upTo` stops earlier (tests make an older database with it). */
-export async function migrate(client: pg.PoolClient, upTo = PG_SCHEMA_VERSION): Promise<void> {
+/**
+ * Brings the database to the newest schema; `upTo` stops earlier (tests make an older database with
+ * it). `inSameTransaction` runs last, before the commit, so what it makes appears with the rest.
+ */
+export async function migrate(client: pg.PoolClient, upTo = PG_SCHEMA_VERSION, inSameTransaction?: () => Promise<void>): Promise<void> {
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -266,6 +269,7 @@ export async function migrate(client: pg.PoolClient, upTo = PG_SCHEMA_VERSION): 
     if (trigrams) {
       await client.query(`CREATE INDEX IF NOT EXISTS entity_keywords_trgm ON entity_keywords USING gin ((${SUBSTRING_TEXT}) gin_trgm_ops)`);
     }
+    await inSameTransaction?.();
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -170,8 +170,8 @@ export class PgConnection {
           );
         }
       }
-      await migrate(client);
-      if (this.options.schema !== undefined) await guardFallThrough(client);
+      // The guard commits with the migrations: no one ever sees a namespace's schema half made.
+      await migrate(client, undefined, this.options.schema === undefined ? undefined : () => guardFallThrough(client));
     } finally {
       client.release();
     }
