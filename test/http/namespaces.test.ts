@@ -27,6 +27,7 @@ interface Stats {
   observations: number;
   relations: number;
   embeddings: { indexed: number; pending: number };
+  database: { path: string; bytes: number | null };
 }
 
 describe('namespace names', () => {
@@ -131,6 +132,13 @@ describe.each(backends)('namespaces over HTTP on $name', ({ name: backend, url }
         'SELECT (SELECT count(*) FROM public.entity_embeddings) AS d, (SELECT count(*) FROM limbic_alpha.entity_embeddings) AS a',
       );
       expect(counts.rows[0]).toEqual({ d: '1', a: '2' });
+      // Each namespace's size is its own schema's, not the shared database's.
+      const whole = Number((await client.query<{ b: string }>('SELECT pg_database_size(current_database()) AS b')).rows[0]?.b);
+      const alphaBytes = (await alpha.ok<Stats>('get_statistics')).database.bytes ?? 0;
+      const betaBytes = (await beta.ok<Stats>('get_statistics')).database.bytes ?? 0;
+      expect(betaBytes).toBeGreaterThan(0);
+      expect(alphaBytes).toBeGreaterThan(betaBytes);
+      expect(alphaBytes).toBeLessThan(whole);
     } finally {
       await client.end();
     }

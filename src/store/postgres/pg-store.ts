@@ -62,10 +62,16 @@ export class PgStore implements Store {
     return this.vectors;
   }
 
+  /**
+   * The memory's size is its own tables' (with their indexes and TOAST), in its own schema: a
+   * namespace is one schema of a shared database, whose whole size would be every namespace's.
+   */
   async stats(): Promise<StoreStats> {
     const [row] = await this.conn.query<{ entities: number; observations: number; relations: number; bytes: number }>(
       `SELECT (SELECT count(*) FROM entities) AS entities, (SELECT count(*) FROM observations) AS observations,
-              (SELECT count(*) FROM relations) AS relations, pg_database_size(current_database()) AS bytes`,
+              (SELECT count(*) FROM relations) AS relations,
+              (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c
+                WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p', 'm')) AS bytes`,
     );
     return {
       entities: row?.entities ?? 0,
