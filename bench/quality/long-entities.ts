@@ -1,0 +1,185 @@
+/**
+ * Long entities: LoCoMo with ONE ENTITY PER SESSION (its observations are the session's turns,
+ * plus the session date as a `metadata` observation), the shape of a memory that keeps many
+ * observations on few entities, as agents using the official server's habits do ("default_user"
+ * collecting every fact). An entity has one vector, made from the text that fits the model's
+ * budget (480 tokens: head, tail and the most novel of the middle, core/text/entity-text.ts), so
+ * most turns of a long session are not in it. This study measures what that costs, against two
+ * ways of giving an entity more than one vector, computed here and not in the product:
+ * - `chunks`: the observations packed in order into budget-sized pieces, one vector each (the
+ *   first piece is the text the product embeds), the entity at its nearest piece;
+ * - `observations`: one vector per observation, each with the entity's header, the entity at its
+ *   nearest observation.
+ * Both are compared with the product's entity vector on the semantic leg alone; `search_semantic`
+ * (both legs and the re-rank, as shipped) and the keyword leg are shown for scale. Questions of
+ * categories 1-4; gold: the sessions holding the evidence turns; halves as in locomo.ts.
+ *
+ * `npx tsx bench/quality/long-entities.ts` (about 3 min uncached on 2 cores; vectors are cached
+ * on disk like every quality bench's) writes bench/results/quality-<date>-long-entities.md.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { buildEntityText, MAX_ENTITY_TOKENS } from '../../src/core/text/entity-text.js';
+import { METADATA_KIND, type Entity, type EntityId, type NewEntity, type ObservationAddition } from '../../src/core/types.js';
+import { cachedEmbedder } from './embed-cache.js';
+import { Corpus, loadModel, requireData } from './harness.js';
+import { goldIds, LOCOMO_GROUPS, CATEGORY_NAMES, locomoGroups, locomoHalves, type Sample } from './locomo.js';
+import { Tally } from './tally.js';
+
+interface Turn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+  blip_caption?: string;
+}
+
+const LIMIT = 5;
+/** KNN depth of the product's semantic leg here: every session of a conversation. */
+const DEPTH = 100;
+
+/** A conversation's sessions as entities, and which session each turn is in. */
+function sessionsOf(sample: Sample): { entities: NewEntity[]; dates: ObservationAddition[]; sessionOfTurn: Map<string, string> } {
+  const entities: NewEntity[] = [];
+  const dates: ObservationAddition[] = [];
+  const sessionOfTurn = new Map<string, string>();
+  for (const [key, value] of Object.entries(sample.conversation)) {
+    const session = /^session_(\d+)$/.exec(key);
+    if (!session || !Array.isArray(value)) continue;
+    const name = `session ${session[1]}`;
+    const turns = value as Turn[];
+    entities.push({
+      name,
+      entityType: 'conversation',
+      observations: turns.map((t) => `${t.speaker}: ${t.text}${t.blip_caption ? ` [shared an image: ${t.blip_caption}]` : ''}`),
+    });
+    for (const t of turns) sessionOfTurn.set(t.dia_id, name);
+    const date = sample.conversation[`session_${session[1]}_date_time`];
+    if (typeof date === 'string') dates.push({ entityName: name, contents: [`date: ${date}`], kind: METADATA_KIND });
+  }
+  return { entities, dates, sessionOfTurn };
+}
+
+/** The observations packed in order into pieces whose text fits the budget; the first is the product's text. */
+function pieces(entity: Entity, countTokens: (text: string) => number): Entity[] {
+  const whole = buildEntityText(entity, [], countTokens);
+  const inFirst = new Set(entity.observations.filter((o) => whole.includes(o)));
+  const out: Entity[] = [entity];
+  let current: string[] = [];
+  const header = `${entity.name} (${entity.entityType})`;
+  for (const obs of entity.observations.filter((o) => !inFirst.has(o))) {
+    const next = [...current, obs];
+    if (current.length > 0 && countTokens([header, ...next].join(' | ')) > MAX_ENTITY_TOKENS) {
+      out.push({ ...entity, observations: current });
+      current = [obs];
+    } else current = next;
+  }
+  if (current.length > 0) out.push({ ...entity, observations: current });
+  return out;
+}
+
+const cosine = (a: Float32Array, b: Float32Array): number => {
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
+  return dot; // unit vectors
+};
+
+/** Entities ranked by their nearest vector. */
+function rankByNearest(query: Float32Array, vectors: readonly { id: EntityId; vector: Float32Array }[], limit: number): EntityId[] {
+  const best = new Map<EntityId, number>();
+  for (const { id, vector } of vectors) best.set(id, Math.max(best.get(id) ?? -Infinity, cosine(query, vector)));
+  return [...best]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([id]) => id);
+}
+
+const engine = await loadModel();
+const embedder = cachedEmbedder(engine);
+const countTokens = (text: string): number => engine.countTokens(text);
+const data = JSON.parse(readFileSync(requireData('locomo/locomo10.json'), 'utf8')) as Sample[];
+const halves = locomoHalves(data.map((s) => s.sample_id));
+const tally = new Tally();
+const now = Date.UTC(2026, 0, 1);
+const started = performance.now();
+let sessions = 0;
+let overBudget = 0;
+let turnsTotal = 0;
+let turnsInVector = 0;
+let chunkCount = 0;
+let questions = 0;
+for (const sample of data) {
+  const half = halves.get(sample.sample_id) ?? 'A';
+  const { entities, dates, sessionOfTurn } = sessionsOf(sample);
+  const corpus = new Corpus(embedder);
+  await corpus.load(entities, now, [], dates);
+  const ids = await corpus.ids(entities.map((e) => e.name));
+  // The entities as stored (with their date observation), for the study's own vectors.
+  const stored = (await corpus.store.graph.openNodes(entities.map((e) => e.name))).entities;
+  const chunkInputs: { id: EntityId; entity: Entity }[] = [];
+  const observationTexts: { id: EntityId; text: string }[] = [];
+  for (const entity of stored) {
+    const id = ids.get(entity.name) as EntityId;
+    const full = buildEntityText(entity, [], countTokens, Infinity);
+    const kept = buildEntityText(entity, [], countTokens);
+    sessions++;
+    if (countTokens(full) > MAX_ENTITY_TOKENS) overBudget++;
+    turnsTotal += entity.observations.length;
+    turnsInVector += entity.observations.filter((o) => kept.includes(o)).length;
+    for (const piece of pieces(entity, countTokens)) chunkInputs.push({ id, entity: piece });
+    for (const obs of entity.observations) observationTexts.push({ id, text: `${entity.name} (${entity.entityType}) | ${obs}` });
+  }
+  chunkCount += chunkInputs.length;
+  const chunkVectors = await embedder.embedEntities(chunkInputs.map((c) => ({ entity: c.entity, relations: [] })));
+  const observationVectors = await embedder.embed(
+    observationTexts.map((o) => o.text),
+    'passage',
+  );
+  const chunks = chunkInputs.map((c, i) => ({ id: c.id, vector: chunkVectors[i] as Float32Array }));
+  const perObservation = observationTexts.map((o, i) => ({ id: o.id, vector: observationVectors[i] as Float32Array }));
+  const turnIds = new Map([...sessionOfTurn].map(([turn, session]) => [turn, ids.get(session) as EntityId]));
+  for (const qa of sample.qa) {
+    if (qa.category === 5) continue;
+    const gold = goldIds(qa.evidence, turnIds);
+    if (gold.size === 0) continue;
+    questions++;
+    const groups = locomoGroups(`cat${qa.category}`);
+    const [query] = await embedder.embed([qa.question], 'query');
+    if (query === undefined) continue;
+    const semantic = (await corpus.store.requireVectors().search(query, DEPTH)).map((h) => h.id);
+    tally.add('fts', half, groups, await corpus.search('fts', qa.question, LIMIT, now), gold);
+    tally.add('semantic', half, groups, semantic.slice(0, LIMIT), gold);
+    tally.add('chunks', half, groups, rankByNearest(query, chunks, LIMIT), gold);
+    tally.add('observations', half, groups, rankByNearest(query, perObservation, LIMIT), gold);
+    tally.add('search_semantic', half, groups, await corpus.search('hybrid-limbic', qa.question, LIMIT, now), gold);
+  }
+  await corpus.close();
+  process.stderr.write(`long entities: ${sample.sample_id} (half ${half}), ${entities.length} sessions\n`);
+}
+const seconds = (performance.now() - started) / 1000;
+const metrics = ['hit1', 'recall5', 'mrr'] as const;
+const groups = LOCOMO_GROUPS.filter((g) => g !== 'cat5' && g !== 'all 1-5');
+const md = [
+  `# Long entities: LoCoMo with one entity per session — ${new Date().toISOString().slice(0, 10)}`,
+  '',
+  `Model ${engine.id}, ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}. Command: \`npx tsx bench/quality/long-entities.ts\` (${seconds.toFixed(0)} s).`,
+  '',
+  `${sessions} sessions as entities (a session's turns are its observations, "Speaker: text", plus its date as a \`metadata\``,
+  `observation), ${questions} questions of categories 1-4; gold: the sessions holding the evidence turns; limit ${LIMIT}.`,
+  `${overBudget} of ${sessions} sessions (${((100 * overBudget) / sessions).toFixed(0)}%) do not fit the ${MAX_ENTITY_TOKENS}-token budget; the entity`,
+  `vectors hold ${turnsInVector} of ${turnsTotal} observations (${((100 * turnsInVector) / turnsTotal).toFixed(0)}%). \`chunks\` needs ${chunkCount} vectors`,
+  `(${(chunkCount / sessions).toFixed(1)} per entity), \`observations\` ${turnsTotal} (${(turnsTotal / sessions).toFixed(1)}).`,
+  '',
+  "Modes: `fts` the keyword leg alone; `semantic` the product's KNN over entity vectors; `chunks` and `observations` the",
+  'study variants (the entity at its nearest piece or observation; not in the product); `search_semantic` as shipped.',
+  '',
+  tally.table('A', groups, metrics, CATEGORY_NAMES),
+  '',
+  tally.table('B', groups, metrics, CATEGORY_NAMES),
+  '',
+].join('\n');
+console.log(md);
+const dir = join(import.meta.dirname, '..', 'results');
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, `quality-${new Date().toISOString().slice(0, 10)}-long-entities.md`), md);
+await engine.close?.();
