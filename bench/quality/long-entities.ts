@@ -21,6 +21,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { buildEntityText, MAX_ENTITY_TOKENS } from '../../src/core/text/entity-text.js';
+import type { VectorHit } from '../../src/core/signals.js';
 import { METADATA_KIND, type Entity, type EntityId, type NewEntity, type ObservationAddition } from '../../src/core/types.js';
 import { cachedEmbedder } from './embed-cache.js';
 import { Corpus, loadModel, requireData } from './harness.js';
@@ -84,15 +85,18 @@ const cosine = (a: Float32Array, b: Float32Array): number => {
   return dot; // unit vectors
 };
 
-/** Entities ranked by their nearest vector. */
-function rankByNearest(query: Float32Array, vectors: readonly { id: EntityId; vector: Float32Array }[], limit: number): EntityId[] {
+/** Entities at their nearest vector, nearest first, as a vector index answers (cosine distance). */
+function nearestHits(query: Float32Array, vectors: readonly { id: EntityId; vector: Float32Array }[], limit: number): VectorHit[] {
   const best = new Map<EntityId, number>();
   for (const { id, vector } of vectors) best.set(id, Math.max(best.get(id) ?? -Infinity, cosine(query, vector)));
   return [...best]
     .sort((a, b) => b[1] - a[1])
     .slice(0, limit)
-    .map(([id]) => id);
+    .map(([id, similarity]) => ({ id, distance: 1 - similarity }));
 }
+
+const rankByNearest = (query: Float32Array, vectors: readonly { id: EntityId; vector: Float32Array }[], limit: number): EntityId[] =>
+  nearestHits(query, vectors, limit).map((h) => h.id);
 
 const engine = await loadModel();
 const embedder = cachedEmbedder(engine);
@@ -107,6 +111,7 @@ let overBudget = 0;
 let turnsTotal = 0;
 let turnsInVector = 0;
 let chunkCount = 0;
+let leftOutVectors = 0;
 let questions = 0;
 for (const sample of data) {
   const half = halves.get(sample.sample_id) ?? 'A';
@@ -116,8 +121,8 @@ for (const sample of data) {
   const ids = await corpus.ids(entities.map((e) => e.name));
   // The entities as stored (with their date observation), for the study's own vectors.
   const stored = (await corpus.store.graph.openNodes(entities.map((e) => e.name))).entities;
-  const chunkInputs: { id: EntityId; entity: Entity }[] = [];
-  const observationTexts: { id: EntityId; text: string }[] = [];
+  const chunkInputs: { id: EntityId; entity: Entity; first: boolean }[] = [];
+  const observationTexts: { id: EntityId; text: string; inEntityVector: boolean }[] = [];
   for (const entity of stored) {
     const id = ids.get(entity.name) as EntityId;
     const full = buildEntityText(entity, [], countTokens, Infinity);
@@ -126,8 +131,9 @@ for (const sample of data) {
     if (countTokens(full) > MAX_ENTITY_TOKENS) overBudget++;
     turnsTotal += entity.observations.length;
     turnsInVector += entity.observations.filter((o) => kept.includes(o)).length;
-    for (const piece of pieces(entity, countTokens)) chunkInputs.push({ id, entity: piece });
-    for (const obs of entity.observations) observationTexts.push({ id, text: `${entity.name} (${entity.entityType}) | ${obs}` });
+    pieces(entity, countTokens).forEach((piece, i) => chunkInputs.push({ id, entity: piece, first: i === 0 }));
+    for (const obs of entity.observations)
+      observationTexts.push({ id, text: `${entity.name} (${entity.entityType}) | ${obs}`, inEntityVector: kept.includes(obs) });
   }
   chunkCount += chunkInputs.length;
   const chunkVectors = await embedder.embedEntities(chunkInputs.map((c) => ({ entity: c.entity, relations: [] })));
@@ -137,6 +143,21 @@ for (const sample of data) {
   );
   const chunks = chunkInputs.map((c, i) => ({ id: c.id, vector: chunkVectors[i] as Float32Array }));
   const perObservation = observationTexts.map((o, i) => ({ id: o.id, vector: observationVectors[i] as Float32Array }));
+  // The entity's own vector (the first piece is its text) and one per observation left out of it.
+  const entityVectors = chunks.filter((_, i) => chunkInputs[i]?.first === true);
+  const entityAndLeftOut = [...entityVectors, ...perObservation.filter((_, i) => observationTexts[i]?.inEntityVector === false)];
+  leftOutVectors += entityAndLeftOut.length;
+  // search_semantic as shipped, its semantic leg answered from these vectors instead of the store's.
+  const vectorIndex = corpus.store.requireVectors();
+  const storeSearch = vectorIndex.search.bind(vectorIndex);
+  const searchSemanticOver = async (vectors: readonly { id: EntityId; vector: Float32Array }[], question: string): Promise<EntityId[]> => {
+    vectorIndex.search = async (q, limit) => nearestHits(q, vectors, limit);
+    try {
+      return await corpus.search('hybrid-limbic', question, LIMIT, now);
+    } finally {
+      vectorIndex.search = storeSearch;
+    }
+  };
   const turnIds = new Map([...sessionOfTurn].map(([turn, session]) => [turn, ids.get(session) as EntityId]));
   for (const qa of sample.qa) {
     if (qa.category === 5) continue;
@@ -151,7 +172,10 @@ for (const sample of data) {
     tally.add('semantic', half, groups, semantic.slice(0, LIMIT), gold);
     tally.add('chunks', half, groups, rankByNearest(query, chunks, LIMIT), gold);
     tally.add('observations', half, groups, rankByNearest(query, perObservation, LIMIT), gold);
+    tally.add('entity + left out', half, groups, rankByNearest(query, entityAndLeftOut, LIMIT), gold);
     tally.add('search_semantic', half, groups, await corpus.search('hybrid-limbic', qa.question, LIMIT, now), gold);
+    tally.add('search_semantic, observations', half, groups, await searchSemanticOver(perObservation, qa.question), gold);
+    tally.add('search_semantic, entity + left out', half, groups, await searchSemanticOver(entityAndLeftOut, qa.question), gold);
   }
   await corpus.close();
   process.stderr.write(`long entities: ${sample.sample_id} (half ${half}), ${entities.length} sessions\n`);
@@ -168,10 +192,12 @@ const md = [
   `observation), ${questions} questions of categories 1-4; gold: the sessions holding the evidence turns; limit ${LIMIT}.`,
   `${overBudget} of ${sessions} sessions (${((100 * overBudget) / sessions).toFixed(0)}%) do not fit the ${MAX_ENTITY_TOKENS}-token budget; the entity`,
   `vectors hold ${turnsInVector} of ${turnsTotal} observations (${((100 * turnsInVector) / turnsTotal).toFixed(0)}%). \`chunks\` needs ${chunkCount} vectors`,
-  `(${(chunkCount / sessions).toFixed(1)} per entity), \`observations\` ${turnsTotal} (${(turnsTotal / sessions).toFixed(1)}).`,
+  `(${(chunkCount / sessions).toFixed(1)} per entity), \`observations\` ${turnsTotal} (${(turnsTotal / sessions).toFixed(1)}), \`entity + left out\` ${leftOutVectors} (${(leftOutVectors / sessions).toFixed(1)}).`,
   '',
-  "Modes: `fts` the keyword leg alone; `semantic` the product's KNN over entity vectors; `chunks` and `observations` the",
-  'study variants (the entity at its nearest piece or observation; not in the product); `search_semantic` as shipped.',
+  "Modes: `fts` the keyword leg alone; `semantic` the product's KNN over entity vectors. Study variants, not in the product,",
+  "each ranking an entity at its nearest vector: `chunks`; `observations`; `entity + left out` (the entity's own vector",
+  'and one per observation its text left out). `search_semantic` as shipped; `search_semantic, …` the same pipeline with',
+  "its semantic leg answered from a study variant's vectors (nearest per entity, as the store would answer).",
   '',
   tally.table('A', groups, metrics, CATEGORY_NAMES),
   '',
