@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Embedder } from '../../src/embed/embedder.js';
+import { passFitsOneVector, type Embedder } from '../../src/embed/embedder.js';
 import { requireData } from '../quality/harness.js';
 import { rng } from './generate.js';
 
@@ -254,6 +254,7 @@ export function heldOutQueries(model: Embedder, texts: readonly string[], vector
     dims: model.dims,
     similarityFloor: model.similarityFloor,
     embedEntities: (items) => model.embedEntities(items),
+    ...passFitsOneVector(model),
     embed: async (list, kind) => {
       const v = list.length === 1 && kind === 'query' ? vectorOf.get(list[0] ?? '') : undefined;
       return v === undefined ? model.embed(list, kind) : [v];

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { embedEntitiesAsPassages, type Embedder, type TextKind } from '../../src/embed/embedder.js';
+import { embedEntitiesAsPassages, fitsAsPassages, type Embedder, type TextKind } from '../../src/embed/embedder.js';
 import type { OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
 
 const HASH_BYTES = 32;
@@ -95,6 +95,7 @@ export function cachedEmbedder(engine: OnnxEngine, dir = benchCacheDir()): Embed
     similarityFloor: engine.similarityFloor,
     embed,
     embedEntities: (items) => embedEntitiesAsPassages({ embed }, (text) => engine.countTokens(text), items),
+    fitsOneVector: async (items) => fitsAsPassages((text) => engine.countTokens(text), items),
     counts,
   };
 }

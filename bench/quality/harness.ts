@@ -11,7 +11,7 @@ import { distinctWords } from '../../src/core/text/fts-query.js';
 import { informativeWords, type TermStat } from '../../src/core/text/prune-terms.js';
 import { isStopword } from '../../src/core/text/stopwords.js';
 import type { EntityId, NewEntity, ObservationAddition, Relation } from '../../src/core/types.js';
-import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
+import { LazyEmbedder, passFitsOneVector, type Embedder } from '../../src/embed/embedder.js';
 import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
 import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
 import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
@@ -79,6 +79,7 @@ export function memoizeQueries(embedder: Embedder): Embedder {
     dims: embedder.dims,
     similarityFloor: embedder.similarityFloor,
     embedEntities: (items) => embedder.embedEntities(items),
+    ...passFitsOneVector(embedder),
     async embed(texts, kind) {
       const [only] = texts;
       if (texts.length !== 1 || only === undefined || kind !== 'query') return embedder.embed(texts, kind);

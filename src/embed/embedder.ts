@@ -1,5 +1,5 @@
 /** The embedding engine's interface. Concrete engines live in sub-folders and load lazily. */
-import { buildEntityText, type TokenCounter } from '../core/text/entity-text.js';
+import { buildEntityText, fitsEntityBudget, type TokenCounter } from '../core/text/entity-text.js';
 import type { Entity, Relation } from '../core/types.js';
 
 /**
@@ -31,9 +31,25 @@ export interface Embedder {
    * own tokenizer. Engines that run in another thread build the text there too.
    */
   embedEntities(items: readonly EntityInput[]): Promise<Float32Array[]>;
+  /**
+   * Whether each entity's whole text fits the model's token budget, counted by the model's own
+   * tokenizer: when it does not, embedEntities left observations out, and the indexer gives each
+   * observation a vector of its own where the store keeps them. Engines without it never do.
+   */
+  fitsOneVector?(items: readonly EntityInput[]): Promise<boolean[]>;
   /** Frees the engine (a worker thread, a session); the embedder is unusable afterwards. */
   close?(): Promise<void>;
 }
+
+/** An embedder's fitsOneVector, for a wrapper around it to spread into itself (nothing when it has none). */
+export function passFitsOneVector(inner: Embedder): Pick<Embedder, 'fitsOneVector'> {
+  const fits = inner.fitsOneVector?.bind(inner);
+  return fits === undefined ? {} : { fitsOneVector: fits };
+}
+
+/** fitsOneVector for an engine running on the caller's thread. */
+export const fitsAsPassages = (countTokens: TokenCounter, items: readonly EntityInput[]): boolean[] =>
+  items.map((item) => fitsEntityBudget(item.entity, item.relations, countTokens));
 
 /**
  * embedEntities for an engine running on the caller's thread: builds each entity's text, counting

@@ -14,7 +14,7 @@
 import { basename, dirname, extname, join } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { LazyEmbedder, type Embedder, type LoadProgress } from '../embed/embedder.js';
+import { LazyEmbedder, passFitsOneVector, type Embedder, type LoadProgress } from '../embed/embedder.js';
 import { MemoryService } from '../service/memory-service.js';
 import { startAutoTune, type AutoTune } from '../service/tuning.js';
 import { redactPassword } from '../core/redact.js';
@@ -100,6 +100,7 @@ export function embedderView(shared: LazyEmbedder): LazyEmbedder {
           ...(engine.similarityFloor === undefined ? {} : { similarityFloor: engine.similarityFloor }),
           embed: (texts, kind) => engine.embed(texts, kind),
           embedEntities: (items) => engine.embedEntities(items),
+          ...passFitsOneVector(engine),
         };
         return view;
       }

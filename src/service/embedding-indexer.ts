@@ -4,8 +4,10 @@
  * background, and any process sharing the database can drain what another one queued.
  */
 import type { Logger } from '../core/logger.js';
+import { observationText } from '../core/text/entity-text.js';
 import type { Embedder, LazyEmbedder } from '../embed/embedder.js';
 import type { Store } from '../store/store.js';
+import type { EmbeddingJob } from '../store/vector-index.js';
 
 export interface DrainProgress {
   (done: number): void;
@@ -134,9 +136,40 @@ export class EmbeddingIndexer {
       if (jobs.length === 0) return done;
       // Text building, tokenizing and the model all run in the engine (a worker thread for ONNX).
       const vectors = await embedder.embedEntities(jobs);
-      await index.put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: vectors[i] ?? new Float32Array(embedder.dims) })));
+      const observations = index.keepsObservationVectors === true ? await observationVectors(embedder, jobs) : [];
+      await index.put(
+        jobs.map((j, i) => ({
+          id: j.id,
+          version: j.version,
+          vector: vectors[i] ?? new Float32Array(embedder.dims),
+          ...(observations[i] === undefined ? {} : { observations: observations[i] }),
+        })),
+      );
       done += jobs.length;
       progress?.(done);
     }
   }
+}
+
+/**
+ * A vector per observation for each entity whose whole text does not fit one (by the model's own
+ * tokenizer): the entity's vector holds only the observations its text kept, and a fact left out
+ * would not be found by meaning (bench/results/quality-2026-11-23-long-entities.md). Undefined for
+ * an entity that fits, and for every entity when the engine cannot tell.
+ */
+async function observationVectors(embedder: Embedder, jobs: readonly EmbeddingJob[]): Promise<(Float32Array[] | undefined)[]> {
+  const fits = (await embedder.fitsOneVector?.(jobs)) ?? jobs.map(() => true);
+  const long = jobs.filter((j, i) => fits[i] === false && j.entity.observations.length > 1);
+  if (long.length === 0) return [];
+  const vectors = await embedder.embed(
+    long.flatMap((j) => j.entity.observations.map((o) => observationText(j.entity, o))),
+    'passage',
+  );
+  const byId = new Map<EmbeddingJob['id'], Float32Array[]>();
+  let at = 0;
+  for (const j of long) {
+    byId.set(j.id, vectors.slice(at, at + j.entity.observations.length));
+    at += j.entity.observations.length;
+  }
+  return jobs.map((j) => byId.get(j.id));
 }

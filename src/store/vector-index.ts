@@ -16,6 +16,12 @@ export interface EmbeddingResult {
   readonly id: EntityId;
   readonly version: number;
   readonly vector: Float32Array;
+  /**
+   * One vector per observation (core/text/entity-text.ts observationText), made when the entity's
+   * whole text does not fit one vector and the index keeps them; absent, the entity has none (any
+   * it had go).
+   */
+  readonly observations?: readonly Float32Array[];
 }
 
 export interface VectorStatus {
@@ -26,6 +32,11 @@ export interface VectorStatus {
 }
 
 export interface VectorIndex {
+  /**
+   * Whether put keeps observation vectors, and search answers an entity at the nearest of its own
+   * vector and its observations' (a fact left out of a long entity's text is still found).
+   */
+  readonly keepsObservationVectors?: boolean;
   /** Binds the index to a model; a different model or size drops old vectors and re-queues all. */
   configure(model: string, dims: number): Promise<{ readonly reset: boolean }>;
   status(): Promise<VectorStatus>;

@@ -49,6 +49,15 @@ describe('ThreadedEmbedder (real model in a worker thread)', () => {
     items.forEach((_, i) => expect(cosine(mine[i], theirs[i])).toBeGreaterThan(0.9999));
   });
 
+  it('tells, by the model tokenizer in the worker, which entities do not fit one vector', async () => {
+    const local = await realEmbedder();
+    const items = [entity(1), entity(2, 80), entity(3, 14)];
+    const fits = await threaded.fitsOneVector(items);
+    expect(fits).toEqual(await local.fitsOneVector?.(items));
+    expect(fits.slice(0, 2)).toEqual([true, false]); // 6 sentences fit 480 tokens, 80 do not
+    expect(await threaded.fitsOneVector([])).toEqual([]);
+  });
+
   it('answers a query before a drain that was asked first', async () => {
     const order: string[] = [];
     const drain = threaded.embedEntities(Array.from({ length: 12 }, (_, i) => entity(i))).then((v) => {

@@ -24,8 +24,36 @@ function assemble(header: string, observations: readonly string[], rel: string):
   return [header, ...observations, ...(rel === '' ? [] : [rel])].join(SEPARATOR);
 }
 
+const headerOf = (entity: Entity): string => `${entity.name} (${entity.entityType})`;
+
+/** Every observation and relation, as embedded when they fit. */
+const wholeText = (entity: Entity, relations: readonly Relation[]): string =>
+  assemble(headerOf(entity), entity.observations, relationText(relations));
+
 function wordSet(text: string): Set<string> {
   return new Set(tokenizeWords(text.toLowerCase()));
+}
+
+/**
+ * Whether an entity's whole text (every observation and relation) fits the budget: when it does not,
+ * buildEntityText leaves observations out, and a store that keeps observation vectors gives each
+ * observation one of its own (so a fact left out of the entity's text is still found by meaning).
+ */
+export function fitsEntityBudget(
+  entity: Entity,
+  relations: readonly Relation[],
+  countTokens: TokenCounter,
+  maxTokens: number = MAX_ENTITY_TOKENS,
+): boolean {
+  return countTokens(wholeText(entity, relations)) <= maxTokens;
+}
+
+/**
+ * The text of one observation's own vector: the entity's header, then the observation, so the
+ * vector knows whose fact it is. @example observationText(ada, 'wrote the first program') // 'Ada (person) | wrote the first program'
+ */
+export function observationText(entity: Entity, observation: string): string {
+  return assemble(headerOf(entity), [observation], '');
 }
 
 /**
@@ -42,8 +70,8 @@ export function buildEntityText(
   countTokens: TokenCounter,
   maxTokens: number = MAX_ENTITY_TOKENS,
 ): string {
-  const header = `${entity.name} (${entity.entityType})`;
-  const full = assemble(header, entity.observations, relationText(relations));
+  const header = headerOf(entity);
+  const full = wholeText(entity, relations);
   if (countTokens(full) <= maxTokens) return full;
 
   const sepCost = countTokens(SEPARATOR.trim()) || 1;

@@ -98,6 +98,18 @@ port.on('message', (message: HostMessage) => {
       enqueue(message.id, items.length, false, (from, to) => (e) => e.embedEntities(items.slice(from, to)));
       return;
     }
+    case 'fits': {
+      // Tokenizing only: answered at once, between units, never queued behind a drain.
+      if (engine === undefined) post({ type: 'error', id: message.id, message: 'the model has not loaded yet' });
+      else {
+        const items: readonly EntityInput[] = message.items;
+        void engine.fitsOneVector?.(items).then(
+          (fits) => post({ type: 'fits', id: message.id, fits }),
+          (error: unknown) => post({ type: 'error', id: message.id, message: error instanceof Error ? error.message : String(error) }),
+        );
+      }
+      return;
+    }
     case 'close':
       port.close();
       return;

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
-import { embedEntitiesAsPassages, type Embedder, type ModelDescription, type TextKind } from '../embedder.js';
+import { embedEntitiesAsPassages, fitsAsPassages, type Embedder, type ModelDescription, type TextKind } from '../embedder.js';
 import { installedModels, readManifest, similarityFloorOf, type ModelManifest } from './model-files.js';
 import { loadTransformers } from './transformers-runtime.js';
 import { loadUnigramTokenizer } from './unigram-vocab.js';
@@ -185,6 +185,7 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxE
     similarityFloor: model.similarityFloor,
     embed,
     embedEntities: (items) => embedEntitiesAsPassages({ embed }, countTokens, items),
+    fitsOneVector: async (items) => fitsAsPassages(countTokens, items),
     countTokens,
     description: { id: model.id, dims, source: model.source, location: model.location, note: model.note },
   };

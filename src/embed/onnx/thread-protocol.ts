@@ -4,6 +4,8 @@ import type { EntityInput, ModelDescription, TextKind } from '../embedder.js';
 export type HostMessage =
   | { readonly type: 'embed'; readonly id: number; readonly texts: readonly string[]; readonly kind: TextKind }
   | { readonly type: 'entities'; readonly id: number; readonly items: readonly EntityInput[] }
+  /** Whether each entity's whole text fits the model's budget (tokenizing only, no forward pass). */
+  | { readonly type: 'fits'; readonly id: number; readonly items: readonly EntityInput[] }
   | { readonly type: 'close' };
 
 export type ThreadMessage =
@@ -17,4 +19,5 @@ export type ThreadMessage =
   | { readonly type: 'failed'; readonly message: string }
   /** `count` vectors of the model's size, one after another. */
   | { readonly type: 'vectors'; readonly id: number; readonly count: number; readonly data: Float32Array }
+  | { readonly type: 'fits'; readonly id: number; readonly fits: readonly boolean[] }
   | { readonly type: 'error'; readonly id: number; readonly message: string };

@@ -20,7 +20,8 @@ export interface ThreadedEmbedderOptions {
 }
 
 interface Pending {
-  resolve(vectors: Float32Array[]): void;
+  /** Vectors for embed and embedEntities, one flag per entity for fitsOneVector. */
+  resolve(answer: Float32Array[] | boolean[]): void;
   reject(error: Error): void;
 }
 
@@ -68,6 +69,10 @@ export class ThreadedEmbedder implements Embedder {
     return this.request((id) => ({ type: 'entities', id, items: [...items] }));
   }
 
+  fitsOneVector(items: readonly EntityInput[]): Promise<boolean[]> {
+    return this.request((id) => ({ type: 'fits', id, items: [...items] }));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker ?? (await this.starting?.catch(() => undefined));
@@ -81,12 +86,12 @@ export class ThreadedEmbedder implements Embedder {
     clearTimeout(timer);
   }
 
-  private async request(make: (id: number) => HostMessage): Promise<Float32Array[]> {
+  private async request<T extends Float32Array[] | boolean[]>(make: (id: number) => HostMessage): Promise<T> {
     if (this.closed) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The embedding model was closed.');
     const worker = await this.running();
     const id = this.nextId++;
-    return new Promise<Float32Array[]>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: (answer) => resolve(answer as T), reject });
       worker.postMessage(make(id));
     });
   }
@@ -107,12 +112,16 @@ export class ThreadedEmbedder implements Embedder {
   private adopt(worker: Worker): void {
     this.worker = worker;
     worker.on('message', (message: ThreadMessage) => {
-      if (message.type !== 'vectors' && message.type !== 'error') return;
+      if (message.type !== 'vectors' && message.type !== 'fits' && message.type !== 'error') return;
       const waiting = this.pending.get(message.id);
       if (waiting === undefined) return;
       this.pending.delete(message.id);
       if (message.type === 'error') {
         waiting.reject(new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, `Embedding failed: ${message.message}`));
+        return;
+      }
+      if (message.type === 'fits') {
+        waiting.resolve([...message.fits]);
         return;
       }
       const vectors: Float32Array[] = [];

@@ -20,6 +20,7 @@ import type { GraphStore, ImportBatch, ImportCounts } from '../graph-store.js';
 import { json } from './sqlite-connection.js';
 import type { EntityRow } from '../rows.js';
 import { SqliteGraphReads } from './sqlite-graph-reads.js';
+import { deleteObservationVectors } from './sqlite-vectors.js';
 
 /** Entity text is joined with this separator in the FTS index (spec/hybrid-search.md). */
 const OBS_SEPARATOR = ' | ';
@@ -250,5 +251,6 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
       this.conn.stmt('DELETE FROM entity_embeddings WHERE rowid = ?').run(BigInt(id));
       this.conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)').run(id);
     }
+    deleteObservationVectors(this.conn, id);
   }
 }

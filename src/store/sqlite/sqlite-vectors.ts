@@ -23,11 +23,55 @@ export interface SqliteVectorOptions {
   readonly logger: Logger;
 }
 
+/**
+ * Entities that may not fit one vector, queued once when a memory made before observation vectors
+ * gains them: more than one observation, over 1,000 characters (480 tokens are rarely fewer). The
+ * model's tokenizer decides when each is embedded; one that fits is embedded as before.
+ */
+const REQUEUE_LONG_SQL = `INSERT INTO embedding_queue (entity_id, version)
+  SELECT entity_id, abs(random()) % 140737488355328 + 1 FROM observations WHERE superseded_at IS NULL
+   GROUP BY entity_id HAVING count(*) > 1 AND sum(length(content)) > 1000
+  ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version`;
+
+/**
+ * Observation vectors (EmbeddingResult.observations) are rows of entity_embeddings too, so the
+ * in-memory cache scans them with the entities' (a separate vec0 table, scanned by sqlite-vec,
+ * cost 20 ms per search at 10k of them: bench/latency/observation-vectors.ts): entity `id`'s
+ * j-th (j from 1) is row `id + j × 2^32`. `observation_vectors` lists them by entity, to delete.
+ */
+const KEY_STRIDE = 2 ** 32;
+/** At most this many vectors of one entity's observations (keys stay below 2^53). */
+const MAX_OBSERVATION_VECTORS = 2 ** 20;
+const entityOfKey = (key: number): number => key % KEY_STRIDE;
+
 /** Every entity, queued with a fresh random version, as the graph's writes queue one (sqlite-graph.ts). */
 const REQUEUE_ALL_SQL =
   'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version';
 
+function ensureObservationTable(conn: SqliteConnection): void {
+  conn.db.exec('CREATE TABLE IF NOT EXISTS observation_vectors (key INTEGER PRIMARY KEY, entity_id INTEGER NOT NULL)');
+  conn.db.exec('CREATE INDEX IF NOT EXISTS observation_vectors_entity ON observation_vectors (entity_id)');
+}
+
+/**
+ * Removes an entity's observation vectors, logging each so every process's cache drops it (the
+ * rows only where sqlite-vec is loaded; a row left behind is never answered: its key is gone).
+ */
+export function deleteObservationVectors(conn: SqliteConnection, id: number): void {
+  if (!conn.tableExists('observation_vectors')) return;
+  if (conn.vectorsLoaded && conn.tableExists('entity_embeddings')) {
+    const remove = conn.stmt('DELETE FROM entity_embeddings WHERE rowid = ?');
+    const log = conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)');
+    for (const { key } of conn.stmt<[number], { key: number }>('SELECT key FROM observation_vectors WHERE entity_id = ?').all(id)) {
+      remove.run(BigInt(key));
+      log.run(key);
+    }
+  }
+  conn.stmt('DELETE FROM observation_vectors WHERE entity_id = ?').run(id);
+}
+
 export class SqliteVectorIndex implements VectorIndex {
+  readonly keepsObservationVectors = true;
   private readonly useCache: boolean;
   /** The in-memory vector cache, loaded on first need; undefined when usearch cannot load. */
   private cache: Promise<VectorCache | undefined> | undefined;
@@ -48,9 +92,17 @@ export class SqliteVectorIndex implements VectorIndex {
     return this.conn.write(() => {
       const current = this.conn.metaGet('vector_model');
       const currentDims = this.conn.metaGet('vector_dims');
-      if (this.hasTable() && current === model && currentDims === String(dims)) return { reset: false };
+      if (this.hasTable() && current === model && currentDims === String(dims)) {
+        // A memory made before observation vectors gains them, for the entities that may need them.
+        const older = !this.conn.tableExists('observation_vectors');
+        ensureObservationTable(this.conn);
+        if (older) this.conn.db.exec(REQUEUE_LONG_SQL);
+        return { reset: false };
+      }
       this.conn.db.exec('DROP TABLE IF EXISTS entity_embeddings');
       this.conn.db.exec(`CREATE VIRTUAL TABLE entity_embeddings USING vec0(embedding float[${dims}] distance_metric=cosine)`);
+      this.conn.db.exec('DROP TABLE IF EXISTS observation_vectors'); // their rows went with entity_embeddings
+      ensureObservationTable(this.conn);
       this.conn.metaSet('vector_model', model);
       this.conn.metaSet('vector_dims', String(dims));
       this.conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)').run(RESET_ALL);
@@ -64,19 +116,45 @@ export class SqliteVectorIndex implements VectorIndex {
     return {
       model: this.conn.metaGet('vector_model'),
       dims: dims === undefined ? undefined : Number(dims),
-      indexed: this.hasTable() ? this.conn.count('entity_embeddings') : 0,
+      // Entities with a vector: the table's rows less their observations'.
+      indexed: this.hasTable()
+        ? this.conn.count('entity_embeddings') - (this.conn.tableExists('observation_vectors') ? this.conn.count('observation_vectors') : 0)
+        : 0,
       pending: this.conn.count('embedding_queue'),
     };
   }
 
   async search(query: Float32Array, limit: number): Promise<VectorHit[]> {
     if (!this.hasTable() || limit <= 0) return [];
+    if (!this.hasObservationVectors())
+      return (await this.searchRows(query, limit)).map((r) => ({ id: asEntityId(r.id), distance: r.distance }));
+    // Each entity once, at its nearest row: read deeper until `limit` entities are found, as one
+    // entity's observations may crowd the nearest rows.
+    for (let depth = limit * 2; ; depth *= 4) {
+      const rows = await this.searchRows(query, depth);
+      const nearest = new Map<number, number>();
+      for (const r of rows) {
+        const id = entityOfKey(r.id);
+        if (!nearest.has(id)) nearest.set(id, r.distance);
+      }
+      if (nearest.size >= limit || rows.length < depth || depth >= 4096)
+        return [...nearest].slice(0, limit).map(([id, distance]) => ({ id: asEntityId(id), distance }));
+    }
+  }
+
+  /** Whether any entity has observation vectors (a memory of short entities has none, and pays nothing). */
+  private hasObservationVectors(): boolean {
+    return this.conn.tableExists('observation_vectors') && this.conn.stmt('SELECT 1 FROM observation_vectors LIMIT 1').get() !== undefined;
+  }
+
+  /** The nearest rows, entities' and observations' alike, by row key. */
+  private async searchRows(query: Float32Array, limit: number): Promise<{ id: number; distance: number }[]> {
     const cache = await this.loadCache();
     if (cache !== undefined && cache.dims === query.length) {
       if (!cache.sync()) cache.reload();
       if (cache.dims === Number(this.conn.metaGet('vector_dims'))) {
         this.keeper?.noteSynced(cache); // a save, when owed, starts later, off this path
-        return cache.search(query, limit).map((h) => ({ id: asEntityId(h.id), distance: h.distance }));
+        return cache.search(query, limit);
       }
       this.cache = undefined; // the model changed size: the next search loads a cache of the new size
     }
@@ -84,8 +162,7 @@ export class SqliteVectorIndex implements VectorIndex {
       .stmt<[Buffer, number], { id: number; distance: number }>(
         'SELECT rowid AS id, distance FROM entity_embeddings WHERE embedding MATCH ? AND k = ? ORDER BY distance',
       )
-      .all(vectorBytes(query), Math.min(limit, 4096))
-      .map((r) => ({ id: asEntityId(r.id), distance: r.distance }));
+      .all(vectorBytes(query), Math.min(limit, 4096));
   }
 
   async warm(): Promise<void> {
@@ -123,10 +200,22 @@ export class SqliteVectorIndex implements VectorIndex {
       const insert = this.conn.stmt('INSERT INTO entity_embeddings (rowid, embedding) VALUES (?, ?)');
       const dequeue = this.conn.stmt('DELETE FROM embedding_queue WHERE entity_id = ? AND version = ?');
       const log = this.conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)');
+      const observations = this.conn.tableExists('observation_vectors');
+      const addKey = this.conn.stmt('INSERT INTO observation_vectors (key, entity_id) VALUES (?, ?)');
       for (const r of results) {
         if (exists.get(r.id) === undefined) continue; // deleted while it was being embedded
         remove.run(BigInt(r.id));
         insert.run(BigInt(r.id), vectorBytes(r.vector));
+        if (observations) {
+          deleteObservationVectors(this.conn, r.id);
+          if (r.id < KEY_STRIDE)
+            (r.observations ?? []).slice(0, MAX_OBSERVATION_VECTORS).forEach((v, j) => {
+              const key = r.id + (j + 1) * KEY_STRIDE;
+              insert.run(BigInt(key), vectorBytes(v));
+              addKey.run(key, r.id);
+              log.run(key);
+            });
+        }
         dequeue.run(r.id, r.version);
         log.run(r.id);
       }

@@ -1,0 +1,151 @@
+/**
+ * Observation vectors on SQLite: an entity too long for one vector is answered at the nearest of
+ * its own vector and its observations'. The vectors here are hand-made (the mechanics: merging,
+ * replacing, deleting; meaning is the real-model test's, test/mcp/search-semantic.test.ts).
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EntityId } from '../../src/core/types.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { EmbeddingJob } from '../../src/store/vector-index.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const unit = (...xs: number[]): Float32Array => {
+  const norm = Math.hypot(...xs);
+  return Float32Array.from(xs, (x) => x / norm);
+};
+const NOW = Date.UTC(2026, 0, 1);
+
+describe('observation vectors (SQLite)', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let store: SqliteStore;
+  let ids: Map<string, EntityId>;
+  const path = (): string => join(tmp.dir, 'memory.db');
+  /** Rows of the observation tables, read by a second connection (plain tables: no sqlite-vec needed). */
+  const rows = (): { keys: number; vectors: number } => {
+    const db = new Database(path(), { readonly: true });
+    try {
+      const count = (table: string): number => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+      // Observation vectors are rows of entity_embeddings keyed from 2^32 up (sqlite-vectors.ts).
+      return { keys: count('observation_vectors'), vectors: count('entity_embeddings_rowids WHERE rowid >= 4294967296') };
+    } finally {
+      db.close();
+    }
+  };
+  const jobs = async (): Promise<Map<string, EmbeddingJob>> =>
+    new Map((await store.requireVectors().takeJobs(10)).map((j) => [j.entity.name, j]));
+
+  beforeEach(async () => {
+    tmp = tempDir();
+    store = openSqliteStore({ path: path() });
+    await store.requireVectors().configure('fake-model', 4);
+    await store.graph.createEntities(
+      [
+        { name: 'Long', entityType: 'notes', observations: ['first', 'second', 'third'] },
+        { name: 'Short', entityType: 'notes', observations: ['only'] },
+      ],
+      NOW,
+    );
+    ids = new Map((await store.graph.idsByName(['Long', 'Short'])).map((id, i) => [i === 0 ? 'Long' : 'Short', id as EntityId]));
+    const queued = await jobs();
+    await store.requireVectors().put([
+      // Long's own vector points away from the query below; its second observation points at it.
+      {
+        id: ids.get('Long') as EntityId,
+        version: queued.get('Long')?.version ?? 0,
+        vector: unit(1, 0, 0, 0),
+        observations: [unit(0, 0, 1, 0), unit(0, 1, 0, 0), unit(0, 0, 0, 1)],
+      },
+      { id: ids.get('Short') as EntityId, version: queued.get('Short')?.version ?? 0, vector: unit(1, 1, 0, 0) },
+    ]);
+  });
+  afterEach(async () => {
+    await store.close();
+    tmp.cleanup();
+  });
+
+  it('answers an entity at its nearest vector, its observations included', async () => {
+    const hits = await store.requireVectors().search(unit(0, 1, 0, 0), 2);
+    expect(hits.map((h) => h.id)).toEqual([ids.get('Long'), ids.get('Short')]);
+    expect(hits[0]?.distance).toBeCloseTo(0, 5);
+    expect(hits[1]?.distance).toBeCloseTo(1 - Math.SQRT1_2, 5);
+    // Asked for one: the nearest entity, once, however many of its observations are near.
+    expect((await store.requireVectors().search(unit(0, 1, 1, 1), 1)).map((h) => h.id)).toEqual([ids.get('Long')]);
+    expect(rows()).toEqual({ keys: 3, vectors: 3 });
+    // The count of indexed entities is of entities, not of vectors.
+    expect((await store.requireVectors().status()).indexed).toBe(2);
+  });
+
+  it("is seen by another process's in-memory vector cache, which follows the log", async () => {
+    const other = openSqliteStore({ path: path() });
+    try {
+      const query = unit(0.3, 0.3, 0, 1);
+      expect((await other.requireVectors().search(query, 1)).map((h) => h.id)).toEqual([ids.get('Long')]); // through its third observation
+      expect(await other.requireVectors().cacheSource()).toBeDefined(); // answered from the cache, not sqlite-vec
+      await store.graph.deleteObservations([{ entityName: 'Long', observations: ['third'] }], NOW);
+      const again = (await jobs()).get('Long');
+      await store.requireVectors().put([
+        {
+          id: ids.get('Long') as EntityId,
+          version: again?.version ?? 0,
+          vector: unit(1, 0, 0, 0),
+          observations: [unit(0, 0, 1, 0), unit(0, 1, 0, 0)],
+        },
+      ]);
+      // Long's third observation, which was nearest, is gone from the other cache too: Short is nearer now.
+      expect((await other.requireVectors().search(query, 2)).map((h) => h.id)).toEqual([ids.get('Short'), ids.get('Long')]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('replaces them when the entity is embedded again, and drops them when it now fits one vector', async () => {
+    await store.graph.addObservations([{ entityName: 'Long', contents: ['fourth'] }], NOW);
+    const again = (await jobs()).get('Long');
+    await store
+      .requireVectors()
+      .put([{ id: ids.get('Long') as EntityId, version: again?.version ?? 0, vector: unit(1, 0, 0, 0), observations: [unit(0, 0, 0, 1)] }]);
+    expect(rows()).toEqual({ keys: 1, vectors: 1 });
+    await store.graph.deleteObservations([{ entityName: 'Long', observations: ['second', 'third', 'fourth'] }], NOW);
+    const shorter = (await jobs()).get('Long');
+    await store.requireVectors().put([{ id: ids.get('Long') as EntityId, version: shorter?.version ?? 0, vector: unit(1, 0, 0, 0) }]);
+    expect(rows()).toEqual({ keys: 0, vectors: 0 });
+    expect((await store.requireVectors().search(unit(0, 1, 0, 0), 2)).map((h) => h.id)).toEqual([ids.get('Short'), ids.get('Long')]);
+  });
+
+  it('queues the long entities of a memory made before observation vectors, once', async () => {
+    await store.graph.createEntities([{ name: 'Diary', entityType: 'notes', observations: ['x'.repeat(600), 'y'.repeat(600)] }], NOW);
+    for (const j of (await jobs()).values()) await store.requireVectors().put([{ id: j.id, version: j.version, vector: unit(1, 0, 0, 0) }]);
+    await store.close();
+    const db = new Database(path());
+    db.exec('DROP TABLE observation_vectors'); // as a memory made before them has it
+    db.close();
+    store = openSqliteStore({ path: path() });
+    expect(await store.requireVectors().countPending(10)).toBe(0);
+    await store.requireVectors().configure('fake-model', 4);
+    expect([...(await jobs()).keys()]).toEqual(['Diary']); // Long's 3 short observations are under 1,000 characters
+    await store.requireVectors().configure('fake-model', 4);
+    expect(await store.requireVectors().countPending(10)).toBe(1); // the same one: not queued again
+  });
+
+  it('deletes them with their entity, and with every vector when the model changes', async () => {
+    await store.graph.deleteEntities(['Long']);
+    expect(rows()).toEqual({ keys: 0, vectors: 0 });
+    expect((await store.requireVectors().search(unit(0, 1, 0, 0), 2)).map((h) => h.id)).toEqual([ids.get('Short')]);
+
+    await store.graph.createEntities([{ name: 'Long again', entityType: 'notes', observations: ['a', 'b'] }], NOW);
+    const job = (await jobs()).get('Long again');
+    await store.requireVectors().put([
+      {
+        id: job?.id as EntityId,
+        version: job?.version ?? 0,
+        vector: unit(1, 0, 0, 0),
+        observations: [unit(0, 1, 0, 0), unit(0, 0, 1, 0)],
+      },
+    ]);
+    expect(rows()).toEqual({ keys: 2, vectors: 2 });
+    expect((await store.requireVectors().configure('another-model', 4)).reset).toBe(true);
+    expect(rows()).toEqual({ keys: 0, vectors: 0 });
+  });
+});
