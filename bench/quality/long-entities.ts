@@ -2,17 +2,19 @@
  * Long entities: LoCoMo with ONE ENTITY PER SESSION (its observations are the session's turns,
  * plus the session date as a `metadata` observation), the shape of a memory that keeps many
  * observations on few entities, as agents using the official server's habits do ("default_user"
- * collecting every fact). An entity has one vector, made from the text that fits the model's
+ * collecting every fact). An entity's own vector is made from the text that fits the model's
  * budget (480 tokens: head, tail and the most novel of the middle, core/text/entity-text.ts), so
- * most turns of a long session are not in it. This study measures what that costs, against two
- * ways of giving an entity more than one vector, computed here and not in the product:
+ * most turns of a long session are not in it; the store also keeps a vector per observation of
+ * such an entity, and answers the entity at the nearest of them (the product: `semantic`,
+ * `search_semantic`). Computed here, not in the product, for comparison:
+ * - `entity vector only`: what the store answered before observation vectors;
  * - `chunks`: the observations packed in order into budget-sized pieces, one vector each (the
- *   first piece is the text the product embeds), the entity at its nearest piece;
- * - `observations`: one vector per observation, each with the entity's header, the entity at its
- *   nearest observation.
- * Both are compared with the product's entity vector on the semantic leg alone; `search_semantic`
- * (both legs and the re-rank, as shipped) and the keyword leg are shown for scale. Questions of
- * categories 1-4; gold: the sessions holding the evidence turns; halves as in locomo.ts.
+ *   first piece is the entity's own text), the entity at its nearest piece;
+ * - `observations`: only the observations' vectors; `entity + left out`: the entity's vector and
+ *   those of the observations its text left out.
+ * `search_semantic, …` runs the shipped pipeline with its semantic leg answered from one of these
+ * (nearest per entity, as the store answers). Questions of categories 1-4; gold: the sessions
+ * holding the evidence turns; halves as in locomo.ts.
  *
  * `npx tsx bench/quality/long-entities.ts` (about 3 min uncached on 2 cores; vectors are cached
  * on disk like every quality bench's) writes bench/results/quality-<date>-long-entities.md.
@@ -112,6 +114,7 @@ let turnsTotal = 0;
 let turnsInVector = 0;
 let chunkCount = 0;
 let leftOutVectors = 0;
+let storedObservationVectors = 0;
 let questions = 0;
 for (const sample of data) {
   const half = halves.get(sample.sample_id) ?? 'A';
@@ -128,7 +131,10 @@ for (const sample of data) {
     const full = buildEntityText(entity, [], countTokens, Infinity);
     const kept = buildEntityText(entity, [], countTokens);
     sessions++;
-    if (countTokens(full) > MAX_ENTITY_TOKENS) overBudget++;
+    if (countTokens(full) > MAX_ENTITY_TOKENS) {
+      overBudget++;
+      if (entity.observations.length > 1) storedObservationVectors += entity.observations.length;
+    }
     turnsTotal += entity.observations.length;
     turnsInVector += entity.observations.filter((o) => kept.includes(o)).length;
     pieces(entity, countTokens).forEach((piece, i) => chunkInputs.push({ id, entity: piece, first: i === 0 }));
@@ -170,10 +176,12 @@ for (const sample of data) {
     const semantic = (await corpus.store.requireVectors().search(query, DEPTH)).map((h) => h.id);
     tally.add('fts', half, groups, await corpus.search('fts', qa.question, LIMIT, now), gold);
     tally.add('semantic', half, groups, semantic.slice(0, LIMIT), gold);
+    tally.add('entity vector only', half, groups, rankByNearest(query, entityVectors, LIMIT), gold);
     tally.add('chunks', half, groups, rankByNearest(query, chunks, LIMIT), gold);
     tally.add('observations', half, groups, rankByNearest(query, perObservation, LIMIT), gold);
     tally.add('entity + left out', half, groups, rankByNearest(query, entityAndLeftOut, LIMIT), gold);
     tally.add('search_semantic', half, groups, await corpus.search('hybrid-limbic', qa.question, LIMIT, now), gold);
+    tally.add('search_semantic, entity vector only', half, groups, await searchSemanticOver(entityVectors, qa.question), gold);
     tally.add('search_semantic, observations', half, groups, await searchSemanticOver(perObservation, qa.question), gold);
     tally.add('search_semantic, entity + left out', half, groups, await searchSemanticOver(entityAndLeftOut, qa.question), gold);
   }
@@ -191,13 +199,14 @@ const md = [
   `${sessions} sessions as entities (a session's turns are its observations, "Speaker: text", plus its date as a \`metadata\``,
   `observation), ${questions} questions of categories 1-4; gold: the sessions holding the evidence turns; limit ${LIMIT}.`,
   `${overBudget} of ${sessions} sessions (${((100 * overBudget) / sessions).toFixed(0)}%) do not fit the ${MAX_ENTITY_TOKENS}-token budget; the entity`,
-  `vectors hold ${turnsInVector} of ${turnsTotal} observations (${((100 * turnsInVector) / turnsTotal).toFixed(0)}%). \`chunks\` needs ${chunkCount} vectors`,
+  `vectors hold ${turnsInVector} of ${turnsTotal} observations (${((100 * turnsInVector) / turnsTotal).toFixed(0)}%); the store keeps ${storedObservationVectors} observation vectors besides. \`chunks\` needs ${chunkCount} vectors`,
   `(${(chunkCount / sessions).toFixed(1)} per entity), \`observations\` ${turnsTotal} (${(turnsTotal / sessions).toFixed(1)}), \`entity + left out\` ${leftOutVectors} (${(leftOutVectors / sessions).toFixed(1)}).`,
   '',
-  "Modes: `fts` the keyword leg alone; `semantic` the product's KNN over entity vectors. Study variants, not in the product,",
-  "each ranking an entity at its nearest vector: `chunks`; `observations`; `entity + left out` (the entity's own vector",
-  'and one per observation its text left out). `search_semantic` as shipped; `search_semantic, …` the same pipeline with',
-  "its semantic leg answered from a study variant's vectors (nearest per entity, as the store would answer).",
+  "Modes: `fts` the keyword leg alone; `semantic` the store's KNN (an entity at the nearest of its own vector and, when its",
+  "text does not fit one, its observations' vectors); `search_semantic` as shipped. Computed here, each entity at its",
+  'nearest vector: `entity vector only` (the store before observation vectors), `chunks`, `observations` (only',
+  'observation vectors), `entity + left out`; `search_semantic, …` is the shipped pipeline with its semantic leg answered',
+  'from those vectors instead of the store.',
   '',
   tally.table('A', groups, metrics, CATEGORY_NAMES),
   '',
