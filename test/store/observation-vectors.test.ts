@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrateMemory } from '../../src/cli/migrate.js';
 import type { EntityId } from '../../src/core/types.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { EmbeddingJob } from '../../src/store/vector-index.js';
@@ -127,6 +128,18 @@ describe('observation vectors (SQLite)', () => {
     expect([...(await jobs()).keys()]).toEqual(['Diary']); // Long's 3 short observations are under 1,000 characters
     await store.requireVectors().configure('fake-model', 4);
     expect(await store.requireVectors().countPending(10)).toBe(1); // the same one: not queued again
+  });
+
+  it('is not copied by limbic migrate: an entity that may need them is left queued, to be embedded there', async () => {
+    await store.graph.createEntities([{ name: 'Diary', entityType: 'notes', observations: ['x'.repeat(600), 'y'.repeat(600)] }], NOW);
+    for (const j of (await jobs()).values()) await store.requireVectors().put([{ id: j.id, version: j.version, vector: unit(1, 0, 0, 0) }]);
+    const target = openSqliteStore({ path: join(tmp.dir, 'target.db') });
+    try {
+      expect((await migrateMemory(store, target)).vectorsCopied).toBe(2); // Long (short text, under 1,000 characters) and Short
+      expect([...(await target.requireVectors().takeJobs(10)).map((j) => j.entity.name)]).toEqual(['Diary']);
+    } finally {
+      await target.close();
+    }
   });
 
   it('deletes them with their entity, and with every vector when the model changes', async () => {

@@ -49,6 +49,17 @@ export function fitsEntityBudget(
 }
 
 /**
+ * Characters of observations above which an entity may not fit one vector (480 tokens are rarely
+ * fewer): where no tokenizer is at hand (an upgraded memory, a migrated one), an entity of more than
+ * one observation and more characters is embedded again, and the model's tokenizer decides.
+ */
+export const MAY_NOT_FIT_CHARS = 1_000;
+
+/** Whether an entity's observations may be too long for one vector (see MAY_NOT_FIT_CHARS). */
+export const mayNotFitOneVector = (observations: readonly string[]): boolean =>
+  observations.length > 1 && observations.reduce((n, o) => n + o.length, 0) > MAY_NOT_FIT_CHARS;
+
+/**
  * The text of one observation's own vector: the entity's header, then the observation, so the
  * vector knows whose fact it is. @example observationText(ada, 'wrote the first program') // 'Ada (person) | wrote the first program'
  */

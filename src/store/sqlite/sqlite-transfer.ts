@@ -8,6 +8,7 @@
  * (the source's times and kinds) is set afterwards on the rows it added, and vectors go through the
  * vector index's put, which also tells every process's vector cache.
  */
+import { mayNotFitOneVector } from '../../core/text/entity-text.js';
 import { asEntityId, type EntityStatus } from '../../core/types.js';
 import type {
   CoOccurrenceRecord,
@@ -214,8 +215,15 @@ export class SqliteTransfer implements TransferStore {
     });
     let copied = 0;
     if (vectors && this.vectors !== undefined) {
-      // A vector is copied for an entity whose text is what it was made from: new here, or unchanged.
-      const ready = records.filter((r) => r.vector !== undefined && idOf.has(r.name) && !grown.has(idOf.get(r.name) as number));
+      // A vector is copied for an entity whose text is what it was made from: new here, or unchanged;
+      // one that may need observation vectors too (which are not copied) is left queued, to be made here.
+      const ready = records.filter(
+        (r) =>
+          r.vector !== undefined &&
+          idOf.has(r.name) &&
+          !grown.has(idOf.get(r.name) as number) &&
+          !mayNotFitOneVector(r.observations.map((o) => o.content)),
+      );
       const have = this.hasVectors()
         ? new Set(
             this.conn

@@ -5,6 +5,7 @@
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import { asEntityId } from '../../core/types.js';
 import type { VectorHit } from '../../core/signals.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
@@ -24,13 +25,13 @@ export interface SqliteVectorOptions {
 }
 
 /**
- * Entities that may not fit one vector, queued once when a memory made before observation vectors
- * gains them: more than one observation, over 1,000 characters (480 tokens are rarely fewer). The
- * model's tokenizer decides when each is embedded; one that fits is embedded as before.
+ * Entities that may not fit one vector (entity-text.ts mayNotFitOneVector, in SQL), queued once
+ * when a memory made before observation vectors gains them. The model's tokenizer decides when
+ * each is embedded; one that fits is embedded as before.
  */
 const REQUEUE_LONG_SQL = `INSERT INTO embedding_queue (entity_id, version)
   SELECT entity_id, abs(random()) % 140737488355328 + 1 FROM observations WHERE superseded_at IS NULL
-   GROUP BY entity_id HAVING count(*) > 1 AND sum(length(content)) > 1000
+   GROUP BY entity_id HAVING count(*) > 1 AND sum(length(content)) > ${MAY_NOT_FIT_CHARS}
   ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version`;
 
 /**
