@@ -120,13 +120,13 @@ describe.each(backends)('namespaces over HTTP on $name', ({ name: backend, url }
     try {
       const tables = await client.query<{ schema: string; n: string }>(
         `SELECT table_schema AS schema, count(*) AS n FROM information_schema.tables
-          WHERE table_name IN ('entities', 'observations', 'relations', 'entity_embeddings', 'entity_access', 'meta')
+          WHERE table_name IN ('entities', 'observations', 'relations', 'entity_embeddings', 'observation_embeddings', 'entity_access', 'meta')
           GROUP BY 1 ORDER BY 1`,
       );
       expect(tables.rows).toEqual([
-        { schema: 'limbic_alpha', n: '6' },
-        { schema: 'limbic_beta', n: '6' },
-        { schema: 'public', n: '6' },
+        { schema: 'limbic_alpha', n: '7' },
+        { schema: 'limbic_beta', n: '7' },
+        { schema: 'public', n: '7' },
       ]);
       const counts = await client.query<{ d: string; a: string }>(
         'SELECT (SELECT count(*) FROM public.entity_embeddings) AS d, (SELECT count(*) FROM limbic_alpha.entity_embeddings) AS a',

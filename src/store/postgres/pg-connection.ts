@@ -233,13 +233,18 @@ async function prepareSchema(driver: typeof pg, url: string, schema: string): Pr
 /**
  * A namespace's search_path ends in the extensions' schema, often `public`, where the default
  * namespace's tables may be: a table missing from the namespace's own schema would be found there
- * instead. Migrations make every table in each schema; the one made later (the vectors' table,
- * once the model's size is known, pg-vectors.ts) gets an empty stand-in now, which configure()
- * replaces (it finds no model recorded) — so no statement, a DROP included, ever falls through.
+ * instead. Migrations make every table in each schema; the ones made later (the vectors' tables,
+ * entities' and observations', once the model's size is known, pg-vectors.ts) get empty stand-ins
+ * now, which configure() replaces (it finds no model recorded, or no observation index of this
+ * schema's) — so no statement, a DROP included, ever falls through.
  */
 async function guardFallThrough(client: pg.PoolClient): Promise<void> {
   await client.query(
     'CREATE TABLE IF NOT EXISTS entity_embeddings (entity_id integer PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE, embedding vector NOT NULL)',
+  );
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS observation_embeddings (entity_id integer NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+       n integer NOT NULL, embedding vector NOT NULL, PRIMARY KEY (entity_id, n))`,
   );
 }
 

@@ -6,6 +6,7 @@
  * others when the lease runs out. A change to a claimed entity clears the claim (pg-graph.ts).
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import type { VectorHit } from '../../core/signals.js';
 import { asEntityId } from '../../core/types.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
@@ -32,6 +33,7 @@ export interface PgVectorOptions {
 }
 
 export class PgVectorIndex implements VectorIndex {
+  readonly keepsObservationVectors = true;
   private readonly efSearch: number;
 
   constructor(
@@ -50,12 +52,20 @@ export class PgVectorIndex implements VectorIndex {
       const current = await this.conn.metaGet('vector_model', db);
       const currentDims = await this.conn.metaGet('vector_dims', db);
       const exists = (await db.query("SELECT to_regclass('entity_embeddings') IS NOT NULL AS e")).rows[0]?.e === true;
-      if (exists && current === model && currentDims === String(dims)) return { reset: false };
+      if (exists && current === model && currentDims === String(dims)) {
+        // A memory made before observation vectors gains their table, and queues the entities that may need them.
+        if (!(await hasObservationIndex(db))) {
+          await makeObservationTable(db, dims);
+          await db.query(REQUEUE_LONG_SQL);
+        }
+        return { reset: false };
+      }
       await db.query('DROP TABLE IF EXISTS entity_embeddings');
       await db.query(
         `CREATE TABLE entity_embeddings (entity_id integer PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE, embedding vector(${dims}) NOT NULL)`,
       );
       await db.query('CREATE INDEX entity_embeddings_hnsw ON entity_embeddings USING hnsw (embedding vector_cosine_ops)');
+      await makeObservationTable(db, dims);
       await db.query(
         `INSERT INTO meta (key, value) VALUES ('vector_model', $1), ('vector_dims', $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
         [model, String(dims)],
@@ -83,9 +93,18 @@ export class PgVectorIndex implements VectorIndex {
 
   async search(query: Float32Array, limit: number): Promise<VectorHit[]> {
     if (limit <= 0) return [];
-    const sql =
-      'SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT $2';
-    const params = [vectorText(query), limit];
+    try {
+      return await this.searchWith(SEARCH_WITH_OBSERVATIONS_SQL, query, limit);
+    } catch (error) {
+      // A memory whose observation table configure() has not made yet: its entities' vectors alone.
+      if ((error as { code?: unknown }).code !== '42P01') throw error;
+      return this.searchWith(SEARCH_ENTITIES_SQL, query, limit);
+    }
+  }
+
+  private async searchWith(sql: string, query: Float32Array, limit: number): Promise<VectorHit[]> {
+    // $3: observation rows read, twice the entities wanted (one entity's may crowd the nearest).
+    const params = [vectorText(query), limit, ...(sql === SEARCH_ENTITIES_SQL ? [] : [limit * 2])];
     let rows: { id: number; distance: number }[];
     try {
       if (limit * 2 <= this.efSearch) {
@@ -101,7 +120,7 @@ export class PgVectorIndex implements VectorIndex {
       // No table before configure() ran (42P01), or a query of another size than the stored vectors
       // (22000: pgvector's "different vector dimensions"): nothing to find, as on SQLite.
       const code = (error as { code?: unknown }).code;
-      if (code === '42P01' || code === '22000') return [];
+      if ((code === '42P01' && sql === SEARCH_ENTITIES_SQL) || code === '22000') return [];
       throw error;
     }
     // HNSW returns equal distances in no fixed order; ties go by id, as the SQLite store's exact scan has them.
@@ -169,6 +188,17 @@ export class PgVectorIndex implements VectorIndex {
          ON CONFLICT (entity_id) DO UPDATE SET embedding = excluded.embedding`,
         [sorted.map((r) => r.id), sorted.map((r) => vectorText(r.vector))],
       );
+      // An entity's observation vectors are replaced whole: made anew when it is too long for one, gone when it fits.
+      await db.query('DELETE FROM observation_embeddings WHERE entity_id = ANY($1::int[])', [sorted.map((r) => r.id)]);
+      const observations = sorted.flatMap((r) => (r.observations ?? []).map((v, n) => ({ id: r.id, n, v: vectorText(v) })));
+      if (observations.length > 0) {
+        await db.query(
+          `INSERT INTO observation_embeddings (entity_id, n, embedding)
+           SELECT x.id, x.n, x.v::vector FROM unnest($1::int[], $2::int[], $3::text[]) AS x(id, n, v)
+            WHERE EXISTS (SELECT 1 FROM entities e WHERE e.id = x.id)`,
+          [observations.map((o) => o.id), observations.map((o) => o.n), observations.map((o) => o.v)],
+        );
+      }
       await db.query(
         'DELETE FROM embedding_queue q USING unnest($1::int[], $2::bigint[]) AS x(id, v) WHERE q.entity_id = x.id AND q.version = x.v',
         [sorted.map((r) => r.id), sorted.map((r) => r.version)],
@@ -186,6 +216,46 @@ export class PgVectorIndex implements VectorIndex {
   private async hasTable(): Promise<boolean> {
     return (await this.conn.query<{ e: boolean }>("SELECT to_regclass('entity_embeddings') IS NOT NULL AS e"))[0]?.e === true;
   }
+}
+
+const SEARCH_ENTITIES_SQL =
+  'SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT $2';
+
+/**
+ * Each entity at the nearest of its own vector and its observations' (a long entity's, see
+ * vector-index.ts): both HNSW indexes read, merged, each entity once.
+ */
+const SEARCH_WITH_OBSERVATIONS_SQL = `SELECT id, min(distance) AS distance FROM (
+    (SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT $2)
+    UNION ALL
+    (SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM observation_embeddings ORDER BY embedding <=> $1::vector LIMIT $3)
+  ) hits GROUP BY id ORDER BY distance, id LIMIT $2`;
+
+/** Entities that may not fit one vector (entity-text.ts mayNotFitOneVector, in SQL), queued once by an upgraded memory. */
+const REQUEUE_LONG_SQL = `INSERT INTO embedding_queue (entity_id, version)
+  SELECT entity_id, (random() * 140737488355327)::bigint + 1 FROM observations
+   GROUP BY entity_id HAVING count(*) > 1 AND sum(length(content)) > ${MAY_NOT_FIT_CHARS}
+  ON CONFLICT (entity_id) DO UPDATE SET version = excluded.version, claimed_until = NULL`;
+
+/**
+ * The observation vectors' table at the model's size (HNSW needs one), in place of the stand-in a
+ * namespace's migration made (pg-connection.ts guardFallThrough) or of one of another size.
+ */
+async function makeObservationTable(db: Queryable, dims: number): Promise<void> {
+  await db.query('DROP TABLE IF EXISTS observation_embeddings');
+  await db.query(
+    `CREATE TABLE observation_embeddings (entity_id integer NOT NULL REFERENCES entities(id) ON DELETE CASCADE, n integer NOT NULL,
+       embedding vector(${dims}) NOT NULL, PRIMARY KEY (entity_id, n))`,
+  );
+  await db.query('CREATE INDEX observation_embeddings_hnsw ON observation_embeddings USING hnsw (embedding vector_cosine_ops)');
+}
+
+/** Whether this memory's own schema has the observation vectors' HNSW index (not one a search_path reaches elsewhere). */
+async function hasObservationIndex(db: Queryable): Promise<boolean> {
+  const found = await db.query<{ e: boolean }>(
+    "SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'observation_embeddings_hnsw') AS e",
+  );
+  return found.rows[0]?.e === true;
 }
 
 /** Every entity, queued with a fresh random version and no claim, as the graph's writes queue one. */

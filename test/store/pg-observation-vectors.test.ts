@@ -1,0 +1,113 @@
+/**
+ * Observation vectors on PostgreSQL (pg-vectors.ts): their own table and HNSW index, replaced with
+ * the entity's vector, deleted with the entity, made by an upgraded memory, which queues the
+ * entities that may need them, and never copied by limbic migrate. Hand-made vectors (the
+ * mechanics; meaning is test/mcp/long-entities.test.ts's, run on PostgreSQL by on-postgres.test.ts).
+ * Skipped, saying why, when no server starts.
+ */
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrateMemory } from '../../src/cli/migrate.js';
+import type { EntityId } from '../../src/core/types.js';
+import { openPgStore } from '../../src/store/postgres/pg-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { EmbeddingJob } from '../../src/store/vector-index.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { startPgServer, type PgServer } from '../helpers/pg-server.js';
+
+const started = await startPgServer();
+const server: PgServer | undefined = 'unavailable' in started ? undefined : started;
+afterAll(async () => {
+  await server?.stop();
+});
+
+const unit = (...xs: number[]): Float32Array => {
+  const norm = Math.hypot(...xs);
+  return Float32Array.from(xs, (x) => x / norm);
+};
+const NOW = Date.UTC(2026, 0, 1);
+
+if (server === undefined) {
+  describe('observation vectors (PostgreSQL)', () => {
+    it.skip(`skipped: ${'unavailable' in started ? started.unavailable : ''}`, () => undefined);
+  });
+} else {
+  describe('observation vectors (PostgreSQL)', () => {
+    it('are merged, replaced, deleted, made on upgrade, and left to be made again by migrate', async () => {
+      const url = await server.createDatabase();
+      const store = openPgStore({ url, poolSize: 2 });
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const rows = async (): Promise<number> =>
+        Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM observation_embeddings')).rows[0]?.n);
+      const jobs = async (): Promise<Map<string, EmbeddingJob>> =>
+        new Map((await store.requireVectors().takeJobs(10)).map((j) => [j.entity.name, j]));
+      try {
+        const vectors = store.requireVectors();
+        await vectors.configure('fake-model', 4);
+        await store.graph.createEntities(
+          [
+            { name: 'Long', entityType: 'notes', observations: ['x'.repeat(600), 'y'.repeat(600)] },
+            { name: 'Short', entityType: 'notes', observations: ['only'] },
+          ],
+          NOW,
+        );
+        const [long, short] = (await store.graph.idsByName(['Long', 'Short'])) as EntityId[];
+        const queued = await jobs();
+        await vectors.put([
+          {
+            id: long as EntityId,
+            version: queued.get('Long')?.version ?? 0,
+            vector: unit(1, 0, 0, 0),
+            observations: [unit(0, 0, 1, 0), unit(0, 1, 0, 0)],
+          },
+          { id: short as EntityId, version: queued.get('Short')?.version ?? 0, vector: unit(1, 1, 0, 0) },
+        ]);
+        expect(await rows()).toBe(2);
+        // Each entity once, at its nearest vector: Long through its second observation.
+        const hits = await vectors.search(unit(0, 1, 0, 0), 2);
+        expect(hits.map((h) => h.id)).toEqual([long, short]);
+        expect(hits[0]?.distance).toBeCloseTo(0, 5);
+        expect((await vectors.status()).indexed).toBe(2);
+
+        // Embedded again as fitting one vector: its observation vectors go.
+        await store.graph.addObservations([{ entityName: 'Long', contents: ['z'] }], NOW);
+        const again = (await jobs()).get('Long');
+        await vectors.put([{ id: long as EntityId, version: again?.version ?? 0, vector: unit(1, 0, 0, 0) }]);
+        expect(await rows()).toBe(0);
+        expect((await vectors.search(unit(0, 1, 0, 0), 2)).map((h) => h.id)).toEqual([short, long]);
+
+        // limbic migrate into SQLite copies Short's vector and leaves Long (over 1,000 characters) queued there.
+        const tmp = tempDir();
+        const target = openSqliteStore({ path: `${tmp.dir}/target.db` });
+        try {
+          expect((await migrateMemory(store, target)).vectorsCopied).toBe(1);
+          expect((await target.requireVectors().takeJobs(10)).map((j) => j.entity.name)).toEqual(['Long']);
+        } finally {
+          await target.close();
+          tmp.cleanup();
+        }
+
+        // A memory made before observation vectors: no table of its own; configure makes it and queues Long only.
+        await vectors.put([{ id: long as EntityId, version: 0, vector: unit(1, 0, 0, 0), observations: [unit(0, 1, 0, 0)] }]);
+        expect(await rows()).toBe(1);
+        await client.query('DROP TABLE observation_embeddings');
+        expect(await vectors.countPending(10)).toBe(0);
+        expect((await vectors.search(unit(0, 1, 0, 0), 2)).map((h) => h.id)).toEqual([short, long]); // its entity vectors still answer
+        expect((await vectors.configure('fake-model', 4)).reset).toBe(false);
+        expect([...(await jobs()).keys()]).toEqual(['Long']);
+        expect(await rows()).toBe(0);
+
+        // Deleted with their entity.
+        await vectors.put([{ id: long as EntityId, version: 0, vector: unit(1, 0, 0, 0), observations: [unit(0, 1, 0, 0)] }]);
+        expect(await rows()).toBe(1);
+        await store.graph.deleteEntities(['Long']);
+        expect(await rows()).toBe(0);
+      } finally {
+        await client.end();
+        await store.close();
+        await server.dropDatabase(url);
+      }
+    });
+  });
+}
