@@ -22,7 +22,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { buildEntityText, MAX_ENTITY_TOKENS } from '../../src/core/text/entity-text.js';
+import { dot } from '../../src/core/maintenance/duplicates.js';
+import { buildEntityText, fitsEntityBudget, MAX_ENTITY_TOKENS, observationText } from '../../src/core/text/entity-text.js';
 import type { VectorHit } from '../../src/core/signals.js';
 import { METADATA_KIND, type Entity, type EntityId, type NewEntity, type ObservationAddition } from '../../src/core/types.js';
 import { cachedEmbedder } from './embed-cache.js';
@@ -69,10 +70,9 @@ function pieces(entity: Entity, countTokens: (text: string) => number): Entity[]
   const inFirst = new Set(entity.observations.filter((o) => whole.includes(o)));
   const out: Entity[] = [entity];
   let current: string[] = [];
-  const header = `${entity.name} (${entity.entityType})`;
   for (const obs of entity.observations.filter((o) => !inFirst.has(o))) {
     const next = [...current, obs];
-    if (current.length > 0 && countTokens([header, ...next].join(' | ')) > MAX_ENTITY_TOKENS) {
+    if (current.length > 0 && !fitsEntityBudget({ ...entity, observations: next }, [], countTokens)) {
       out.push({ ...entity, observations: current });
       current = [obs];
     } else current = next;
@@ -81,16 +81,10 @@ function pieces(entity: Entity, countTokens: (text: string) => number): Entity[]
   return out;
 }
 
-const cosine = (a: Float32Array, b: Float32Array): number => {
-  let dot = 0;
-  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
-  return dot; // unit vectors
-};
-
 /** Entities at their nearest vector, nearest first, as a vector index answers (cosine distance). */
 function nearestHits(query: Float32Array, vectors: readonly { id: EntityId; vector: Float32Array }[], limit: number): VectorHit[] {
   const best = new Map<EntityId, number>();
-  for (const { id, vector } of vectors) best.set(id, Math.max(best.get(id) ?? -Infinity, cosine(query, vector)));
+  for (const { id, vector } of vectors) best.set(id, Math.max(best.get(id) ?? -Infinity, dot(query, vector)));
   return [...best]
     .sort((a, b) => b[1] - a[1])
     .slice(0, limit)
@@ -128,10 +122,9 @@ for (const sample of data) {
   const observationTexts: { id: EntityId; text: string; inEntityVector: boolean }[] = [];
   for (const entity of stored) {
     const id = ids.get(entity.name) as EntityId;
-    const full = buildEntityText(entity, [], countTokens, Infinity);
     const kept = buildEntityText(entity, [], countTokens);
     sessions++;
-    if (countTokens(full) > MAX_ENTITY_TOKENS) {
+    if (!fitsEntityBudget(entity, [], countTokens)) {
       overBudget++;
       if (entity.observations.length > 1) storedObservationVectors += entity.observations.length;
     }
@@ -139,7 +132,7 @@ for (const sample of data) {
     turnsInVector += entity.observations.filter((o) => kept.includes(o)).length;
     pieces(entity, countTokens).forEach((piece, i) => chunkInputs.push({ id, entity: piece, first: i === 0 }));
     for (const obs of entity.observations)
-      observationTexts.push({ id, text: `${entity.name} (${entity.entityType}) | ${obs}`, inEntityVector: kept.includes(obs) });
+      observationTexts.push({ id, text: observationText(entity, obs), inEntityVector: kept.includes(obs) });
   }
   chunkCount += chunkInputs.length;
   const chunkVectors = await embedder.embedEntities(chunkInputs.map((c) => ({ entity: c.entity, relations: [] })));

@@ -94,17 +94,18 @@ export class PgVectorIndex implements VectorIndex {
   async search(query: Float32Array, limit: number): Promise<VectorHit[]> {
     if (limit <= 0) return [];
     try {
-      return await this.searchWith(SEARCH_WITH_OBSERVATIONS_SQL, query, limit);
+      return await this.searchWith(true, query, limit);
     } catch (error) {
       // A memory whose observation table configure() has not made yet: its entities' vectors alone.
       if ((error as { code?: unknown }).code !== '42P01') throw error;
-      return this.searchWith(SEARCH_ENTITIES_SQL, query, limit);
+      return this.searchWith(false, query, limit);
     }
   }
 
-  private async searchWith(sql: string, query: Float32Array, limit: number): Promise<VectorHit[]> {
+  private async searchWith(observations: boolean, query: Float32Array, limit: number): Promise<VectorHit[]> {
+    const sql = observations ? SEARCH_WITH_OBSERVATIONS_SQL : SEARCH_ENTITIES_SQL;
     // $3: observation rows read, twice the entities wanted (one entity's may crowd the nearest).
-    const params = [vectorText(query), limit, ...(sql === SEARCH_ENTITIES_SQL ? [] : [limit * 2])];
+    const params = [vectorText(query), limit, ...(observations ? [limit * 2] : [])];
     let rows: { id: number; distance: number }[];
     try {
       if (limit * 2 <= this.efSearch) {
@@ -120,7 +121,7 @@ export class PgVectorIndex implements VectorIndex {
       // No table before configure() ran (42P01), or a query of another size than the stored vectors
       // (22000: pgvector's "different vector dimensions"): nothing to find, as on SQLite.
       const code = (error as { code?: unknown }).code;
-      if ((code === '42P01' && sql === SEARCH_ENTITIES_SQL) || code === '22000') return [];
+      if ((code === '42P01' && !observations) || code === '22000') return [];
       throw error;
     }
     // HNSW returns equal distances in no fixed order; ties go by id, as the SQLite store's exact scan has them.
