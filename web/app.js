@@ -49,14 +49,13 @@ function why(s, position) {
   if (s.semantic_rank !== null) legs.push(`meaning (semantic rank ${s.semantic_rank})`);
   const parts = [`#${position}: found by ${legs.length ? legs.join(' and ') : 'a filter only'}`];
   if (s.limbic) {
-    const m = s.limbic.multiplier;
-    parts.push(
-      m > 1.001
-        ? `raised ×${fmt(m, 2)} by use (importance ${fmt(s.limbic.importance, 2)}, recency ${fmt(s.limbic.temporal_factor, 2)}, co-occurrence ${fmt(s.limbic.cooc_boost, 2)})`
-        : m < 0.999
-          ? `lowered ×${fmt(m, 2)} (status or age)`
-          : 'no usage adjustment',
-    );
+    const { usage_lift: lift, usage_places: places, multiplier: m } = s.limbic;
+    const use = `importance ${fmt(s.limbic.importance, 2)}, recency ${fmt(s.limbic.temporal_factor, 2)}, co-use ${fmt(s.limbic.cooc_boost, 2)}`;
+    if (places > 0) parts.push(`moved up ${places} place${places === 1 ? '' : 's'} by use (+${fmt(lift, 4)}: ${use})`);
+    else if (places < 0) parts.push(`moved down ${-places} place${places === -1 ? '' : 's'}: used entities lifted past it`);
+    else if (lift > 0) parts.push(`used (+${fmt(lift, 4)}: ${use}), its place unchanged`);
+    else parts.push('never used: its place is its relevance');
+    if (m < 0.999) parts.push(`lowered ×${fmt(m, 2)} (status or metadata)`);
   }
   if (s.graph_boost) parts.push(`graph boost ${fmt(s.graph_boost)}`);
   if (s.rerank_score !== null) parts.push(`re-ranked (${fmt(s.rerank_score)})`);
@@ -71,7 +70,9 @@ function scoreList(s) {
     ['bm25', s.fts_score],
     ['semantic rank', s.semantic_rank],
     ['distance', s.semantic_distance],
-    ['limbic ×', s.limbic?.multiplier],
+    ['usage lift', s.limbic?.usage_lift],
+    ['usage places', s.limbic?.usage_places],
+    ['status ×', s.limbic?.multiplier],
     ['importance', s.limbic?.importance],
     ['recency', s.limbic?.temporal_factor],
     ['co-occurrence', s.limbic?.cooc_boost],

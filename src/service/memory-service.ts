@@ -27,6 +27,12 @@ import { FEEDBACK_WINDOW_MS } from './search/shadow-log.js';
 import { parametersInForce } from './tuning.js';
 import type { ShadowEvent } from '../core/tune/shadow.js';
 
+/**
+ * A write touching more entities than this is a bulk load, not use: it records none (an agent
+ * relating or extending a few entities uses them; a script writing hundreds does not).
+ */
+const USES_PER_CALL = 20;
+
 /** What get_statistics reports of a store without a vector index. */
 const NO_VECTORS: VectorStatus = { model: undefined, dims: undefined, indexed: 0, pending: 0 };
 
@@ -162,15 +168,32 @@ export class MemoryService {
     return added;
   }
 
+  /** Relating two entities uses both, together (a use each, a co-use per new relation). */
   async createRelations(relations: readonly Relation[]): Promise<Relation[]> {
     const added = await this.deps.store.graph.createRelations(relations, this.deps.clock());
     this.afterWrite();
+    if (added.length > 0 && added.length <= USES_PER_CALL)
+      this.later(async () => {
+        const names = [...new Set(added.flatMap((r) => [r.from, r.to]))];
+        const id = new Map(names.map((n, i) => [n, i]));
+        const ids = await this.deps.store.graph.idsByName(names);
+        const pairs = added.map((r) => [ids[id.get(r.from) ?? -1], ids[id.get(r.to) ?? -1]] as const);
+        await this.deps.store.usage.recordAccess(
+          ids,
+          this.deps.clock(),
+          pairs.filter((p): p is readonly [EntityId, EntityId] => p[0] !== undefined && p[1] !== undefined),
+        );
+      });
     return added;
   }
 
+  /** Extending an entity uses it; entities extended in one call are not thereby used together. */
   async addObservations(items: readonly ObservationAddition[]): Promise<ObservationAdditionResult[]> {
     const results = await this.deps.store.graph.addObservations(items, this.deps.clock());
     this.afterWrite();
+    const extended = results.filter((r) => r.addedObservations.length > 0).map((r) => r.entityName);
+    if (extended.length > 0 && extended.length <= USES_PER_CALL)
+      this.later(async () => this.deps.store.usage.recordAccess(await this.deps.store.graph.idsByName(extended), this.deps.clock(), []));
     return results;
   }
 
@@ -235,7 +258,10 @@ export class MemoryService {
     return withPage(answer.entities, answer.relations, answer.total, page);
   }
 
-  /** Opens entities and, after the answer is built, counts the access (and co-occurrence of 2+). */
+  /**
+   * Opens entities and, after the answer is built, counts the use (and co-use of 2+ opened
+   * together): opening is the agent's act of using what a search listed.
+   */
   async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
     const graph = await this.deps.store.graph.openNodes(names);
     const opened = graph.entities.map((e) => e.name);
@@ -249,28 +275,28 @@ export class MemoryService {
     return graph;
   }
 
-  /** search_semantic: the pipeline's preset; signals for the returned top-k are recorded afterwards. */
+  /** search_semantic: the pipeline's preset; what it showed goes to the shadow log afterwards. */
   async searchSemantic(query: string, limit: number): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
-    const { ids, shadow, ...response } = await searchSemantic(
+    const { ids: _ids, shadow, ...response } = await searchSemantic(
       { store: this.deps.store, indexer: this.indexer, reranker: undefined },
       query,
       limit,
       now,
     );
-    this.later(() => this.recordSearch(ids, shadow, now));
+    this.later(() => this.recordSearch(shadow));
     return response;
   }
 
   /** hybrid_search: every option, scores explained; signals for the returned page are recorded afterwards. */
   async hybridSearch(options: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
-    const { ids, shadow, ...response } = await hybridSearch(
+    const { ids: _ids, shadow, ...response } = await hybridSearch(
       { store: this.deps.store, indexer: this.indexer, reranker: this.deps.reranker },
       options,
       now,
     );
-    this.later(() => this.recordSearch(ids, shadow, now));
+    this.later(() => this.recordSearch(shadow));
     return response;
   }
 
@@ -332,10 +358,18 @@ export class MemoryService {
     return this.indexer.drain(progress);
   }
 
-  /** After a search's answer: its access signals, then its shadow-log entry. */
-  private async recordSearch(ids: readonly EntityId[], shadow: ShadowEvent | undefined, now: number): Promise<void> {
-    await this.deps.store.usage.recordAccess(ids, now);
+  /**
+   * After a search's answer: its shadow-log entry (what was shown, for the tuner). Being listed is
+   * not being used, so a search records no access and no co-occurrence (issue 24): counted as use,
+   * whatever was returned once was returned more, until a few entities answered every question.
+   */
+  private async recordSearch(shadow: ShadowEvent | undefined): Promise<void> {
     if (shadow !== undefined) await this.deps.store.tuning?.appendShadow(shadow);
+  }
+
+  /** Resolves when the usage signals of every answer given so far are recorded. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
 
   private afterWrite(): void {

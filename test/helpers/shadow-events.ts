@@ -6,8 +6,8 @@ import { asEntityId } from '../../src/core/types.js';
 export const SHADOW_T0 = Date.UTC(2026, 10, 23);
 
 /**
- * A search whose opened result (2) has a slightly lower base than a much-used entity (1): the
- * defaults rank 1 first, a smaller BETA_SAL ranks 2 first. `shown` is how many the answer listed.
+ * A search whose opened result (2) has a base just above a much-used entity (1), within the usage
+ * band (rankByBase), so use decides: the defaults rank 1 first, a smaller BETA_SAL ranks 2 first. `shown` is how many the answer listed.
  */
 export function frequentVsRelevant(i: number, shown = 5): ShadowEvent {
   const c = (n: number, base: number, importance: number, relevance: number): ShadowCandidate => ({
@@ -36,6 +36,6 @@ export function frequentVsRelevant(i: number, shown = 5): ShadowEvent {
     rrfKPinned: false,
     reflectionBoost: 1,
     reflections: 'included',
-    candidates: [c(1, 0.6, 1, 0), c(2, 0.7, 0, 1), c(3, 0.2, 0.5, 0)],
+    candidates: [c(1, 0.69, 1, 0), c(2, 0.7, 0, 1), c(3, 0.2, 0.5, 0)],
   };
 }

@@ -38,3 +38,16 @@ export const METADATA_THRESHOLD = 0.5;
 export const METADATA_PENALTY = 0.7;
 
 export const HOUR_MS = 3_600_000;
+
+/**
+ * Usage may reorder candidates only within the uncertainty of their relevance (issue 24): the most
+ * the limbic factors can add to a candidate's base relevance (at the balanced route; the other
+ * routes scale it by their limbic share, so at most 1.4 × USAGE_BAND). Base relevance is on the
+ * fusion's own [0, 1] scale; two candidates further apart than this keep their order whatever their
+ * usage. Chosen from the relevance noise of a store nobody has used (bench/quality/stream.ts).
+ */
+export const USAGE_BAND = 0.02;
+/** Uses at which the global access scale reaches one half: n / (n + USE_PIVOT). */
+export const USE_PIVOT = 3;
+/** Distinct days of use at which consolidation reaches one half: d / (d + DAYS_PIVOT). */
+export const DAYS_PIVOT = 3;

@@ -1,7 +1,20 @@
 /** spec/limbic-system.md "Scoring Formula" and its sub-formulas, as pure functions. */
 import type { CoOccurrencePair } from '../signals.js';
 import type { EntityId } from '../types.js';
-import { ALPHA_CONS, BETA_DEG, BETA_SAL, COOC_TEMPORAL_FLOOR, D_MAX, GAMMA, HOUR_MS, LAMBDA_HOURLY, TEMPORAL_FLOOR } from './constants.js';
+import {
+  ALPHA_CONS,
+  BETA_DEG,
+  BETA_SAL,
+  COOC_TEMPORAL_FLOOR,
+  D_MAX,
+  DAYS_PIVOT,
+  GAMMA,
+  HOUR_MS,
+  LAMBDA_HOURLY,
+  TEMPORAL_FLOOR,
+  USAGE_BAND,
+  USE_PIVOT,
+} from './constants.js';
 
 export interface ImportanceInput {
   readonly accessCount: number;
@@ -78,6 +91,59 @@ export function computeLimbicScore(
 ): number {
   return base * (1 + betaSal * importance) * temporalFactor * (1 + gamma * coocBoost);
 }
+
+/** n / (n + pivot): 0 for none, one half at the pivot, never 1; the same for every candidate set. */
+function saturate(n: number, pivot: number): number {
+  return n > 0 ? n / (n + pivot) : 0;
+}
+
+export interface UseFacts {
+  /** Times the entity was used: opened, extended, related (not listed by a search). */
+  readonly useCount: number;
+  /** Distinct days on which it was used. */
+  readonly useDays: number;
+  readonly degree: number;
+}
+
+/**
+ * The spec's importance with its scale made global (issue 24): access_norm = n / (n + USE_PIVOT)
+ * and consolidation = d / (d + DAYS_PIVOT) instead of log₂ ratios to the candidate set's maximum,
+ * where one access among never-accessed candidates was a full 1.0. Degree and the two weights are
+ * the spec's; an entity never used has importance 0, as in the spec.
+ * @example usageImportance({ useCount: 3, useDays: 0, degree: 0 }) // 0.5
+ */
+export function usageImportance(facts: UseFacts): number {
+  const accessNorm = saturate(facts.useCount, USE_PIVOT);
+  const degreeNorm = Math.min(Math.max(facts.degree, 0), D_MAX) / D_MAX;
+  const consolidation = saturate(facts.useDays, DAYS_PIVOT);
+  return accessNorm * (1 + BETA_DEG * degreeNorm) * (1 + ALPHA_CONS * consolidation);
+}
+
+export interface LiftOptions {
+  /** The most the lift can be (USAGE_BAND × the route's limbic share). */
+  readonly band: number;
+  readonly gamma?: number;
+  readonly betaSal?: number;
+}
+
+/**
+ * What usage adds to a candidate's base relevance: the spec's limbic multiplier
+ * (1 + β_sal·importance) · temporal · (1 + γ·cooc_boost) on a log scale (ACT-R's base level is a log
+ * prior that is added to the evidence, never multiplied into it), scaled so that importance 1 at the
+ * spec's β_sal fills the band, and clamped to [0, band]: usage breaks near-ties and lifts a used
+ * entity among comparably relevant ones; it never carries a candidate past one more than `band`
+ * more relevant, and forgetting takes a lift away without pushing an entity below one never used.
+ * @example usageLift(1, 1, 0, { band: 0.02 }) // 0.02: the whole band
+ * @example usageLift(0.25, 1, 0, { band: 0.02 }) // ≈ 0.0058: one use
+ */
+export function usageLift(importance: number, temporalFactor: number, coocBoost: number, options: LiftOptions): number {
+  const factor = computeLimbicScore(1, importance, temporalFactor, coocBoost, options.gamma, options.betaSal);
+  if (!(factor > 1) || !(options.band > 0)) return 0;
+  return Math.min(options.band, (options.band * Math.log(factor)) / Math.log(1 + BETA_SAL));
+}
+
+/** The default band, for callers that do not route (the balanced route's share is 1). */
+export const DEFAULT_LIFT_OPTIONS: LiftOptions = Object.freeze({ band: USAGE_BAND });
 
 /**
  * cosine_sim = max(0, 1 - distance), rescaled so that the model's similarity of unrelated texts

@@ -1,15 +1,20 @@
 /**
  * The limbic re-ranker: spec/limbic-system.md `rank_candidates` and spec/hybrid-search.md
  * `rank_hybrid_candidates`. Where the spec's reference surprises users, this does what it intends:
- * - routing blends over the whole candidate set before the cut to `limit`;
+ * - usage is a bounded lift added to relevance, not a multiplier of it (issue 24): multiplied, a
+ *   1.5× salience factor moved candidates past far more relevant ones, and since every search
+ *   counted as an access, a few entities came to answer everything. The spec's own intent
+ *   ("prevents entities that were accidentally accessed many times from permanently dominating")
+ *   wins over its literal wiring; its formulas stay in limbic.ts with their worked examples;
+ * - routing scales how far usage may reach (its limbic share), not a min-max blend;
  * - status and metadata multipliers apply before the final sort, so a result's position always
  *   follows its final score.
  */
 import type { CandidateSignals, RankFacts, VectorHit } from '../signals.js';
 import type { EntityId } from '../types.js';
-import { FTS_BASE_FLOOR, FTS_BASE_SPAN, METADATA_PENALTY, METADATA_THRESHOLD, RRF_K, STATUS_DEBOOST } from './constants.js';
+import { FTS_BASE_FLOOR, FTS_BASE_SPAN, METADATA_PENALTY, METADATA_THRESHOLD, RRF_K, STATUS_DEBOOST, USAGE_BAND } from './constants.js';
 import { reciprocalRankFusion, type FusedCandidate } from './fuse-rrf.js';
-import { computeCoocBoost, computeImportance, computeLimbicScore, computeTemporalFactor, cosineSimilarity } from './limbic.js';
+import { computeCoocBoost, computeLimbicScore, computeTemporalFactor, cosineSimilarity, usageImportance, usageLift } from './limbic.js';
 import { minMaxNormalize } from './normalize.js';
 import { ROUTING_WEIGHTS, type RoutingStrategy } from './routing.js';
 
@@ -50,11 +55,15 @@ export interface RankedCandidate {
   readonly score: number;
   /** Base relevance: cosine similarity, or the normalised RRF for FTS-only hits. */
   readonly base: number;
-  /** The raw composite limbic score before routing and multipliers. */
+  /** The spec's composite limbic score (base × its factors), reported; the order follows `score`. */
   readonly limbic: number;
   readonly importance: number;
   readonly temporalFactor: number;
   readonly coocBoost: number;
+  /** What usage added to the base, in [0, the route's band]. */
+  readonly usageLift: number;
+  /** Places usage moved it: its place without any lift minus its place with them (> 0: up). */
+  readonly usagePlaces: number;
   /** Status × metadata multiplier that was applied (1 when none). */
   readonly multiplier: number;
   /** What the legs found of it, as fusion received it. */
@@ -77,8 +86,11 @@ export function statusMultiplier(facts: RankFacts | undefined): number {
 
 /**
  * The limbic re-rank over candidates whose base relevance the caller decided (a cosine, a fused
- * RRF share, a weighted-fusion score): importance, forgetting, co-occurrence, routing blend,
- * status and metadata multipliers, sort, cut to limit.
+ * RRF share, a z-score strength): importance, forgetting and co-use become a bounded lift added to
+ * the base (usageLift), status and metadata multipliers apply to the sum, then sort and cut to limit.
+ * Importance is on a global scale (usageImportance), forgetting counts from the last use (an entity
+ * never used is neutral, not old), and nothing here reads a candidate-set maximum, so one access
+ * among never-used candidates is a small lift, not the spec's full 1.5×.
  */
 export function rankByBase(
   candidates: readonly BaseCandidate[],
@@ -87,67 +99,65 @@ export function rankByBase(
 ): RankedCandidate[] {
   if (candidates.length === 0 || options.limit <= 0) return [];
   const ids = new Set(candidates.map((c) => c.candidate.id));
-  let maxAccess = 0;
-  let maxDays = 0;
-  for (const { candidate } of candidates) {
-    const a = signals.access.get(candidate.id);
-    if (a === undefined) continue;
-    maxAccess = Math.max(maxAccess, a.accessCount);
-    maxDays = Math.max(maxDays, a.accessDays);
-  }
+  const band = routedBand(options.strategy);
   const partial = candidates.map((c) => {
     const { id } = c.candidate;
     const access = signals.access.get(id);
     const facts = signals.facts.get(id);
-    const importance = computeImportance({
-      accessCount: access?.accessCount ?? 0,
-      maxAccess,
+    const importance = usageImportance({
+      useCount: access?.accessCount ?? 0,
+      useDays: access?.accessDays ?? 0,
       degree: signals.degree.get(id) ?? 0,
-      accessDays: access?.accessDays ?? 0,
-      maxAccessDays: maxDays,
     });
-    const temporalFactor = computeTemporalFactor(access?.lastAccess, facts?.createdAt ?? options.now, options.now);
+    // Never used: neutral (1), not decayed from its creation: age alone is no evidence it is not needed.
+    const temporalFactor = access === undefined ? 1 : computeTemporalFactor(access.lastAccess, access.lastAccess, options.now);
     const coocBoost = computeCoocBoost(id, signals.coOccurrences, ids, options.now);
-    const limbic = computeLimbicScore(c.base, importance, temporalFactor, coocBoost, options.gamma, options.betaSal);
-    return { c, facts, importance, temporalFactor, coocBoost, limbic, multiplier: statusMultiplier(facts) };
+    const lift = usageLift(importance, temporalFactor, coocBoost, { band, gamma: options.gamma, betaSal: options.betaSal });
+    return { c, importance, temporalFactor, coocBoost, lift, multiplier: statusMultiplier(facts) };
   });
-  const scores = blendScores(
-    partial.map((p) => ({ base: p.c.base, limbic: p.limbic, multiplier: p.multiplier })),
-    options.strategy,
-  );
-  const ranked = partial.map((p, i): RankedCandidate => {
-    const multiplier = p.multiplier;
-    return {
+  const scores = limbicScores(partial.map((p) => ({ base: p.c.base, lift: p.lift, multiplier: p.multiplier })));
+  const unlifted = placesBy(partial.map((p, i) => ({ id: p.c.candidate.id, score: p.c.base * p.multiplier, i })));
+  const lifted = placesBy(partial.map((p, i) => ({ id: p.c.candidate.id, score: scores[i] ?? 0, i })));
+  const ranked = partial.map(
+    (p, i): RankedCandidate => ({
       id: p.c.candidate.id,
       score: scores[i] ?? 0,
       base: p.c.base,
-      limbic: p.limbic,
+      limbic: computeLimbicScore(p.c.base, p.importance, p.temporalFactor, p.coocBoost, options.gamma, options.betaSal),
       importance: p.importance,
       temporalFactor: p.temporalFactor,
       coocBoost: p.coocBoost,
-      multiplier,
+      usageLift: p.lift,
+      usagePlaces: (unlifted[i] ?? 0) - (lifted[i] ?? 0),
+      multiplier: p.multiplier,
       candidate: p.c.candidate,
-    };
-  });
+    }),
+  );
   ranked.sort((a, b) => b.score - a.score || a.id - b.id);
   return ranked.slice(0, options.limit);
 }
 
+/** The usage band of a route: USAGE_BAND × its limbic share against the balanced route's. */
+export function routedBand(strategy: RoutingStrategy, band = USAGE_BAND): number {
+  return (band * ROUTING_WEIGHTS[strategy].limbic) / ROUTING_WEIGHTS.hybrid_balanced.limbic;
+}
+
+/** The largest lift any route allows: two candidates further apart than this keep their order. */
+export const USAGE_BOUND = Math.max(...Object.values(ROUTING_WEIGHTS).map((w) => w.limbic / ROUTING_WEIGHTS.hybrid_balanced.limbic)) * USAGE_BAND;
+
 /**
- * The final scores of a candidate set from its base, limbic score and multiplier: the routing
- * blend of base and min-max normalised limbic score, times the multiplier. Shared with the tuner
- * (src/core/tune), which replays logged searches with other parameters through this same step.
+ * Final scores from base, usage lift and multiplier: (base + lift) × multiplier. Shared with the
+ * tuner (src/core/tune), which replays logged searches with other parameters through this step.
  */
-export function blendScores(
-  items: readonly { readonly base: number; readonly limbic: number; readonly multiplier: number }[],
-  strategy: RoutingStrategy,
-): number[] {
-  const weights = ROUTING_WEIGHTS[strategy];
-  // Status and metadata multipliers apply to the limbic score before it is min-max normalised, and
-  // to the blend: min-max turns a hair's difference between two near-identical candidates into 0
-  // versus 1, which a multiplier applied only after the blend could never overturn.
-  const limbicNorm = minMaxNormalize(items.map((p) => p.limbic * p.multiplier));
-  return items.map((p, i) => (weights.cosine * p.base + weights.limbic * (limbicNorm[i] ?? 0)) * p.multiplier);
+export function limbicScores(items: readonly { readonly base: number; readonly lift: number; readonly multiplier: number }[]): number[] {
+  return items.map((p) => (p.base + p.lift) * p.multiplier);
+}
+
+/** Each item's 0-based place when sorted by score, best first, ties by id. */
+function placesBy(items: readonly { readonly id: EntityId; readonly score: number; readonly i: number }[]): number[] {
+  const places: number[] = Array(items.length);
+  [...items].sort((a, b) => b.score - a.score || a.id - b.id).forEach((item, place) => (places[item.i] = place));
+  return places;
 }
 
 /**
@@ -208,6 +218,8 @@ export function rankWithoutLimbic(candidates: readonly BaseCandidate[]): RankedC
       importance: 0,
       temporalFactor: 1,
       coocBoost: 0,
+      usageLift: 0,
+      usagePlaces: 0,
       multiplier: 1,
       candidate: c.candidate,
     }))

@@ -5,7 +5,8 @@
  * replay; storing them is the TuningStore's work (src/store/tuning-store.ts).
  */
 import { BETA_SAL, GAMMA, RRF_K } from '../rank/constants.js';
-import { blendScores } from '../rank/rank-candidates.js';
+import { usageLift } from '../rank/limbic.js';
+import { limbicScores, routedBand } from '../rank/rank-candidates.js';
 import type { RoutingStrategy } from '../rank/routing.js';
 import type { EntityId } from '../types.js';
 
@@ -79,17 +80,17 @@ export function replayBase(event: ShadowEvent, c: ShadowCandidate, k: number): n
 }
 
 /**
- * The event's candidates re-ranked under `p`, best first: the same formula and blend as the live
- * ranking (rankByBase), ties by id as there.
+ * The event's candidates re-ranked under `p`, best first: the same formula and bounded lift as the
+ * live ranking (rankByBase), ties by id as there.
  */
 export function replay(event: ShadowEvent, p: RankParameters): ShadowCandidate[] {
   const items = event.candidates.map((c) => {
     const base = replayBase(event, c, p.rrfK);
-    const limbic = base * (1 + p.betaSal * c.importance) * c.temporal * (1 + p.gamma * c.cooc);
-    return { base, limbic, multiplier: c.multiplier };
+    const lift = usageLift(c.importance, c.temporal, c.cooc, { band: routedBand(event.strategy), gamma: p.gamma, betaSal: p.betaSal });
+    return { base, lift, multiplier: c.multiplier };
   });
-  const scores = blendScores(items, event.strategy);
-  // reflection_boost after the blend, as the pipeline applies it (pipeline.ts).
+  const scores = limbicScores(items);
+  // reflection_boost after the re-rank, as the pipeline applies it (pipeline.ts).
   return event.candidates
     .map((c, i) => ({ c, s: (scores[i] ?? 0) * boostOf(event, c) }))
     .sort((a, b) => b.s - a.s || a.c.id - b.c.id)

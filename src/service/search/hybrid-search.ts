@@ -65,6 +65,10 @@ export interface HybridScores {
     readonly importance: number;
     readonly temporal_factor: number;
     readonly cooc_boost: number;
+    /** What usage added to the base relevance (at most the route's band). */
+    readonly usage_lift: number;
+    /** Places usage moved this result: > 0 up, < 0 down (others lifted past it), 0 none. */
+    readonly usage_places: number;
     readonly multiplier: number;
     readonly routing_strategy: RoutingStrategy;
   } | null;
@@ -146,6 +150,8 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
               importance: round(r.importance),
               temporal_factor: round(r.temporalFactor),
               cooc_boost: round(r.coocBoost),
+              usage_lift: round(r.usageLift),
+              usage_places: r.usagePlaces,
               multiplier: round(r.multiplier),
               routing_strategy: outcome.strategy,
             }

@@ -42,7 +42,14 @@ export interface SemanticResult {
   readonly entityType: string;
   readonly observations: readonly string[];
   readonly limbic_score: number;
-  readonly scoring: { readonly importance: number; readonly temporal_factor: number; readonly cooc_boost: number };
+  readonly scoring: {
+    readonly importance: number;
+    readonly temporal_factor: number;
+    readonly cooc_boost: number;
+    /** What usage added to the base relevance, and the places that moved it (> 0 up). */
+    readonly usage_lift: number;
+    readonly usage_places: number;
+  };
   readonly distance?: number;
   readonly rrf_score?: number;
   readonly routing_strategy: RoutingStrategy;
@@ -106,7 +113,13 @@ export async function searchSemantic(
     entityType: entity.entityType,
     observations: entity.observations,
     limbic_score: round(r.score),
-    scoring: { importance: round(r.importance), temporal_factor: round(r.temporalFactor), cooc_boost: round(r.coocBoost) },
+    scoring: {
+      importance: round(r.importance),
+      temporal_factor: round(r.temporalFactor),
+      cooc_boost: round(r.coocBoost),
+      usage_lift: round(r.usageLift),
+      usage_places: r.usagePlaces,
+    },
     ...(r.candidate.semantic === undefined ? {} : { distance: round(r.candidate.semantic.distance) }),
     ...(hybrid ? { rrf_score: round(r.candidate.rrfScore) } : {}),
     routing_strategy: outcome.strategy,

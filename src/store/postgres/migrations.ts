@@ -235,6 +235,12 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX tuning_candidates_entity ON tuning_candidates (entity_id, event_id);
   `,
+  // 8: usage counts uses only, as SQLite's schema 10: the counters searches wrote measure exposure.
+  `
+  DELETE FROM co_occurrences;
+  DELETE FROM entity_access_days;
+  DELETE FROM entity_access;
+  `,
 ];
 
 /** The text search_nodes narrows its candidates on (LIKE, sped up by pg_trgm when present). */

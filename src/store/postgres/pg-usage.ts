@@ -6,7 +6,7 @@
 import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import { toFacts, type FactsRow } from '../rows.js';
-import type { UsageStore } from '../usage-store.js';
+import { coUsePairs, type CoUse, type UsageStore } from '../usage-store.js';
 import type { PgConnection } from './pg-connection.js';
 
 const DAY_MS = 86_400_000;
@@ -61,7 +61,7 @@ export class PgUsage implements UsageStore {
     return { facts, access, degree, coOccurrences };
   }
 
-  async recordAccess(ids: readonly EntityId[], now: number): Promise<void> {
+  async recordAccess(ids: readonly EntityId[], now: number, coUse: CoUse = 'all'): Promise<void> {
     // Sorted, so concurrent writers take row locks in one order (fewer deadlocks to retry).
     const unique = [...new Set(ids)].sort((a, b) => a - b);
     if (unique.length === 0) return;
@@ -80,12 +80,14 @@ export class PgUsage implements UsageStore {
         'INSERT INTO entity_access_days (entity_id, day) SELECT id, $2::date FROM unnest($1::int[]) AS x(id) ON CONFLICT DO NOTHING',
         [live, day],
       );
-      if (live.length < 2) return;
+      const alive = new Set(live);
+      const pairs = coUsePairs(live.map(asEntityId), coUse).filter(([a, b]) => alive.has(a) && alive.has(b));
+      if (pairs.length === 0) return;
       await db.query(
         `INSERT INTO co_occurrences (entity_a_id, entity_b_id, co_count, last_co)
-         SELECT a.id, b.id, 1, $2 FROM unnest($1::int[]) AS a(id) JOIN unnest($1::int[]) AS b(id) ON a.id < b.id ORDER BY a.id, b.id
+         SELECT a, b, 1, $3 FROM unnest($1::int[], $2::int[]) AS p(a, b) ORDER BY a, b
          ON CONFLICT (entity_a_id, entity_b_id) DO UPDATE SET co_count = co_occurrences.co_count + 1, last_co = excluded.last_co`,
-        [live, now],
+        [pairs.map((p) => p[0]), pairs.map((p) => p[1]), now],
       );
     });
   }

@@ -194,6 +194,15 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX tuning_candidates_entity ON tuning_candidates(entity_id, event_id);
   `,
+  // 10: usage counts uses only (issue 24). Until now every search counted an access for everything
+  // it listed and a co-occurrence for every pair of it, so these counters measure exposure, which
+  // the old re-rank fed back into itself; no use can be told apart in them. They start over: the
+  // uses recorded from here on (opened, extended, related) are what ranking reads.
+  `
+  DELETE FROM co_occurrences;
+  DELETE FROM entity_access_days;
+  DELETE FROM entity_access;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,7 +5,7 @@
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
 import { toFacts, type FactsRow } from '../rows.js';
-import type { UsageStore } from '../usage-store.js';
+import { coUsePairs, type CoUse, type UsageStore } from '../usage-store.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 
 const DAY_MS = 86_400_000;
@@ -79,7 +79,7 @@ export class SqliteUsage implements UsageStore {
     return { facts, access, degree, coOccurrences };
   }
 
-  async recordAccess(ids: readonly EntityId[], now: number): Promise<void> {
+  async recordAccess(ids: readonly EntityId[], now: number, coUse: CoUse = 'all'): Promise<void> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
     if (unique.length === 0) return;
     const day = new Date(Math.floor(now / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
@@ -104,18 +104,13 @@ export class SqliteUsage implements UsageStore {
        SELECT @a, @b, 1, @now WHERE EXISTS (SELECT 1 FROM entities WHERE id = @a) AND EXISTS (SELECT 1 FROM entities WHERE id = @b)
        ON CONFLICT(entity_a_id, entity_b_id) DO UPDATE SET co_count = co_count + 1, last_co = excluded.last_co`,
     );
-    for (let i = 0; i < unique.length;) {
-      const from = i;
-      let pairs = 0;
-      while (i < unique.length && (i === from || pairs + (unique.length - i - 1) <= PAIRS_PER_WRITE)) {
-        pairs += unique.length - i - 1;
-        i++;
-      }
-      const rows = unique.slice(from, i);
+    const pairs = coUsePairs(unique, coUse);
+    for (let i = 0; i < pairs.length; i += PAIRS_PER_WRITE) {
+      const rows = pairs.slice(i, i + PAIRS_PER_WRITE);
       this.conn.write(() => {
-        for (const [k, a] of rows.entries()) for (let j = from + k + 1; j < unique.length; j++) pair.run({ a, b: unique[j], now });
+        for (const [a, b] of rows) pair.run({ a, b, now });
       }, false);
-      if (i < unique.length) await new Promise((resolve) => setImmediate(resolve));
+      if (i + PAIRS_PER_WRITE < pairs.length) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

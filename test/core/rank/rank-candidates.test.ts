@@ -1,10 +1,13 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { HOUR_MS, METADATA_PENALTY, STATUS_DEBOOST } from '../../../src/core/rank/constants.js';
+import { HOUR_MS, METADATA_PENALTY, STATUS_DEBOOST, USAGE_BAND } from '../../../src/core/rank/constants.js';
+import { computeLimbicScore } from '../../../src/core/rank/limbic.js';
 import { reciprocalRankFusion, type FusedCandidate } from '../../../src/core/rank/fuse-rrf.js';
 import {
   minMaxNormalize,
+  rankByBase,
   rankCandidates,
+  USAGE_BOUND,
   rrfShareOfMaximum,
   rankHybridCandidates,
   statusMultiplier,
@@ -140,7 +143,7 @@ describe('rankCandidates (pure semantic mode)', () => {
     expect(ranked.every((r) => r.candidate.keyword === undefined)).toBe(true);
   });
 
-  it('exposes the limbic components for the worked example entity', () => {
+  it("exposes the limbic components for the worked example's entity, importance on the global scale", () => {
     const e = id(1);
     const others = [id(2), id(3), id(4)];
     const access = new Map<EntityId, AccessFacts>([
@@ -155,10 +158,15 @@ describe('rankCandidates (pure semantic mode)', () => {
       opts(10),
     );
     const fastmcp = byId(ranked, 1);
-    expect(fastmcp.importance).toBeCloseTo((Math.log2(11) / Math.log2(21)) * 1.08, 9);
+    // 10 uses: 10 / (10 + 3), not the spec's log ratio to the candidates' maximum (20).
+    expect(fastmcp.importance).toBeCloseTo((10 / 13) * 1.08, 9);
     expect(fastmcp.temporalFactor).toBeCloseTo(Math.exp(-0.072), 9);
     expect(fastmcp.coocBoost).toBeCloseTo(Math.log2(6) + Math.log2(3) + 1, 9);
-    expect(Math.abs(fastmcp.limbic - 0.908)).toBeLessThan(2e-3);
+    expect(fastmcp.limbic).toBeCloseTo(computeLimbicScore(0.65, (10 / 13) * 1.08, Math.exp(-0.072), fastmcp.coocBoost), 9);
+    // Its factor (1.457) is above the 1.5 of importance 1 only with co-use: ln 1.457 / ln 1.5 of the band.
+    const factor = computeLimbicScore(1, (10 / 13) * 1.08, Math.exp(-0.072), fastmcp.coocBoost);
+    expect(fastmcp.usageLift).toBeCloseTo(Math.min(USAGE_BAND, (USAGE_BAND * Math.log(factor)) / Math.log(1.5)), 12);
+    expect(fastmcp.score).toBeCloseTo(0.65 + fastmcp.usageLift, 12);
   });
 });
 
@@ -503,5 +511,71 @@ describe('rrfShareOfMaximum', () => {
     );
     expect(rrfShareOfMaximum(keywordOnly, 60)[0]).toBeCloseTo(1, 12);
     expect(rrfShareOfMaximum([], 60)).toEqual([]);
+  });
+});
+
+describe('the usage bound (issue 24): usage reorders only near-ties', () => {
+  const baseArb = fc.double({ min: 0, max: 1, noNaN: true });
+  /** Candidates with bases of their own, random usage, random tuned weights, one status for all. */
+  const boundArb = scenarioArb.chain((s) =>
+    fc.record({
+      s: fc.constant(s),
+      bases: fc.array(baseArb, { minLength: s.candidates.length, maxLength: s.candidates.length }),
+      gamma: fc.double({ min: 0, max: 10, noNaN: true }),
+      betaSal: fc.double({ min: 0, max: 10, noNaN: true }),
+    }),
+  );
+  const sameStatus = (signals: CandidateSignals<RankFacts>): CandidateSignals<RankFacts> => ({
+    ...signals,
+    facts: new Map([...signals.facts].map(([k, f]) => [k, { ...f, status: 'activo', metadataRatio: 0 }])),
+  });
+
+  it('never puts a candidate ahead of one whose base is more than USAGE_BOUND higher, whatever its usage and weights', () => {
+    fc.assert(
+      fc.property(boundArb, ({ s, bases, gamma, betaSal }) => {
+        const candidates = s.candidates.map((candidate, i) => ({ candidate, base: bases[i] ?? 0 }));
+        const signals = sameStatus(s.signals);
+        const ranked = rankByBase(candidates, signals, { limit: candidates.length, strategy: s.strategy, now: NOW, gamma, betaSal });
+        const base = new Map(candidates.map((c) => [c.candidate.id, c.base]));
+        for (let i = 0; i < ranked.length; i++)
+          for (let j = i + 1; j < ranked.length; j++) {
+            const ahead = base.get(ranked[i]!.id)!;
+            const behind = base.get(ranked[j]!.id)!;
+            expect(behind - ahead).toBeLessThanOrEqual(USAGE_BOUND + 1e-12);
+          }
+        for (const r of ranked) {
+          expect(r.usageLift).toBeGreaterThanOrEqual(0);
+          expect(r.usageLift).toBeLessThanOrEqual(USAGE_BOUND);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('without usage the order is the relevance order, and usage moves a used entity past an equal one', () => {
+    const candidates = [1, 2, 3].map((n) => ({ candidate: fused(n, 0, 0.2), base: 0.5 - n * 0.001 }));
+    const fresh = rankByBase(candidates, NO_SIGNALS, opts(3));
+    expect(fresh.map((r) => r.id)).toEqual([id(1), id(2), id(3)]);
+    expect(fresh.every((r) => r.usageLift === 0 && r.usagePlaces === 0)).toBe(true);
+    // Entity 3, used three times today, rises past both (0.002 behind, well inside the band).
+    const access = new Map<EntityId, AccessFacts>([[id(3), { accessCount: 3, lastAccess: NOW, accessDays: 1 }]]);
+    const used = rankByBase(candidates, { ...NO_SIGNALS, access }, opts(3));
+    expect(used.map((r) => r.id)).toEqual([id(3), id(1), id(2)]);
+    expect(byId(used, 3).usagePlaces).toBe(2);
+    expect(byId(used, 1).usagePlaces).toBe(-1);
+    // One access is no longer a full boost: a small share of the band (the spec's scale made it 1.5×).
+    const once = rankByBase(candidates, { ...NO_SIGNALS, access: new Map([[id(3), { accessCount: 1, lastAccess: NOW, accessDays: 1 }]]) }, opts(3));
+    expect(byId(once, 3).usageLift).toBeLessThan(USAGE_BAND / 2);
+  });
+
+  it('forgetting: of two equally relevant entities used alike, the one used yesterday ranks above the one used months ago', () => {
+    const candidates = [1, 2].map((n) => ({ candidate: fused(n, 0, 0.2), base: 0.6 }));
+    const access = new Map<EntityId, AccessFacts>([
+      [id(1), { accessCount: 4, lastAccess: NOW - 200 * 24 * HOUR_MS, accessDays: 2 }],
+      [id(2), { accessCount: 4, lastAccess: NOW - 24 * HOUR_MS, accessDays: 2 }],
+    ]);
+    const ranked = rankByBase(candidates, { ...NO_SIGNALS, access }, opts(2));
+    expect(ranked.map((r) => r.id)).toEqual([id(2), id(1)]);
+    expect(byId(ranked, 1).usageLift).toBeLessThan(byId(ranked, 2).usageLift);
   });
 });
