@@ -22,7 +22,7 @@ const LIMIT = 5;
 const STUDY_DEPTH = 150;
 export const XQUAD_GROUPS = ['en→en', 'es→es', 'es→en', 'en→es', 'all'] as const;
 
-function load(lang: 'en' | 'es') {
+export function loadXquad(lang: 'en' | 'es') {
   const squad = JSON.parse(readFileSync(requireData(`xquad/xquad.${lang}.json`), 'utf8')) as Squad;
   const entities: NewEntity[] = [];
   const questions = new Map<string, { question: string; paragraph: string; article: number }>();
@@ -38,7 +38,7 @@ function load(lang: 'en' | 'es') {
 }
 
 /** Half of each article: a seeded shuffle of the article indices, its first half is A. */
-function articleHalves(count: number): Half[] {
+export function articleHalves(count: number): Half[] {
   const random = rng(SPLIT_SEED);
   const order = [...Array(count).keys()];
   for (let i = order.length - 1; i > 0; i--) {
@@ -52,8 +52,8 @@ function articleHalves(count: number): Half[] {
 
 export async function runXquad(probes?: Probe[]): Promise<{ report: string; tally: Tally }> {
   const embedder = cachedEmbedder(await loadModel());
-  const en = load('en');
-  const es = load('es');
+  const en = loadXquad('en');
+  const es = loadXquad('es');
   const halves = articleHalves(en.articles);
   const now = Date.UTC(2026, 0, 1);
   const tally = new Tally();

@@ -278,12 +278,11 @@ export class MemoryService {
   /** search_semantic: the pipeline's preset; what it showed goes to the shadow log afterwards. */
   async searchSemantic(query: string, limit: number): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
-    const { ids: _ids, shadow, ...response } = await searchSemantic(
-      { store: this.deps.store, indexer: this.indexer, reranker: undefined },
-      query,
-      limit,
-      now,
-    );
+    const {
+      ids: _ids,
+      shadow,
+      ...response
+    } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
     this.later(() => this.recordSearch(shadow));
     return response;
   }
@@ -291,11 +290,11 @@ export class MemoryService {
   /** hybrid_search: every option, scores explained; signals for the returned page are recorded afterwards. */
   async hybridSearch(options: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
-    const { ids: _ids, shadow, ...response } = await hybridSearch(
-      { store: this.deps.store, indexer: this.indexer, reranker: this.deps.reranker },
-      options,
-      now,
-    );
+    const {
+      ids: _ids,
+      shadow,
+      ...response
+    } = await hybridSearch({ store: this.deps.store, indexer: this.indexer, reranker: this.deps.reranker }, options, now);
     this.later(() => this.recordSearch(shadow));
     return response;
   }

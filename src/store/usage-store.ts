@@ -23,7 +23,8 @@ export type CoUse = 'all' | readonly (readonly [EntityId, EntityId])[];
 export function coUsePairs(unique: readonly EntityId[], pairs: CoUse): [EntityId, EntityId][] {
   if (pairs === 'all') {
     const out: [EntityId, EntityId][] = [];
-    for (let i = 0; i < unique.length; i++) for (let j = i + 1; j < unique.length; j++) out.push([unique[i] as EntityId, unique[j] as EntityId]);
+    for (let i = 0; i < unique.length; i++)
+      for (let j = i + 1; j < unique.length; j++) out.push([unique[i] as EntityId, unique[j] as EntityId]);
     return out;
   }
   const seen = new Map<string, [EntityId, EntityId]>();

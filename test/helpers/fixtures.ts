@@ -128,7 +128,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
       return result.structuredContent as T;
     },
-    settle: () => new Promise((r) => setTimeout(r, 20)),
+    settle: () => service.settled(),
     async close() {
       await client.close();
       await server.close();

@@ -118,21 +118,19 @@ export function rankByBase(
   const scores = limbicScores(partial.map((p) => ({ base: p.c.base, lift: p.lift, multiplier: p.multiplier })));
   const unlifted = placesBy(partial.map((p, i) => ({ id: p.c.candidate.id, score: p.c.base * p.multiplier, i })));
   const lifted = placesBy(partial.map((p, i) => ({ id: p.c.candidate.id, score: scores[i] ?? 0, i })));
-  const ranked = partial.map(
-    (p, i): RankedCandidate => ({
-      id: p.c.candidate.id,
-      score: scores[i] ?? 0,
-      base: p.c.base,
-      limbic: computeLimbicScore(p.c.base, p.importance, p.temporalFactor, p.coocBoost, options.gamma, options.betaSal),
-      importance: p.importance,
-      temporalFactor: p.temporalFactor,
-      coocBoost: p.coocBoost,
-      usageLift: p.lift,
-      usagePlaces: (unlifted[i] ?? 0) - (lifted[i] ?? 0),
-      multiplier: p.multiplier,
-      candidate: p.c.candidate,
-    }),
-  );
+  const ranked = partial.map((p, i): RankedCandidate => ({
+    id: p.c.candidate.id,
+    score: scores[i] ?? 0,
+    base: p.c.base,
+    limbic: computeLimbicScore(p.c.base, p.importance, p.temporalFactor, p.coocBoost, options.gamma, options.betaSal),
+    importance: p.importance,
+    temporalFactor: p.temporalFactor,
+    coocBoost: p.coocBoost,
+    usageLift: p.lift,
+    usagePlaces: (unlifted[i] ?? 0) - (lifted[i] ?? 0),
+    multiplier: p.multiplier,
+    candidate: p.c.candidate,
+  }));
   ranked.sort((a, b) => b.score - a.score || a.id - b.id);
   return ranked.slice(0, options.limit);
 }
@@ -143,7 +141,8 @@ export function routedBand(strategy: RoutingStrategy, band = USAGE_BAND): number
 }
 
 /** The largest lift any route allows: two candidates further apart than this keep their order. */
-export const USAGE_BOUND = Math.max(...Object.values(ROUTING_WEIGHTS).map((w) => w.limbic / ROUTING_WEIGHTS.hybrid_balanced.limbic)) * USAGE_BAND;
+export const USAGE_BOUND =
+  Math.max(...Object.values(ROUTING_WEIGHTS).map((w) => w.limbic / ROUTING_WEIGHTS.hybrid_balanced.limbic)) * USAGE_BAND;
 
 /**
  * Final scores from base, usage lift and multiplier: (base + lift) × multiplier. Shared with the

@@ -564,7 +564,11 @@ describe('the usage bound (issue 24): usage reorders only near-ties', () => {
     expect(byId(used, 3).usagePlaces).toBe(2);
     expect(byId(used, 1).usagePlaces).toBe(-1);
     // One access is no longer a full boost: a small share of the band (the spec's scale made it 1.5×).
-    const once = rankByBase(candidates, { ...NO_SIGNALS, access: new Map([[id(3), { accessCount: 1, lastAccess: NOW, accessDays: 1 }]]) }, opts(3));
+    const once = rankByBase(
+      candidates,
+      { ...NO_SIGNALS, access: new Map([[id(3), { accessCount: 1, lastAccess: NOW, accessDays: 1 }]]) },
+      opts(3),
+    );
     expect(byId(once, 3).usageLift).toBeLessThan(USAGE_BAND / 2);
   });
 
