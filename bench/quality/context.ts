@@ -76,9 +76,9 @@ const started = performance.now();
 let questions = 0;
 for (const sample of data.slice(0, Number(option('--locomo-samples') ?? Infinity))) {
   const half = halves.get(sample.sample_id) ?? 'A';
-  const { entities, additions, next } = turnsOf(sample, 'metadata');
+  const { entities, additions, next, writtenAt } = turnsOf(sample, 'metadata');
   const corpus = new Corpus(embedder);
-  await corpus.load(entities, now, [], additions);
+  await corpus.load(entities, now, [], additions, writtenAt);
   if (!args.includes('--no-relations')) await corpus.relateKeepingVectors(next, now);
   const ids = await corpus.ids(entities.map((e) => e.name));
   for (const qa of sample.qa) {

@@ -132,14 +132,18 @@ export class Corpus {
     this.indexer = new EmbeddingIndexer(this.store, new LazyEmbedder(async () => embedder), noopLogger, 64);
   }
 
-  /** `additions`: observations of another kind than `generic` (LoCoMo's dates as `metadata`). */
+  /**
+   * `additions`: observations of another kind than `generic` (LoCoMo's dates as `metadata`).
+   * `writtenAt`: when each entity was written (LoCoMo's session times); `now` where undefined.
+   */
   async load(
     entities: readonly NewEntity[],
     now: number,
     relations: readonly Relation[] = [],
     additions: readonly ObservationAddition[] = [],
+    writtenAt: readonly (number | undefined)[] = [],
   ): Promise<void> {
-    await this.store.graph.createEntities(entities, now);
+    await writeInOrder(this.store, entities, writtenAt, now);
     if (relations.length > 0) await this.store.graph.createRelations(relations, now);
     if (additions.length > 0) await this.store.graph.addObservations(additions, now);
     await this.indexer.drain();
@@ -242,6 +246,25 @@ export class Corpus {
   async close(): Promise<void> {
     await this.store.close();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Creates the entities in their order, each run of entities written at one time in one call at
+ * that time (ids follow the order, as they would had they been written then).
+ */
+export async function writeInOrder(
+  store: SqliteStore,
+  entities: readonly NewEntity[],
+  writtenAt: readonly (number | undefined)[],
+  now: number,
+): Promise<void> {
+  for (let i = 0; i < entities.length;) {
+    const at = writtenAt[i] ?? now;
+    let j = i + 1;
+    while (j < entities.length && (writtenAt[j] ?? now) === at) j++;
+    await store.graph.createEntities(entities.slice(i, j), at);
+    i = j;
   }
 }
 

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { rng } from '../latency/generate.js';
 import { METADATA_KIND, type EntityId, type NewEntity, type ObservationAddition, type Relation } from '../../src/core/types.js';
+import { cachedEmbedder } from './embed-cache.js';
 import { Corpus, GRAPH_MODES, loadModel, MODES, requireData, type Mode, type Probe } from './harness.js';
 import { Tally, type Half } from './tally.js';
 
@@ -85,8 +86,22 @@ export function locomoHalves(ids: readonly string[]): Map<string, Half> {
   return new Map(order.map((id, i) => [id, i < Math.ceil(order.length / 2) ? 'A' : 'B']));
 }
 
+/** "1:56 pm on 8 May, 2023" → epoch ms (UTC); undefined for anything else. */
+export function sessionTime(text: string): number | undefined {
+  const m = /^(\d+):(\d+) (am|pm) on (\d+) (\w+), (\d+)$/.exec(text.trim());
+  if (m === null) return undefined;
+  const at = Date.parse(`${m[4]} ${m[5]} ${m[6]} ${m[1]}:${m[2]} ${m[3]} UTC`);
+  return Number.isNaN(at) ? undefined : at;
+}
+
+/**
+ * A sample's turns as entities, and when each was written: at its session's date and time, as a
+ * memory kept during the conversation would have them (sessions days or weeks apart), so the
+ * context stage's write-order neighbours are the turns of one session, not the whole conversation.
+ */
 export function turnsOf(sample: Sample, dates: DateStyle) {
   const entities: NewEntity[] = [];
+  const writtenAt: (number | undefined)[] = [];
   const additions: ObservationAddition[] = [];
   const next: Relation[] = [];
   for (const [key, value] of Object.entries(sample.conversation)) {
@@ -99,13 +114,14 @@ export function turnsOf(sample: Sample, dates: DateStyle) {
       const observations = [when !== undefined && dates === 'prefix' ? `[${when}] ${turn.text}` : turn.text];
       if (turn.blip_caption) observations.push(`[shared an image: ${turn.blip_caption}]`);
       entities.push({ name: turn.dia_id, entityType: turn.speaker, observations });
+      writtenAt.push(typeof date === 'string' ? sessionTime(date) : undefined);
       if (when !== undefined && dates === 'metadata')
         additions.push({ entityName: turn.dia_id, contents: [`date: ${when}`], kind: METADATA_KIND });
       if (previous !== undefined) next.push({ from: previous, to: turn.dia_id, relationType: 'followed_by' });
       previous = turn.dia_id;
     }
   }
-  return { entities, additions, next };
+  return { entities, additions, next, writtenAt };
 }
 
 export interface LocomoOptions {
@@ -120,7 +136,7 @@ export interface LocomoOptions {
 export async function runLocomo(options: LocomoOptions, probes?: Probe[]): Promise<{ report: string; tally: Tally }> {
   const data = JSON.parse(readFileSync(requireData('locomo/locomo10.json'), 'utf8')) as Sample[];
   const halves = locomoHalves(data.map((s) => s.sample_id));
-  const embedder = await loadModel();
+  const embedder = cachedEmbedder(await loadModel());
   const tally = new Tally();
   const now = Date.UTC(2026, 0, 1);
   let turns = 0;
@@ -130,7 +146,7 @@ export async function runLocomo(options: LocomoOptions, probes?: Probe[]): Promi
   for (const sample of data.slice(0, options.samples ?? Infinity)) {
     const half = halves.get(sample.sample_id) ?? 'A';
     if (options.half !== undefined && half !== options.half) continue;
-    const { entities, additions, next } = turnsOf(sample, options.dates);
+    const { entities, additions, next, writtenAt } = turnsOf(sample, options.dates);
     turns += entities.length;
     // Plain turns for every mode; a second store whose turns are linked to the next turn of their
     // session (the relation is part of each turn's embedded text there) for the graph column.
@@ -139,7 +155,7 @@ export async function runLocomo(options: LocomoOptions, probes?: Probe[]): Promi
     for (const [variant, relations, modes] of variants) {
       const corpus = new Corpus(embedder);
       const t0 = performance.now();
-      await corpus.load(entities, now, relations, additions);
+      await corpus.load(entities, now, relations, additions, writtenAt);
       embedMs += performance.now() - t0;
       const ids = await corpus.ids(entities.map((e) => e.name));
       for (const qa of sample.qa) {

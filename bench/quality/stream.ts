@@ -32,7 +32,7 @@ import { MemoryService } from '../../src/service/memory-service.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { rng } from '../latency/generate.js';
 import { cachedEmbedder } from './embed-cache.js';
-import { BENCH_MODEL, loadModel, requireData } from './harness.js';
+import { BENCH_MODEL, loadModel, requireData, writeInOrder } from './harness.js';
 import { cleanEvidence, locomoHalves, turnsOf, type Sample } from './locomo.js';
 import { smallMemories } from './small-memory.js';
 import type { Half } from './tally.js';
@@ -54,6 +54,8 @@ interface Stream {
   readonly label: string;
   readonly entities: readonly NewEntity[];
   readonly additions: readonly ObservationAddition[];
+  /** When each entity was written (LoCoMo's sessions); the stream's start where undefined. */
+  readonly writtenAt?: readonly (number | undefined)[];
   readonly questions: readonly Question[];
 }
 
@@ -109,13 +111,13 @@ function locomoSuite(samples: number): Suite {
   const data = JSON.parse(readFileSync(requireData('locomo/locomo10.json'), 'utf8')) as Sample[];
   const halves = locomoHalves(data.map((s) => s.sample_id));
   const streams = data.slice(0, samples).map((sample): Stream => {
-    const { entities, additions } = turnsOf(sample, 'metadata');
+    const { entities, additions, writtenAt } = turnsOf(sample, 'metadata');
     const names = new Set(entities.map((e) => e.name));
     const half = halves.get(sample.sample_id) ?? 'A';
     const questions = sample.qa
       .map((qa) => ({ text: qa.question, gold: new Set(cleanEvidence(qa.evidence).filter((d) => names.has(d))), half }))
       .filter((q) => q.gold.size > 0);
-    return { label: sample.sample_id, entities, additions, questions: inWindows(questions, 5) };
+    return { label: sample.sample_id, entities, additions, writtenAt, questions: inWindows(questions, 5) };
   });
   return { name: 'LoCoMo', limit: 10, windows: 5, metric: 'recall5', streams };
 }
@@ -185,7 +187,7 @@ async function runStream(embedder: Embedder, suite: Suite, stream: Stream, tool:
   const closers: (() => void)[] = [];
   try {
     // Loading is not use: straight into the store, as an import would.
-    await store.graph.createEntities(stream.entities, now);
+    await writeInOrder(store, stream.entities, stream.writtenAt ?? [], now);
     if (stream.additions.length > 0) await store.graph.addObservations(stream.additions, now);
     await service.drainEmbeddings();
     const raw = new Database(join(dir, 'memory.db'));
@@ -215,6 +217,7 @@ async function runStream(embedder: Embedder, suite: Suite, stream: Stream, tool:
       now += step;
       const names = await ask(service, tool, q.text, suite.limit);
       await settle(service);
+      if (policy === 'fresh') wipe.run();
       if (counts(q)) add(into.reasked, names, q.gold);
     }
     // In a memory of a few entities every one is in every top 5: concentration says nothing there.

@@ -23,9 +23,13 @@ describe('contextStage on a real store', () => {
   let ids: Map<string, EntityId>;
   beforeAll(async () => {
     h = await harness({ clock: () => NOW });
-    const names = ['June trip', 'July note', 'October trip', 'Undated', 'Neighbour'];
+    const names = ['June trip', 'July note', 'October trip', 'Undated', 'Neighbour', 'Last week'];
     await h.store.graph.createEntities(
-      names.map((name) => ({ name, entityType: 'Event', observations: [`${name} happened`] })),
+      [{ name: 'Last week', entityType: 'Event', observations: ['written a week before the others'] }],
+      NOW - 7 * 86_400_000,
+    );
+    await h.store.graph.createEntities(
+      names.slice(0, -1).map((name) => ({ name, entityType: 'Event', observations: [`${name} happened`] })),
       NOW,
     );
     await h.store.graph.addObservations(
@@ -82,8 +86,9 @@ describe('contextStage on a real store', () => {
   });
 
   it('moves a candidate written right after a strong one part of the way up, with the facts the store gives', async () => {
-    // Written in one batch in this order: June trip, July note, October trip, Undated, Neighbour.
-    const fused = fusedWith({ 'October trip': 2, Undated: -1, 'June trip': -1 });
+    // Written in one batch in this order: June trip, July note, October trip, Undated, Neighbour;
+    // a week after Last week (a memory written in one sitting has no write-order lifts: context-boost.ts).
+    const fused = fusedWith({ 'October trip': 2, Undated: -1, 'June trip': -1, 'Last week': -1 });
     const { facts } = await h.store.usage.signals([...ids.values()]);
     const near = { timeWeight: 0, lateShare: 0, graphWeight: 0, neighbourWeight: 0.5, neighbourSpan: 1, neighbourMode: 'gap' as const };
     const out = await contextStage(h.store.graph, 'what happened next?', fused, near, facts);
@@ -92,6 +97,10 @@ describe('contextStage on a real store', () => {
     expect(base(out.fused, 'October trip')).toBeCloseTo(logistic(2), 9);
     const wider = await contextStage(h.store.graph, 'what happened next?', fused, { ...near, neighbourSpan: 2 }, facts);
     expect(base(wider.fused, 'June trip')).toBeCloseTo(logistic(-1 + 0.5 * 3), 9);
+    // Without the week-old candidate, all were written in one sitting: nothing is lifted by write order.
+    const sitting = fusedWith({ 'October trip': 2, Undated: -1, 'June trip': -1 });
+    const none = await contextStage(h.store.graph, 'what happened next?', sitting, near, facts);
+    expect(base(none.fused, 'Undated')).toBeCloseTo(logistic(-1), 9);
   });
 });
 

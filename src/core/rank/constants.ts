@@ -48,6 +48,6 @@ export const HOUR_MS = 3_600_000;
  */
 export const USAGE_BAND = 0.02;
 /** Uses at which the global access scale reaches one half: n / (n + USE_PIVOT). */
-export const USE_PIVOT = 3;
+export const USE_PIVOT = 10;
 /** Distinct days of use at which consolidation reaches one half: d / (d + DAYS_PIVOT). */
 export const DAYS_PIVOT = 3;

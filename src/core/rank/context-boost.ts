@@ -9,7 +9,8 @@
  * - written together: the same for candidates written next to each other (ids at most
  *   `neighbourSpan` apart, created within NEIGHBOUR_WINDOW_MS): the turn before or after the one
  *   that matches, the fact noted in the same breath. Memory knows its write order without anyone
- *   relating the two; ids only grow, so neighbouring ids are neighbouring writes.
+ *   relating the two; ids only grow, so neighbouring ids are neighbouring writes. Only where the
+ *   candidates were not all written in one sitting: then write order tells nothing apart.
  * Scores are in the fused strength's own units (z-scores: fuse-zscore.ts, before its logistic),
  * so a weight of 0.5 is half a standard deviation of the legs' scores. Like the spec's graph
  * signal (spec/engrava-hybrid-search.md) it re-ranks the candidates and adds none.
@@ -159,8 +160,15 @@ function liftsAlong(
   return best;
 }
 
-/** Pairs of candidates written next to each other: ids at most `span` apart, created within the window. */
+/**
+ * Pairs of candidates written next to each other: ids at most `span` apart, created within the
+ * window. None when every candidate was written within one window (issue 24): in a memory written
+ * in one sitting every entity is a neighbour in time of every other, so write order says nothing
+ * of which belong together, and lifting by it alone put an unrelated note beside the match.
+ */
 function writeNeighbours(strength: ReadonlyMap<EntityId, number>, createdAt: ReadonlyMap<EntityId, number>, span: number): Edge[] {
+  const times = [...strength.keys()].map((id) => createdAt.get(id)).filter((t): t is number => t !== undefined);
+  if (times.length === 0 || Math.max(...times) - Math.min(...times) <= NEIGHBOUR_WINDOW_MS) return [];
   const ids = [...strength.keys()].sort((x, y) => x - y);
   const pairs: Edge[] = [];
   for (let i = 0; i < ids.length; i++) {

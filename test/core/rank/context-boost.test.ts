@@ -151,6 +151,22 @@ describe('contextBoosts', () => {
     expect([...off.values()].every((x) => x.neighbour === 0)).toBe(true);
   });
 
+  it('lifts nothing by write order when every candidate was written within one window (issue 24)', () => {
+    // The same memory, d written within the hour too: everything is everything's neighbour in time.
+    const createdAt = new Map([
+      [a, 0],
+      [b, 1000],
+      [c, 2000],
+      [d, NEIGHBOUR_WINDOW_MS],
+    ]);
+    const near = { ...weights, graphWeight: 0, neighbourWeight: 1, neighbourSpan: 2, neighbourMode: 'below' as const };
+    const boosts = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, near);
+    expect([...boosts.values()].every((x) => x.neighbour === 0 && x.neighbourOf === undefined)).toBe(true);
+    // One write an hour and a millisecond later, and the pairs within the hour count again.
+    createdAt.set(d, NEIGHBOUR_WINDOW_MS + 1);
+    expect(contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, near).get(c)?.neighbourOf).toBe(a);
+  });
+
   it('rejects a negative or non-finite weight, saying which', () => {
     expect(() => contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, graphWeight: -1 })).toThrow(
       /graphWeight/,

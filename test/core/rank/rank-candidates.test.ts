@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { HOUR_MS, METADATA_PENALTY, STATUS_DEBOOST, USAGE_BAND } from '../../../src/core/rank/constants.js';
+import { HOUR_MS, METADATA_PENALTY, STATUS_DEBOOST, USAGE_BAND, USE_PIVOT } from '../../../src/core/rank/constants.js';
 import { computeLimbicScore } from '../../../src/core/rank/limbic.js';
 import { reciprocalRankFusion, type FusedCandidate } from '../../../src/core/rank/fuse-rrf.js';
 import {
@@ -158,13 +158,13 @@ describe('rankCandidates (pure semantic mode)', () => {
       opts(10),
     );
     const fastmcp = byId(ranked, 1);
-    // 10 uses: 10 / (10 + 3), not the spec's log ratio to the candidates' maximum (20).
-    expect(fastmcp.importance).toBeCloseTo((10 / 13) * 1.08, 9);
+    // 10 uses: 10 / (10 + USE_PIVOT), not the spec's log ratio to the candidates' maximum (20).
+    expect(fastmcp.importance).toBeCloseTo((10 / (10 + USE_PIVOT)) * 1.08, 9);
     expect(fastmcp.temporalFactor).toBeCloseTo(Math.exp(-0.072), 9);
     expect(fastmcp.coocBoost).toBeCloseTo(Math.log2(6) + Math.log2(3) + 1, 9);
-    expect(fastmcp.limbic).toBeCloseTo(computeLimbicScore(0.65, (10 / 13) * 1.08, Math.exp(-0.072), fastmcp.coocBoost), 9);
+    expect(fastmcp.limbic).toBeCloseTo(computeLimbicScore(0.65, (10 / (10 + USE_PIVOT)) * 1.08, Math.exp(-0.072), fastmcp.coocBoost), 9);
     // Its factor (1.457) is above the 1.5 of importance 1 only with co-use: ln 1.457 / ln 1.5 of the band.
-    const factor = computeLimbicScore(1, (10 / 13) * 1.08, Math.exp(-0.072), fastmcp.coocBoost);
+    const factor = computeLimbicScore(1, (10 / (10 + USE_PIVOT)) * 1.08, Math.exp(-0.072), fastmcp.coocBoost);
     expect(fastmcp.usageLift).toBeCloseTo(Math.min(USAGE_BAND, (USAGE_BAND * Math.log(factor)) / Math.log(1.5)), 12);
     expect(fastmcp.score).toBeCloseTo(0.65 + fastmcp.usageLift, 12);
   });
