@@ -179,9 +179,13 @@ async function openEntity(name) {
   $('entity-observations').replaceChildren(...view.observations.map((o) => el('li', {}, o.text, el('span', { class: 'kind' }, o.kind))));
   const u = view.usage;
   $('entity-usage').replaceChildren(
-    el('dt', {}, 'recalled'),
-    el('dd', {}, `${u.accessCount} times on ${u.accessDays} days`),
-    el('dt', {}, 'last recalled'),
+    el('dt', {}, 'used'),
+    el(
+      'dd',
+      {},
+      `${u.accessCount} ${u.accessCount === 1 ? 'time' : 'times'} on ${u.accessDays} ${u.accessDays === 1 ? 'day' : 'days'} (opened, extended or related by the agent)`,
+    ),
+    el('dt', {}, 'last used'),
     el('dd', {}, u.lastAccess ? new Date(u.lastAccess).toLocaleString() : 'never'),
     el('dt', {}, 'relations'),
     el('dd', {}, String(u.degree)),

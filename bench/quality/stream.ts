@@ -29,6 +29,7 @@ import type { NewEntity, ObservationAddition } from '../../src/core/types.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
 import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
 import { MemoryService } from '../../src/service/memory-service.js';
+import { runTune } from '../../src/service/tuning.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { rng } from '../latency/generate.js';
 import { cachedEmbedder } from './embed-cache.js';
@@ -163,6 +164,8 @@ interface Run {
   /** The largest share of a stream's top-5 lists one entity was in (the most concentrated stream). */
   maxShare: number;
   maxShareEntity: string;
+  /** `limbic tune` (without --apply) on each stream's shadow log at its end. */
+  readonly tunes: { status: string; optimal: string; gain: number; events: number }[];
 }
 
 /** Waits for the answers' post-response recording (MemoryService.settled; polled in older builds). */
@@ -213,6 +216,16 @@ async function runStream(embedder: Embedder, suite: Suite, stream: Stream, tool:
       }
       for (const name of open) opened.add(name);
     }
+    if (policy === 'top1' || policy === 'gold') {
+      const report = await runTune(store, {}, now);
+      const o = report.optimal;
+      into.tunes.push({
+        status: report.status,
+        optimal: o === undefined ? '–' : `γ ${o.gamma}, β_sal ${o.betaSal}, k ${o.rrfK}`,
+        gain: report.gain ?? 0,
+        events: report.events.withFeedback,
+      });
+    }
     for (const q of stream.questions.filter((x) => x.window === 0)) {
       now += step;
       const names = await ask(service, tool, q.text, suite.limit);
@@ -242,7 +255,7 @@ async function runSuite(embedder: Embedder, suite: Suite): Promise<string> {
   const combos: [Tool, Policy][] = [];
   for (const tool of tools) for (const policy of tool === 'hybrid-off' ? (['fresh'] as Policy[]) : policies) combos.push([tool, policy]);
   for (const [tool, policy] of combos) {
-    const run: Run = { windows: [], reasked: cell(), hit1: [], used: [], maxShare: 0, maxShareEntity: '' };
+    const run: Run = { windows: [], reasked: cell(), hit1: [], used: [], maxShare: 0, maxShareEntity: '', tunes: [] };
     for (const stream of suite.streams) await runStream(embedder, suite, stream, tool, policy, run);
     runs.set(`${tool}/${policy}`, run);
     process.stderr.write(`${suite.name}: ${tool} / ${policy} done (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
@@ -290,6 +303,26 @@ async function runSuite(embedder: Embedder, suite: Suite): Promise<string> {
         `${f.n} | ${f.none.toFixed(3)} | ${f.gold.toFixed(3)} | ${(f.gold - f.none).toFixed(3)} |`,
     );
   }
+  // What `limbic tune` would learn from each stream's own log (searches whose listed entity was opened).
+  const tuned: string[] = [];
+  for (const [key, run] of runs) {
+    if (run.tunes.length === 0) continue;
+    const counts = new Map<string, number>();
+    for (const t of run.tunes) counts.set(`${t.status}: ${t.optimal}`, (counts.get(`${t.status}: ${t.optimal}`) ?? 0) + 1);
+    const gains = run.tunes.map((t) => t.gain);
+    tuned.push(
+      `| ${key} | ${run.tunes.reduce((a, t) => a + t.events, 0)} | ${[...counts].map(([k, n]) => `${k} (×${n})`).join('; ')} | ${(gains.reduce((a, b) => a + b, 0) / gains.length).toFixed(4)} |`,
+    );
+  }
+  if (tuned.length > 0)
+    lines.push(
+      '',
+      "`limbic tune` on each stream's shadow log at its end (NDCG@5 of the opened results; not applied):",
+      '',
+      '| tool / agent | searches with feedback | outcome per stream | mean NDCG@5 gain |',
+      '|---|---|---|---|',
+      ...tuned,
+    );
   if (study.length > 0)
     lines.push(
       '',

@@ -126,9 +126,9 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     },
     guard(async ({ observations }) => {
       // Limbic's supersedes: the whole call goes to the maintenance store, in one transaction.
-      const results = observations.some((o) => o.supersedes !== undefined)
-        ? await service.maintenance.supersede(observations)
-        : await service.addObservations(observations);
+      const supersedes = observations.some((o) => o.supersedes !== undefined);
+      const results = supersedes ? await service.maintenance.supersede(observations) : await service.addObservations(observations);
+      if (supersedes) service.noteExtended(results);
       mutated();
       return structured({ results }, results);
     }),

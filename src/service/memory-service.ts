@@ -174,15 +174,17 @@ export class MemoryService {
     this.afterWrite();
     if (added.length > 0 && added.length <= USES_PER_CALL)
       this.later(async () => {
-        const names = [...new Set(added.flatMap((r) => [r.from, r.to]))];
-        const id = new Map(names.map((n, i) => [n, i]));
-        const ids = await this.deps.store.graph.idsByName(names);
-        const pairs = added.map((r) => [ids[id.get(r.from) ?? -1], ids[id.get(r.to) ?? -1]] as const);
-        await this.deps.store.usage.recordAccess(
-          ids,
-          this.deps.clock(),
-          pairs.filter((p): p is readonly [EntityId, EntityId] => p[0] !== undefined && p[1] !== undefined),
-        );
+        // A relation may name an entity that does not exist (as in the official server): by name, one at a time.
+        const idOf = new Map<string, EntityId>();
+        for (const name of new Set(added.flatMap((r) => [r.from, r.to]))) {
+          const [id] = await this.deps.store.graph.idsByName([name]);
+          if (id !== undefined) idOf.set(name, id);
+        }
+        const pairs = added.flatMap((r) => {
+          const [from, to] = [idOf.get(r.from), idOf.get(r.to)];
+          return from === undefined || to === undefined ? [] : [[from, to] as const];
+        });
+        await this.deps.store.usage.recordAccess([...idOf.values()], this.deps.clock(), pairs);
       });
     return added;
   }
@@ -191,10 +193,15 @@ export class MemoryService {
   async addObservations(items: readonly ObservationAddition[]): Promise<ObservationAdditionResult[]> {
     const results = await this.deps.store.graph.addObservations(items, this.deps.clock());
     this.afterWrite();
+    this.noteExtended(results);
+    return results;
+  }
+
+  /** Records a use of each entity an addition extended (also add_observations with `supersedes`). */
+  noteExtended(results: readonly { readonly entityName: string; readonly addedObservations: readonly string[] }[]): void {
     const extended = results.filter((r) => r.addedObservations.length > 0).map((r) => r.entityName);
     if (extended.length > 0 && extended.length <= USES_PER_CALL)
       this.later(async () => this.deps.store.usage.recordAccess(await this.deps.store.graph.idsByName(extended), this.deps.clock(), []));
-    return results;
   }
 
   async deleteEntities(names: readonly string[]): Promise<void> {

@@ -98,6 +98,9 @@ describe.skipIf(!present)('the web page in chromium', () => {
     expect(first).toMatch(/Tomato|Basil/);
     expect(first).toMatch(/found by (words|meaning)/);
     expect(first).toMatch(/final/);
+    // Every card says what use did to its place (issue 24).
+    for (const card of await page.locator('#results li .why').allTextContents())
+      expect(card).toMatch(/moved (up|down) \d+ places?|used \(\+[\d.]+: .*\), its place unchanged|never used: its place is its relevance/);
     expect(await page.textContent('#search-summary')).toMatch(/legs: .*fts/);
     await page.screenshot({ path: join(ARTIFACTS, 'search.png'), fullPage: true });
   });
@@ -112,7 +115,8 @@ describe.skipIf(!present)('the web page in chromium', () => {
     expect(await page.getAttribute('#graph', 'data-nodes')).toBe('3');
     expect(await page.textContent('#entity-observations')).toContain('keeps aphids away');
     expect(await page.textContent('#entity-relations')).toContain('companion of');
-    expect(await page.textContent('#entity-usage')).toMatch(/recalled/);
+    // Related by create_relations (one call: one use); the page's own views are not use.
+    expect(await page.textContent('#entity-usage')).toMatch(/used1 time on 1 day/);
     await page.screenshot({ path: join(ARTIFACTS, 'entity.png'), fullPage: true });
   });
 

@@ -52,7 +52,13 @@ describe('usage signals: being listed is not being used', () => {
 
     await h.ok('open_nodes', { names: ['Ada', 'Bob'] });
     await h.ok('add_observations', { observations: [{ entityName: 'Cy', contents: ['Cy moved to Lima'] }] });
-    await h.ok('create_relations', { relations: [{ from: 'Cy', to: 'Dee', relationType: 'knows' }] });
+    // A relation to an entity that does not exist (allowed, as in the official server) uses the one that does.
+    await h.ok('create_relations', {
+      relations: [
+        { from: 'Nobody', to: 'Dee', relationType: 'knows' },
+        { from: 'Cy', to: 'Dee', relationType: 'knows' },
+      ],
+    });
     await h.settle();
     ({ ids, signals } = await signalsOf(h, ['Ada', 'Bob', 'Cy', 'Dee']));
     const [ada, bob, cy, dee] = ids;
@@ -63,6 +69,11 @@ describe('usage signals: being listed is not being used', () => {
       [ada, bob],
       [cy, dee],
     ]);
+
+    // Replacing an observation (supersedes) extends the entity: a use.
+    await h.ok('add_observations', { observations: [{ entityName: 'Bob', contents: ['Bob likes coffee'], supersedes: 'Bob likes tea' }] });
+    await h.settle();
+    expect((await signalsOf(h, ['Bob'])).signals.access.get(bob!)?.accessCount).toBe(2);
 
     // An add_observations that adds nothing (a duplicate) uses nothing.
     await h.ok('add_observations', { observations: [{ entityName: 'Ada', contents: ['Ada likes tea'] }] });

@@ -40,6 +40,31 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
       expect(coOccurrences.every((p) => p.a < p.b && p.count === 1 && p.lastCo === T0)).toBe(true);
     });
 
+    it('records the pairs given (the ends of new relations) or none, with an access for every id', async () => {
+      const { graph, usage } = store();
+      await graph.createEntities(
+        ['p', 'q', 'r', 's'].map((name) => ({ name, entityType: 'thing', observations: [] })),
+        T0,
+      );
+      const [p, q, r, s] = await graph.idsByName(['p', 'q', 'r', 's']);
+      if (p === undefined || q === undefined || r === undefined || s === undefined) throw new Error('seed missing');
+      await usage.recordAccess([p, q, r, s], T0, [
+        [s, r],
+        [p, q],
+        [q, p],
+        [r, r],
+      ]);
+      await usage.recordAccess([s], T0 + 1, []);
+      const signals = await usage.signals([p, q, r, s]);
+      expect([p, q, r].map((id) => signals.access.get(id)?.accessCount)).toEqual([1, 1, 1]);
+      expect(signals.access.get(s)?.accessCount).toBe(2);
+      const pairs = signals.coOccurrences.map((c) => [c.a, c.b, c.count]).sort((x, y) => (x[0] as number) - (y[0] as number));
+      expect(pairs).toEqual([
+        [p, q, 1],
+        [r, s, 1],
+      ]);
+    });
+
     it("gives each candidate's facts with its signals, without reading observations, and none for a deleted id", async () => {
       const { graph, usage } = store();
       await seed(graph);
