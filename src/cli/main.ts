@@ -35,6 +35,7 @@ import { createMcpServer } from '../mcp/server.js';
 import { MemoryService } from '../service/memory-service.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { isPostgresUrl, openPgStore, redactPassword } from '../store/postgres/pg-store.js';
+import { checkDbLocation, willCreate } from './db-location.js';
 import type { Store } from '../store/store.js';
 import { registerMigrateCommand } from './migrate.js';
 import { importFile } from './import-file.js';
@@ -76,8 +77,9 @@ function buildConfig(options: GlobalOptions): Config {
   const cacheHome = env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(home, '.cache');
   const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : v);
   const modelDir = options.modelDir ?? nonEmpty(env.LIMBIC_MODEL_DIR);
+  const chosenDb = options.db ?? nonEmpty(env.LIMBIC_DB);
   return parseConfig({
-    dbPath: resolveDb(options.db ?? nonEmpty(env.LIMBIC_DB) ?? join(dataHome, 'limbic', 'memory.db')),
+    dbPath: chosenDb === undefined ? resolve(dataHome, 'limbic', 'memory.db') : checkDbLocation(chosenDb, true),
     modelDir: modelDir === undefined ? undefined : resolve(modelDir),
     modelCacheDir: resolve(nonEmpty(env.LIMBIC_MODEL_CACHE) ?? join(cacheHome, 'limbic', 'models')),
     modelId: nonEmpty(env.LIMBIC_MODEL),
@@ -112,16 +114,18 @@ function buildService(config: Config, threads: number = Math.max(1, availablePar
   return new MemoryService({ store, embedder, clock: Date.now, logger: stderrLogger });
 }
 
-/** A file path made absolute; a postgres:// URL kept as written. */
-const resolveDb = (location: string): string => (isPostgresUrl(location) ? location : resolve(location));
-
 /**
  * The store a --db value names: a postgres:// URL opens PostgreSQL with pgvector (pool size and
  * statement timeout from LIMBIC_PG_POOL_SIZE and LIMBIC_PG_STATEMENT_TIMEOUT_MS; TLS from the URL's
  * sslmode and friends), anything else is a SQLite file.
  */
 function openStoreAt(location: string, namespace: string = DEFAULT_NAMESPACE): Store {
-  if (!isPostgresUrl(location)) return openSqliteStore({ path: location, logger: stderrLogger });
+  if (!isPostgresUrl(location)) {
+    const created = willCreate(location);
+    const store = openSqliteStore({ path: location, logger: stderrLogger });
+    if (created) process.stderr.write(`limbic: created a new, empty memory at ${location}\n`);
+    return store;
+  }
   const number = (name: string): number | undefined => {
     const value = process.env[name];
     return value === undefined || value === '' || !Number.isFinite(Number(value)) ? undefined : Number(value);
@@ -320,7 +324,7 @@ registerTokenCommands(program, {
   fail,
   globalNamespace: () => program.opts<GlobalOptions>().namespace,
 });
-registerMigrateCommand(program, { openStore: (location: string) => openStoreAt(resolveDb(location)), fail });
+registerMigrateCommand(program, { openStore: (location: string) => openStoreAt(checkDbLocation(location, true)), fail });
 
 program
   .command('import')
@@ -386,7 +390,8 @@ program
   .option('--json', 'print the report as JSON')
   .action(async (o: TuneFlags) => {
     const { tuneCommand } = await import('./tune.js');
-    const store = openSqliteStore({ path: config().dbPath, logger: stderrLogger, vectors: false });
+    // The memory --db names, SQLite or PostgreSQL (its shadow log is in either).
+    const store = openStoreAt(config().dbPath, chosenNamespace());
     try {
       process.stdout.write(await tuneCommand(store, o, Date.now()));
     } finally {
@@ -443,7 +448,7 @@ program
       client: findClient(clientName),
       launcher,
       name: o.name,
-      db: chosenDb === undefined ? undefined : resolve(chosenDb),
+      db: chosenDb === undefined ? undefined : checkDbLocation(chosenDb, true),
       configFile: o.config === undefined ? undefined : resolve(o.config),
       print: o.print === true,
       replace: o.replace === true,

@@ -1,6 +1,6 @@
 /** The `limbic` binary: import, export, stats, help, database location. */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -112,6 +112,34 @@ describe('limbic CLI', () => {
     mkdirSync(join(tmp.dir, 'env'));
     const { stdout } = await limbic(['stats'], { LIMBIC_DB: viaEnv });
     expect(JSON.parse(stdout).database.path).toBe(viaEnv);
+  });
+
+  it('refuses a --db that would silently make a new memory somewhere else, saying what to do (issue 25)', async () => {
+    const cwd = tmp.dir;
+    const run = (args: string[], env: Record<string, string> = {}) =>
+      exec(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, LIMBIC_NO_MODEL: '1', ...env } });
+    await expect(run(['--db', join(tmp.dir, 'no-such-folder', 'memory.db'), 'stats'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/The folder of --db ".*no-such-folder.*" does not exist .*mkdir -p/),
+    });
+    await expect(run(['--db', '~/memory.db', 'stats'])).rejects.toMatchObject({
+      stderr: expect.stringMatching(/starts with "~", which only a shell expands.*Write the whole path/),
+    });
+    await expect(run(['stats'], { LIMBIC_DB: 'postgress://me:secret@localhost/memory' })).rejects.toMatchObject({
+      stderr: expect.stringMatching(/scheme "postgress", which Limbic does not know/),
+    });
+    // The same for every command that opens a memory, tune and connect included; a password never reaches a file name.
+    await expect(run(['--db', 'postgress://me:secret@localhost/memory', 'tune'])).rejects.toMatchObject({ code: 1 });
+    await expect(run(['--db', 'postgress://me:secret@localhost/memory', 'connect', 'cursor', '--print'])).rejects.toMatchObject({
+      code: 1,
+    });
+    // tune on a postgres:// URL talks to PostgreSQL (none listens on port 1 here): an error, not "0 searches" from a new file.
+    await expect(run(['--db', 'postgres://me:secret@127.0.0.1:1/memory', 'tune'])).rejects.toMatchObject({ code: 1 });
+    expect(readdirSync(cwd)).toEqual([]);
+    // A new memory where asked is made, and said once.
+    const fresh = join(tmp.dir, 'new.db');
+    expect((await run(['--db', fresh, 'stats'])).stderr).toContain(`created a new, empty memory at ${fresh}`);
+    expect((await run(['--db', fresh, 'stats'])).stderr).not.toContain('created a new');
   });
 
   it('has --help on every command', async () => {

@@ -1,0 +1,49 @@
+/**
+ * What a --db / LIMBIC_DB value names, checked before anything is opened (issue 25): a mistyped
+ * location must not become a new, empty memory somewhere else. A postgres:// URL passes as written;
+ * another scheme, a "~" the shell did not expand, or a file in a folder that does not exist is
+ * refused with what to do. The default location's folders are created (a first start), a chosen
+ * one's are not.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { ERROR_CODES, MemoryError } from '../core/errors.js';
+import { isPostgresUrl, redactPassword } from '../store/postgres/pg-store.js';
+
+const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
+
+/**
+ * The location to open: a postgres:// URL as written, else an absolute file path.
+ * @throws MemoryError CONFIG_INVALID naming the mistake and the fix.
+ */
+export function checkDbLocation(location: string, chosen: boolean): string {
+  if (isPostgresUrl(location)) return location;
+  const scheme = SCHEME.exec(location)?.[1];
+  if (scheme !== undefined)
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      `--db ${JSON.stringify(redactPassword(location))} is a URL with the scheme "${scheme}", which Limbic does not know. ` +
+        'Give a postgres:// (or postgresql://) URL for PostgreSQL, or a file path for SQLite.',
+    );
+  const path = resolve(location);
+  if (!chosen) return path;
+  if (location === '~' || location.startsWith('~/') || location.startsWith('~\\'))
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      `--db ${JSON.stringify(location)} starts with "~", which only a shell expands (not inside quotes, nor in a client's config file). ` +
+        `Write the whole path: ${JSON.stringify(resolve(homedir(), location.slice(2)))}.`,
+    );
+  const folder = dirname(path);
+  if (!existsSync(folder))
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      `The folder of --db ${JSON.stringify(location)} does not exist (${folder}). Check the path, or create the folder first (mkdir -p ${JSON.stringify(folder)}).`,
+    );
+  if (!statSync(folder).isDirectory())
+    throw new MemoryError(ERROR_CODES.CONFIG_INVALID, `--db ${JSON.stringify(location)}: ${folder} is not a folder.`);
+  return path;
+}
+
+/** Whether opening this location will make a new SQLite file (said once on stderr when it does). */
+export const willCreate = (location: string): boolean => !isPostgresUrl(location) && !existsSync(location);
