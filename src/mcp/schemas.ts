@@ -232,10 +232,21 @@ export const searchSemanticInput = withinCallText(
   }),
 );
 
+/** set_entity_status: `entity_name`, as Limbic's other tools name an entity; `name` still accepted (issue 25). */
 export const setStatusInput = withinCallText(
   strict({
-    name: name.describe('The entity whose status to set'),
+    entity_name: name.optional().describe('The entity whose status to set'),
+    name: name.optional().describe('The same as entity_name (the name this tool took first); give one of the two'),
     status: statusSchema.describe('activo/active, pausado/paused, completado/completed, archivado/archived'),
+  }).superRefine((input, ctx) => {
+    if (input.entity_name === undefined && input.name === undefined)
+      ctx.addIssue({ code: 'custom', path: ['entity_name'], message: 'entity_name is required: the entity whose status to set' });
+    else if (input.entity_name !== undefined && input.name !== undefined && input.entity_name !== input.name)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['entity_name'],
+        message: 'entity_name and name name two different entities: give one (they are the same field; entity_name is the one to use)',
+      });
   }),
 );
 

@@ -272,7 +272,8 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: s.SuccessOutput,
       annotations: { ...WRITE, idempotentHint: true },
     },
-    guard(async ({ name, status }) => {
+    guard(async ({ entity_name, name: legacyName, status }) => {
+      const name = entity_name ?? legacyName ?? '';
       const stored = parseStatus(status) as EntityStatus;
       if (!(await service.setStatus(name, stored))) {
         return {

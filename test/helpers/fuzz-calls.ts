@@ -395,8 +395,15 @@ function semanticExpectation(tool: string, args: Record<string, unknown>, model:
       for (const item of args.observations as { entityName: string }[]) if (!model.has(item.entityName)) return missing(item.entityName);
       return { outcome: 'ok' };
     }
-    case 'set_entity_status':
-      return model.has(args.name as string) ? { outcome: 'ok' } : missing(args.name as string);
+    case 'set_entity_status': {
+      // The two names of one field: one is required, and given both, they must agree.
+      if (args.entity_name === undefined && args.name === undefined)
+        return { outcome: 'error', mustName: ['entity_name'], pattern: /entity_name is required/ };
+      if (args.entity_name !== undefined && args.name !== undefined && args.entity_name !== args.name)
+        return { outcome: 'error', mustName: ['entity_name'], pattern: /two different entities/ };
+      const target = (args.entity_name ?? args.name) as string;
+      return model.has(target) ? { outcome: 'ok' } : missing(target);
+    }
     case 'search_semantic':
       return semantic ? { outcome: 'ok' } : { outcome: 'ok-or-error', pattern: /embedding model/ };
     case 'hybrid_search': {
@@ -861,7 +868,8 @@ export class CallGenerator {
       case 'set_entity_status': {
         const name = this.known();
         if (name === undefined) return this.validArgs('create_entities');
-        return { name, status: rng.pick(STATUSES) };
+        // entity_name, or the name the tool took first.
+        return { [rng.chance(0.5) ? 'entity_name' : 'name']: name, status: rng.pick(STATUSES) };
       }
       default:
         return sampleValid(rng, this.specs.get(tool)?.inputSchema ?? {}, 0) as Record<string, unknown>;

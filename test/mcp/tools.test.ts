@@ -188,6 +188,18 @@ describe('MCP tools (official contract)', () => {
       success: true,
       message: 'Status of P set to archivado',
     });
+    // entity_name, as Limbic's other tools name an entity; `name` still works; one of the two.
+    expect(await h.ok('set_entity_status', { entity_name: 'P', status: 'active' })).toEqual({
+      success: true,
+      message: 'Status of P set to activo',
+    });
+    expect(await h.ok('set_entity_status', { entity_name: 'P', name: 'P', status: 'active' })).toMatchObject({ success: true });
+    const both = await h.call('set_entity_status', { entity_name: 'P', name: 'Q', status: 'active' });
+    expect(both.isError).toBe(true);
+    expect(textOf(both)).toMatch(/entity_name and name name two different entities/);
+    const neither = await h.call('set_entity_status', { status: 'active' });
+    expect(neither.isError).toBe(true);
+    expect(textOf(neither)).toMatch(/entity_name is required/);
     const missing = await h.call('set_entity_status', { name: 'Nope', status: 'active' });
     expect(missing.isError).toBe(true);
     const bad = await h.call('set_entity_status', { name: 'P', status: 'deleted' });
