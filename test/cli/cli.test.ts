@@ -142,6 +142,17 @@ describe('limbic CLI', () => {
     expect((await run(['--db', fresh, 'stats'])).stderr).not.toContain('created a new');
   });
 
+  it('names a mistyped command and the nearest one, instead of handing it to serve (issue 25)', async () => {
+    await expect(limbic(['--db', db, 'serch', 'foo'])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/unknown command 'serch'\. Did you mean 'search'\?/),
+    });
+    await expect(limbic(['--db', db, 'xyzzy'])).rejects.toMatchObject({
+      stderr: expect.not.stringMatching(/Did you mean/),
+    });
+    expect(existsSync(db)).toBe(false);
+  });
+
   it('has --help on every command', async () => {
     for (const args of [
       ['--help'],
