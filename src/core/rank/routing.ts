@@ -54,6 +54,8 @@ const INTERMEDIATE = [
 const EXPLORATORY = [
   'explícame',
   'explicame',
+  'cuéntame',
+  'cuentame',
   'relación entre',
   'relacion entre',
   'dime todo',
@@ -69,6 +71,22 @@ const EXPLORATORY = [
   'summarize',
   'summarise',
 ];
+
+/**
+ * Lower case without accents: "Cuéntame", "cuentame" and "CUENTAME" read alike, as do "qué es" and
+ * "que es" (people type Spanish without accents; the seed system matched accents exactly and so
+ * listed "cuentame" alone).
+ */
+function fold(text: string): string {
+  return text
+    .toLowerCase()
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '');
+}
+
+const [FACTUAL_FOLDED, INTERMEDIATE_FOLDED, EXPLORATORY_FOLDED] = [FACTUAL, INTERMEDIATE, EXPLORATORY].map((list) => [
+  ...new Set(list.map(fold)),
+]) as [string[], string[], string[]];
 
 /** Whole-word patterns, compiled once per phrase: building them per query cost 0.7 ms a search. */
 const wordPatterns = new Map<string, RegExp>();
@@ -92,11 +110,11 @@ function containsPhrase(text: string, phrase: string): boolean {
  * only (the longer phrase wins over the shorter intermediate word it contains).
  */
 export function queryTypeScore(query: string, limit: number | undefined): number {
-  const text = ` ${query.toLowerCase().replace(/\s+/g, ' ').trim()} `;
+  const text = ` ${fold(query).replace(/\s+/g, ' ').trim()} `;
   let score = 0;
-  if (FACTUAL.some((k) => containsPhrase(text, k))) score += 2;
-  const exploratory = EXPLORATORY.filter((k) => containsPhrase(text, k));
-  const intermediate = INTERMEDIATE.filter((k) => containsPhrase(text, k) && !exploratory.some((e) => e.includes(k.trim())));
+  if (FACTUAL_FOLDED.some((k) => containsPhrase(text, k))) score += 2;
+  const exploratory = EXPLORATORY_FOLDED.filter((k) => containsPhrase(text, k));
+  const intermediate = INTERMEDIATE_FOLDED.filter((k) => containsPhrase(text, k) && !exploratory.some((e) => e.includes(k.trim())));
   if (intermediate.length > 0) score += 1;
   if (exploratory.length > 0) score -= 2;
   const words = text

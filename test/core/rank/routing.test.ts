@@ -33,6 +33,19 @@ describe('detectQueryType (spec/limbic-system.md "Query Routing")', () => {
       expect(detectQueryType(query, NEUTRAL_LIMIT)).toBe('limbic_heavy');
     });
 
+    it('reads the seed system\'s "cuentame", and every Spanish word with or without its accents (issue 25)', () => {
+      for (const query of [
+        'cuéntame algo del proyecto',
+        'cuentame algo del proyecto',
+        'CUÉNTAME algo del proyecto',
+        'explicame algo del proyecto',
+      ])
+        expect(queryTypeScore(query, NEUTRAL_LIMIT), query).toBe(-2);
+      expect(queryTypeScore('definicion de RRF', NEUTRAL_LIMIT)).toBe(3);
+      expect(queryTypeScore('como funciona sqlite-vec', NEUTRAL_LIMIT)).toBe(3);
+      expect(queryTypeScore('relacion entre los dos sistemas que tenemos aqui', NEUTRAL_LIMIT)).toBe(-2);
+    });
+
     it('scores the long Spanish query as -2 (explícame) -1 (≥10 words)', () => {
       expect(queryTypeScore('explícame todo sobre el proyecto y sus relaciones con otros sistemas', NEUTRAL_LIMIT)).toBe(-3);
     });
