@@ -9,15 +9,20 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
-import { isPostgresUrl, redactPassword } from '../store/postgres/pg-store.js';
 
 const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
+
+/** How the PostgreSQL backend reads a location (the composition root passes its functions in). */
+export interface UrlRules {
+  readonly isPostgresUrl: (location: string) => boolean;
+  readonly redactPassword: (url: string) => string;
+}
 
 /**
  * The location to open: a postgres:// URL as written, else an absolute file path.
  * @throws MemoryError CONFIG_INVALID naming the mistake and the fix.
  */
-export function checkDbLocation(location: string, chosen: boolean): string {
+export function checkDbLocation(location: string, chosen: boolean, { isPostgresUrl, redactPassword }: UrlRules): string {
   if (isPostgresUrl(location)) return location;
   const scheme = SCHEME.exec(location)?.[1];
   if (scheme !== undefined)
@@ -45,5 +50,5 @@ export function checkDbLocation(location: string, chosen: boolean): string {
   return path;
 }
 
-/** Whether opening this location will make a new SQLite file (said once on stderr when it does). */
-export const willCreate = (location: string): boolean => !isPostgresUrl(location) && !existsSync(location);
+/** Whether opening this SQLite file will make it (said once on stderr when it does). */
+export const willCreate = (path: string): boolean => !existsSync(path);

@@ -50,6 +50,9 @@ import { openPgTokenStore } from '../store/postgres/pg-tokens.js';
 import { autoTuneMinutes, startAutoTune } from '../service/tuning.js';
 import type { TokenStore } from '../store/token-store.js';
 
+/** What a --db location is, as the PostgreSQL backend reads it. */
+const URL_RULES = { isPostgresUrl, redactPassword };
+
 const PACKAGE = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
   version: string;
 };
@@ -79,7 +82,7 @@ function buildConfig(options: GlobalOptions): Config {
   const modelDir = options.modelDir ?? nonEmpty(env.LIMBIC_MODEL_DIR);
   const chosenDb = options.db ?? nonEmpty(env.LIMBIC_DB);
   return parseConfig({
-    dbPath: chosenDb === undefined ? resolve(dataHome, 'limbic', 'memory.db') : checkDbLocation(chosenDb, true),
+    dbPath: chosenDb === undefined ? resolve(dataHome, 'limbic', 'memory.db') : checkDbLocation(chosenDb, true, URL_RULES),
     modelDir: modelDir === undefined ? undefined : resolve(modelDir),
     modelCacheDir: resolve(nonEmpty(env.LIMBIC_MODEL_CACHE) ?? join(cacheHome, 'limbic', 'models')),
     modelId: nonEmpty(env.LIMBIC_MODEL),
@@ -324,7 +327,7 @@ registerTokenCommands(program, {
   fail,
   globalNamespace: () => program.opts<GlobalOptions>().namespace,
 });
-registerMigrateCommand(program, { openStore: (location: string) => openStoreAt(checkDbLocation(location, true)), fail });
+registerMigrateCommand(program, { openStore: (location: string) => openStoreAt(checkDbLocation(location, true, URL_RULES)), fail });
 
 program
   .command('import')
@@ -448,7 +451,7 @@ program
       client: findClient(clientName),
       launcher,
       name: o.name,
-      db: chosenDb === undefined ? undefined : checkDbLocation(chosenDb, true),
+      db: chosenDb === undefined ? undefined : checkDbLocation(chosenDb, true, URL_RULES),
       configFile: o.config === undefined ? undefined : resolve(o.config),
       print: o.print === true,
       replace: o.replace === true,
