@@ -133,6 +133,7 @@ describe('usage signals: being listed is not being used', () => {
     expect((await old.usage.signals(ids)).access.get(ids[0]!)?.accessCount).toBe(300);
     await old.close();
     const db = new Database(path);
+    db.exec('ALTER TABLE keyword_log DROP COLUMN nonce; ALTER TABLE vector_log DROP COLUMN nonce;'); // schema 11's
     db.pragma('user_version = 9');
     db.close();
 

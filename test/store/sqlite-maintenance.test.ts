@@ -27,6 +27,7 @@ describe('SqliteMaintenance', () => {
     db.exec(
       'ALTER TABLE tuning_events DROP COLUMN reflection_boost; ALTER TABLE tuning_events DROP COLUMN reflections; ALTER TABLE tuning_candidates DROP COLUMN boosted; DROP INDEX IF EXISTS tuning_candidates_entity;',
     );
+    db.exec('ALTER TABLE keyword_log DROP COLUMN nonce; ALTER TABLE vector_log DROP COLUMN nonce;');
     db.pragma('user_version = 6');
     db.close();
 

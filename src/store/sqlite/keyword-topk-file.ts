@@ -4,14 +4,14 @@
  * 6 s at 100k entities on 2 shared cores, against a fraction of a second for the file).
  *
  * A derived file: deleting it only makes the next start slower. It names the database (meta
- * `database_id`) and the `keyword_log` position it reflects, with the entity logged there, so the
- * caller can check it against the log before trusting it and replay the log from there; the body
- * carries a CRC-32.
+ * `database_id`) and the `keyword_log` position it reflects, with the mark of the row logged there
+ * (its entity and random nonce), so the caller can check it against the log before trusting it and
+ * replay the log from there; the body carries a CRC-32.
  *
  * Layout, little-endian: a 64-byte header
  *
  *     0  'LIMBICKW'   magic          8  u32 version     12  u32 terms (T)
- *    16  f64 seq                     24  f64 seq entity 32  f64 lengths (L)   40  f64 postings (P)
+ *    16  f64 seq                     24  f64 seq mark   32  f64 lengths (L)   40  f64 postings (P)
  *    48  u32 term bytes (S)          52  u32 CRC-32 of the body               56  u32 database id bytes
  *    60  u32 CRC-32 of bytes 0..59
  *
@@ -29,13 +29,16 @@ import { KeywordTopK } from './keyword-topk.js';
 export const keywordFilePath = (dbPath: string): string => `${dbPath}.keywords`;
 
 const MAGIC = 'LIMBICKW';
-/** Bumped on any layout change; a file of another version is rebuilt. */
-const VERSION = 1;
+/** Bumped on any layout change; a file of another version is rebuilt. 2: `seqEntity` is the row's mark. */
+const VERSION = 2;
 const HEADER = 64;
 
 export interface KeywordFileHeader {
   readonly seq: number;
-  /** The entity logged at `seq` (0 when seq is 0): ties the file to this log, not a look-alike's. */
+  /**
+   * The mark of the log row at `seq` (sqlite-connection.ts logMark: its entity and random nonce; 0
+   * when seq is 0): ties the file to this log, not a look-alike's or a restored copy's.
+   */
   readonly seqEntity: number;
   readonly databaseId: string;
 }

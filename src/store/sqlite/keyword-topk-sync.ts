@@ -10,9 +10,10 @@
  * put through a temporary FTS5 table with the same tokenize string. The corpus statistics bm25()
  * uses are read from FTS5's averages record at each search.
  */
+import { unlink } from 'node:fs/promises';
 import { readKeywordFile, saveKeywordFile } from './keyword-topk-file.js';
 import { KeywordTopK, type CorpusStats, type DocTerms, type TopKHit } from './keyword-topk.js';
-import type { SqliteConnection } from './sqlite-connection.js';
+import { logMark, type SqliteConnection } from './sqlite-connection.js';
 
 /** The tokenize string of entity_fts (schema.ts); the temporary table must split text the same way. */
 const TOKENIZE = `'porter unicode61 remove_diacritics 2'`;
@@ -114,8 +115,7 @@ export class KeywordTopKSync {
     const index = this.index;
     if (file === undefined || index === undefined) return Promise.resolve();
     const seq = this.seq;
-    const seqEntity =
-      seq === 0 ? 0 : this.conn.stmt<[number], { id: number }>('SELECT entity_id AS id FROM keyword_log WHERE seq = ?').get(seq)?.id;
+    const seqEntity = this.markAt(seq);
     const databaseId = this.conn.metaGet('database_id');
     if (seqEntity === undefined || databaseId === undefined) return Promise.resolve();
     return saveKeywordFile(file, { seq, seqEntity, databaseId }, index).then(() => {
@@ -131,28 +131,48 @@ export class KeywordTopKSync {
     const read = await readKeywordFile(file, databaseId, this.tuning.mergeMin);
     if (read.kind !== 'read') {
       this.fileRejected = read.kind === 'rejected' ? read.reason : undefined;
+      // Damaged, foreign or of another format: removed at once, never read again (issue 26).
+      if (read.kind === 'rejected') await unlink(file).catch(() => undefined);
       return false;
     }
     const { seq, seqEntity } = read.header;
     const db = this.conn.db;
-    return db.transaction(() => {
-      const logged =
-        seq === 0 ? 0 : this.conn.stmt<[number], { id: number }>('SELECT entity_id AS id FROM keyword_log WHERE seq = ?').get(seq)?.id;
-      if (logged !== seqEntity || seq > this.latestSeq()) {
+    const adopted = db.transaction(() => {
+      if (seq > this.latestSeq()) {
+        this.fileRejected = 'it reflects a later state than this database holds (was the database restored from an older copy?)';
+        return 'foreign';
+      }
+      const logged = this.markAt(seq);
+      if (logged === undefined) {
         this.fileRejected = 'the keyword log no longer reaches back to it';
-        return false;
+        return 'stale';
+      }
+      if (logged !== seqEntity) {
+        this.fileRejected = 'the keyword log differs from it at its position (a restored or copied database wrote other rows there)';
+        return 'foreign';
       }
       this.index = read.index;
       this.seq = seq;
       this.savedSeq = seq;
       if (this.current() === undefined) {
         this.fileRejected = 'the changes since it was saved are more than a rebuild';
-        return false;
+        return 'stale';
       }
       this.loadedFrom = 'file';
       this.fileRejected = undefined;
-      return true;
+      return 'adopted';
     })();
+    if (adopted === 'foreign') await unlink(file).catch(() => undefined);
+    return adopted === 'adopted';
+  }
+
+  /** The mark of the log row at `seq` (logMark), 0 at position 0, undefined when the row is gone. */
+  private markAt(seq: number): number | undefined {
+    if (seq === 0) return 0;
+    const row = this.conn
+      .stmt<[number], { id: number; nonce: number }>('SELECT entity_id AS id, nonce FROM keyword_log WHERE seq = ?')
+      .get(seq);
+    return row === undefined ? undefined : logMark(row.id, row.nonce);
   }
 
   private startBuild(): Promise<void> {

@@ -203,6 +203,13 @@ const MIGRATIONS: readonly string[] = [
   DELETE FROM entity_access_days;
   DELETE FROM entity_access;
   `,
+  // 11: every log row carries a random nonce, and the side files (<db>.keywords, <db>.vectors) the
+  // mark of the row they reflect (sqlite-connection.ts logMark): after a restored copy of the
+  // database writes again, the row at the same position is another row, however alike (issue 26).
+  `
+  ALTER TABLE keyword_log ADD COLUMN nonce INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE vector_log ADD COLUMN nonce INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,6 +12,24 @@ import * as sqliteVec from 'sqlite-vec';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { migrate } from './schema.js';
 
+/**
+ * A log row's random nonce (keyword_log, vector_log; schema 11): with its entity it marks the row,
+ * so a side file that reflects a position in the log is never taken for another timeline's row at
+ * the same position (a restored copy of the database writes the same ids at the same positions).
+ */
+export const LOG_NONCE_SQL = '(random() & 1048575)';
+
+/**
+ * The mark a side file keeps of the log row at its position: the entity's low 32 bits and the row's
+ * nonce, exact in a double; 0 for position 0 (an empty log). Rows of two timelines share a mark once
+ * in a million.
+ * @example logMark(7, 3) // 7 + 3 × 2³²
+ */
+export function logMark(entityId: number, nonce: number): number {
+  const low = ((entityId % 2 ** 32) + 2 ** 32) % 2 ** 32;
+  return low + (nonce % 2 ** 20) * 2 ** 32;
+}
+
 /** keyword_log entries kept: a top-k keyword index further behind rebuilds (keyword-topk-sync.ts). */
 export const KEYWORD_LOG_KEEP = 50_000;
 
@@ -107,7 +125,7 @@ export class SqliteConnection {
    */
   noteKeywordChange(id: number): void {
     this.keywordChanges++;
-    this.stmt('INSERT INTO keyword_log (entity_id) VALUES (?)').run(id);
+    this.stmt(`INSERT INTO keyword_log (entity_id, nonce) VALUES (?, ${LOG_NONCE_SQL})`).run(id);
   }
 
   /**

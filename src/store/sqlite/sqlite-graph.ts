@@ -17,7 +17,7 @@ import {
   type Relation,
 } from '../../core/types.js';
 import type { GraphStore, ImportBatch, ImportCounts } from '../graph-store.js';
-import { json } from './sqlite-connection.js';
+import { json, LOG_NONCE_SQL } from './sqlite-connection.js';
 import type { EntityRow } from '../rows.js';
 import { SqliteGraphReads } from './sqlite-graph-reads.js';
 import { deleteObservationVectors } from './sqlite-vectors.js';
@@ -249,7 +249,7 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
     // process's in-memory vector cache (vector-cache.ts) to drop the vector.
     if (this.conn.vectorsLoaded && this.conn.tableExists('entity_embeddings')) {
       this.conn.stmt('DELETE FROM entity_embeddings WHERE rowid = ?').run(BigInt(id));
-      this.conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)').run(id);
+      this.conn.stmt(`INSERT INTO vector_log (entity_id, nonce) VALUES (?, ${LOG_NONCE_SQL})`).run(id);
     }
     deleteObservationVectors(this.conn, id);
   }

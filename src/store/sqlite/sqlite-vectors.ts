@@ -9,7 +9,7 @@ import { MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import { asEntityId } from '../../core/types.js';
 import type { VectorHit } from '../../core/signals.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
-import { toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
+import { LOG_NONCE_SQL, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
 import { publicEntity } from '../rows.js';
 import { hydrate } from './sqlite-graph-reads.js';
 import { LOG_KEEP, RESET_ALL, VectorCache, type ExactSearch } from './vector-cache.js';
@@ -62,7 +62,7 @@ export function deleteObservationVectors(conn: SqliteConnection, id: number): vo
   if (!conn.tableExists('observation_vectors')) return;
   if (conn.vectorsLoaded && conn.tableExists('entity_embeddings')) {
     const remove = conn.stmt('DELETE FROM entity_embeddings WHERE rowid = ?');
-    const log = conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)');
+    const log = conn.stmt(`INSERT INTO vector_log (entity_id, nonce) VALUES (?, ${LOG_NONCE_SQL})`);
     for (const { key } of conn.stmt<[number], { key: number }>('SELECT key FROM observation_vectors WHERE entity_id = ?').all(id)) {
       remove.run(BigInt(key));
       log.run(key);
@@ -106,7 +106,7 @@ export class SqliteVectorIndex implements VectorIndex {
       ensureObservationTable(this.conn);
       this.conn.metaSet('vector_model', model);
       this.conn.metaSet('vector_dims', String(dims));
-      this.conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)').run(RESET_ALL);
+      this.conn.stmt(`INSERT INTO vector_log (entity_id, nonce) VALUES (?, ${LOG_NONCE_SQL})`).run(RESET_ALL);
       this.conn.db.exec(REQUEUE_ALL_SQL);
       return { reset: current !== undefined };
     }, false);
@@ -200,7 +200,7 @@ export class SqliteVectorIndex implements VectorIndex {
       const remove = this.conn.stmt('DELETE FROM entity_embeddings WHERE rowid = ?');
       const insert = this.conn.stmt('INSERT INTO entity_embeddings (rowid, embedding) VALUES (?, ?)');
       const dequeue = this.conn.stmt('DELETE FROM embedding_queue WHERE entity_id = ? AND version = ?');
-      const log = this.conn.stmt('INSERT INTO vector_log (entity_id) VALUES (?)');
+      const log = this.conn.stmt(`INSERT INTO vector_log (entity_id, nonce) VALUES (?, ${LOG_NONCE_SQL})`);
       const observations = this.conn.tableExists('observation_vectors');
       const addKey = this.conn.stmt('INSERT INTO observation_vectors (key, entity_id) VALUES (?, ?)');
       for (const r of results) {

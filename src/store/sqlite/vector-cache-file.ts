@@ -15,7 +15,8 @@
  *    12  u32 dims
  *    16  f64 count                       vectors held
  *    24  f64 seq                         the vector_log position the vectors reflect
- *    32  f64 seq entity                  the entity logged at seq (ties the file to this log)
+ *    32  f64 seq mark                    the mark of the row logged at seq: its entity and random
+ *                                        nonce (sqlite-connection.ts logMark), tying the file to this log
  *    40  f64 scale                       int8 = round(float × scale)
  *    48  u32 × 3                         CRC-32 of the ids, vectors and quantized sections
  *    60  u16 + 64 bytes                  database id (utf-8)
@@ -38,8 +39,8 @@ import { crc32 } from 'node:zlib';
 export const vectorFilePath = (dbPath: string): string => `${dbPath}.vectors`;
 
 const MAGIC = 'LIMBICVC';
-/** Bumped on any change of the layout; a file of another version is rebuilt. */
-export const VECTOR_FILE_VERSION = 1;
+/** Bumped on any change of the layout; a file of another version is rebuilt. 2: `seq entity` is the row's mark. */
+export const VECTOR_FILE_VERSION = 2;
 const HEADER_BYTES = 512;
 const DB_ID_BYTES = 64;
 const MODEL_BYTES = 256;
@@ -52,7 +53,7 @@ export interface VectorFileHeader {
   readonly dims: number;
   readonly count: number;
   readonly seq: number;
-  /** The entity id logged at `seq` (0 when seq is 0). */
+  /** The mark of the row logged at `seq` (logMark: entity and nonce; 0 when seq is 0). */
   readonly seqEntity: number;
   readonly scale: number;
   readonly databaseId: string;

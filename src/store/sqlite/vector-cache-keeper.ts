@@ -8,6 +8,7 @@
  * rewriting a file of 5 bytes × dims per vector for every handful of writes, and stays well
  * inside LOG_KEEP, so the log is not pruned past a file whose process keeps searching.
  */
+import { unlinkSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../core/logger.js';
 import { LOG_KEEP, VectorCache, type ExactSearch, type Unusable } from './vector-cache.js';
@@ -178,6 +179,15 @@ export class VectorCacheKeeper {
 
   private report(unusable: Unusable): void {
     this.diskRejected = true;
+    // A file for another state of the database (a restored copy, a foreign file) is removed at once,
+    // so no later start can take it for this one (issue 26); a merely stale one is saved over.
+    if (!unusable.stale) {
+      try {
+        unlinkSync(this.path);
+      } catch {
+        // already gone, or not ours to remove: it is rejected again next time
+      }
+    }
     const message = `The vector cache file ${this.path} was not used: ${unusable.reason}. The vectors are read from the database instead, and the file is saved again.`;
     if (unusable.stale) this.logger.info(message);
     else this.logger.warn(message);

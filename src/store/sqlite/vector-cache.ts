@@ -15,6 +15,7 @@
  * keeps it, and splitting them across files would spread that invariant out of sight.
  */
 import type Database from 'better-sqlite3';
+import { logMark } from './sqlite-connection.js';
 import type { VectorFileBody, VectorFileHeader } from './vector-cache-file.js';
 
 /** What a search needs from usearch, imported lazily by the store. */
@@ -107,10 +108,13 @@ export class VectorCache {
         stale: false,
       };
     if (seq > 0) {
-      const logged = db.prepare<[number], { entity_id: number }>('SELECT entity_id FROM vector_log WHERE seq = ?').get(seq)?.entity_id;
+      const logged = markAt(db, seq);
       if (logged === undefined) return { reason: `the vector log no longer reaches back to its position ${seq}`, stale: true };
       if (logged !== seqEntity)
-        return { reason: `the vector log differs from it at position ${seq} (a file of a copy of this database?)`, stale: false };
+        return {
+          reason: `the vector log differs from it at position ${seq} (a restored or copied database wrote other rows there)`,
+          stale: false,
+        };
     } else if ((db.prepare<[], { s: number | null }>('SELECT min(seq) AS s FROM vector_log').get()?.s ?? 1) > 1) {
       return { reason: 'the vector log no longer reaches back to its start', stale: true };
     }
@@ -204,14 +208,8 @@ export class VectorCache {
   snapshot():
     | { readonly header: Omit<VectorFileHeader, 'databaseId' | 'model'>; readonly body: VectorFileBody; readonly changes: number }
     | undefined {
-    let seqEntity = 0;
-    if (this.seq > 0) {
-      const logged = this.db
-        .prepare<[number], { entity_id: number }>('SELECT entity_id FROM vector_log WHERE seq = ?')
-        .get(this.seq)?.entity_id;
-      if (logged === undefined) return undefined;
-      seqEntity = logged;
-    }
+    const seqEntity = this.seq > 0 ? markAt(this.db, this.seq) : 0;
+    if (seqEntity === undefined) return undefined;
     const n = this.count;
     return {
       header: { dims: this.dims, count: n, seq: this.seq, seqEntity, scale: this.scale },
@@ -533,4 +531,10 @@ function normalize(v: Float32Array): Float32Array {
   const norm = Math.sqrt(sum);
   if (norm > 0 && Math.abs(norm - 1) > 1e-6) for (let i = 0; i < v.length; i++) v[i] = (v[i] ?? 0) / norm;
   return v;
+}
+
+/** The mark (logMark) of the vector_log row at `seq`, undefined when the row is gone. */
+function markAt(db: Database.Database, seq: number): number | undefined {
+  const row = db.prepare<[number], { entity_id: number; nonce: number }>('SELECT entity_id, nonce FROM vector_log WHERE seq = ?').get(seq);
+  return row === undefined ? undefined : logMark(row.entity_id, row.nonce);
 }
