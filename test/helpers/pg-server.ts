@@ -319,11 +319,21 @@ async function main(): Promise<void> {
   const dbUrl = await server.createDatabase();
   process.stdout.write(`${dbUrl}\n`);
   process.stderr.write(`PostgreSQL with pgvector is running. Use it with: limbic --db ${dbUrl}\nCtrl-C stops it and deletes its data.\n`);
+  let stopping = false;
   const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
     void server.stop().then(() => process.exit(0));
   };
+  // Ctrl-C, or SIGTERM to this process or to the npm that started it (the script execs node, so
+  // npm's forwarded signal lands here, not on a shell that would die without passing it on).
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // And when whatever started it dies without a word (SIGKILL to npm): this process is re-parented.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 500).unref();
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
