@@ -294,7 +294,7 @@ export class MemoryService {
     return response;
   }
 
-  /** hybrid_search: every option, scores explained; signals for the returned page are recorded afterwards. */
+  /** hybrid_search: every option, scores explained; what it showed goes to the shadow log afterwards. */
   async hybridSearch(options: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
     const {

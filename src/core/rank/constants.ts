@@ -44,10 +44,12 @@ export const HOUR_MS = 3_600_000;
  * the limbic factors can add to a candidate's base relevance (at the balanced route; the other
  * routes scale it by their limbic share, so at most 1.4 × USAGE_BAND). Base relevance is on the
  * fusion's own [0, 1] scale; two candidates further apart than this keep their order whatever their
- * usage. Chosen from the relevance noise of a store nobody has used (bench/quality/stream.ts).
+ * usage. With USE_PIVOT, chosen on bench:stream's feedback study (bench/quality/stream.ts): what one
+ * use buys the used entity, it costs a new one, at a rate the one-use lift sets (0.005 to 0.04
+ * tried; README "How use shapes ranking").
  */
 export const USAGE_BAND = 0.02;
-/** Uses at which the global access scale reaches one half: n / (n + USE_PIVOT). */
+/** Uses at which the global access scale reaches one half: n / (n + USE_PIVOT); one use is weak evidence. */
 export const USE_PIVOT = 10;
 /** Distinct days of use at which consolidation reaches one half: d / (d + DAYS_PIVOT). */
 export const DAYS_PIVOT = 3;

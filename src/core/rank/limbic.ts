@@ -12,7 +12,6 @@ import {
   HOUR_MS,
   LAMBDA_HOURLY,
   TEMPORAL_FLOOR,
-  USAGE_BAND,
   USE_PIVOT,
 } from './constants.js';
 
@@ -110,7 +109,7 @@ export interface UseFacts {
  * and consolidation = d / (d + DAYS_PIVOT) instead of log₂ ratios to the candidate set's maximum,
  * where one access among never-accessed candidates was a full 1.0. Degree and the two weights are
  * the spec's; an entity never used has importance 0, as in the spec.
- * @example usageImportance({ useCount: 3, useDays: 0, degree: 0 }) // 0.5
+ * @example usageImportance({ useCount: 10, useDays: 0, degree: 0 }) // 0.5
  */
 export function usageImportance(facts: UseFacts): number {
   const accessNorm = saturate(facts.useCount, USE_PIVOT);
@@ -134,16 +133,13 @@ export interface LiftOptions {
  * entity among comparably relevant ones; it never carries a candidate past one more than `band`
  * more relevant, and forgetting takes a lift away without pushing an entity below one never used.
  * @example usageLift(1, 1, 0, { band: 0.02 }) // 0.02: the whole band
- * @example usageLift(0.25, 1, 0, { band: 0.02 }) // ≈ 0.0058: one use
+ * @example usageLift(0.25, 1, 0, { band: 0.02 }) // ≈ 0.0058 (about three uses on one day)
  */
 export function usageLift(importance: number, temporalFactor: number, coocBoost: number, options: LiftOptions): number {
   const factor = computeLimbicScore(1, importance, temporalFactor, coocBoost, options.gamma, options.betaSal);
   if (!(factor > 1) || !(options.band > 0)) return 0;
   return Math.min(options.band, (options.band * Math.log(factor)) / Math.log(1 + BETA_SAL));
 }
-
-/** The default band, for callers that do not route (the balanced route's share is 1). */
-export const DEFAULT_LIFT_OPTIONS: LiftOptions = Object.freeze({ band: USAGE_BAND });
 
 /**
  * cosine_sim = max(0, 1 - distance), rescaled so that the model's similarity of unrelated texts
