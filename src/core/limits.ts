@@ -24,4 +24,10 @@ export const LIMITS = {
    * 8.4 MB. Bytes, not characters, so the bound holds for every script.
    */
   maxCallTextBytes: 4 * 1024 * 1024,
+  /**
+   * UTF-8 bytes of one answer as it travels (the JSON-RPC message, text and structured content):
+   * the MCP SDK's stdio clients drop a message over 10 MiB and close the session (issue 26), so an
+   * answer over this is refused with what to page instead.
+   */
+  maxAnswerBytes: 9 * 1024 * 1024,
 } as const;

@@ -7,16 +7,13 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryService } from '../service/memory-service.js';
 import { HeavyBusyError } from '../service/heavy-slots.js';
+import { structured } from './answers.js';
 import * as s from './schemas.js';
 
 type Guard = <A>(handler: (args: A) => Promise<CallToolResult>) => (args: A) => Promise<CallToolResult>;
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
-
-function structured(value: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
-}
 
 /** The busy answer, before the general guard turns it into plain text. */
 const heavy =

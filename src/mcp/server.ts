@@ -14,6 +14,7 @@ import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { MemoryService, Page } from '../service/memory-service.js';
 import { toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
+import { structured } from './answers.js';
 import * as s from './schemas.js';
 
 export const RESOURCE_URI = 'memory://knowledge-graph';
@@ -26,17 +27,6 @@ export interface ServerInfo {
 const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
 const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } as const;
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
-
-/**
- * Results as the official server shapes them: structuredContent plus text, which is the pretty JSON
- * of `shown` (the official server shows the bare array for the create/add tools).
- */
-function structured(value: Record<string, unknown>, shown: unknown = value): CallToolResult {
-  return {
-    content: [{ type: 'text', text: typeof shown === 'string' ? shown : JSON.stringify(shown, null, 2) }],
-    structuredContent: value,
-  };
-}
 
 /** A page when the caller asked for one (limit or offset); undefined keeps the official whole answer. */
 function pageOf(limit: number | undefined, offset: number | undefined): Page | undefined {

@@ -96,4 +96,27 @@ describe('issue 10: calls near the size limits over stdio never end `limbic serv
     const found = await call('search_nodes', { query: 'still here' });
     expect((found.structuredContent as { entities: { name: string }[] }).entities.map((e) => e.name)).toEqual(['after']);
   });
+
+  it('refuses a read answer the client could not take (an entity grown past 10 MiB over calls) and keeps the session (issue 26)', async () => {
+    await call('create_entities', { entities: [{ name: 'grown', entityType: 'blob', observations: [] }] });
+    // Four acknowledged calls, each within every limit, make one entity of about 11 MB.
+    for (let i = 0; i < 4; i++) {
+      const contents = observationsOf(130 * LIMITS.maxObservationChars).map((o) => `call ${i}: ${o}`.slice(0, LIMITS.maxObservationChars));
+      expect((await call('add_observations', { observations: [{ entityName: 'grown', contents }] })).isError).toBeFalsy();
+    }
+    for (const [tool, args] of [
+      ['open_nodes', { names: ['grown'] }],
+      ['search_nodes', { query: 'call 3' }],
+      ['read_graph', {}],
+    ] as const) {
+      const answer = await call(tool, args);
+      expect(answer.isError, tool).toBe(true);
+      expect(textOf(answer)).toMatch(
+        /The answer is \d+\.\d MiB, more than the 9\.0 MiB an MCP client takes in one message.*limit and offset/,
+      );
+    }
+    // The session and the server are still there, and a smaller question is answered.
+    const small = await call('open_nodes', { names: ['after'] });
+    expect((small.structuredContent as { entities: { name: string }[] }).entities.map((e) => e.name)).toEqual(['after']);
+  }, 120_000);
 });
