@@ -36,9 +36,16 @@ export function heavySlotOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): H
   };
 }
 
+interface Waiter {
+  readonly grant: () => void;
+  readonly refuse: () => void;
+  /** performance.now() after which the wait has run out, whether or not its timer could fire. */
+  readonly deadline: number;
+}
+
 export class HeavySlots {
   private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: Waiter[] = [];
 
   constructor(readonly options: HeavySlotOptions) {}
 
@@ -59,22 +66,40 @@ export class HeavySlots {
     }
     if (this.options.waitMs <= 0) return Promise.reject(new HeavyBusyError(this.options.slots));
     return new Promise((resolve, reject) => {
-      const grant = (): void => {
-        clearTimeout(timer);
-        this.running++;
-        resolve();
+      const waiter: Waiter = {
+        grant: () => {
+          clearTimeout(timer);
+          this.running++;
+          resolve();
+        },
+        refuse: () => {
+          clearTimeout(timer);
+          reject(new HeavyBusyError(this.options.slots));
+        },
+        deadline: performance.now() + this.options.waitMs,
       };
       const timer = setTimeout(() => {
-        const at = this.waiting.indexOf(grant);
+        const at = this.waiting.indexOf(waiter);
         if (at >= 0) this.waiting.splice(at, 1);
-        reject(new HeavyBusyError(this.options.slots));
+        waiter.refuse();
       }, this.options.waitMs);
-      this.waiting.push(grant);
+      this.waiting.push(waiter);
     });
   }
 
+  /**
+   * Frees a slot for the first waiter whose wait has not run out. A heavy call that holds the
+   * thread (no model: all of it is synchronous work) keeps the waiters' timers from firing, so a
+   * waiter whose time ran out meanwhile is answered busy here, as its timer would have (issue 25).
+   */
   private release(): void {
     this.running--;
-    this.waiting.shift()?.();
+    for (let next = this.waiting.shift(); next !== undefined; next = this.waiting.shift()) {
+      if (performance.now() <= next.deadline) {
+        next.grant();
+        return;
+      }
+      next.refuse();
+    }
   }
 }

@@ -467,6 +467,33 @@ describe('backpressure for the heavy tools', () => {
       await h.close();
     }
   });
+
+  it('holds without a model too, where the running report keeps the thread (issue 25)', async () => {
+    const saved = { slots: process.env.LIMBIC_HEAVY_TOOL_SLOTS, wait: process.env.LIMBIC_HEAVY_TOOL_WAIT_MS };
+    process.env.LIMBIC_HEAVY_TOOL_SLOTS = '1';
+    // A report over 200 entities takes about 0.1 s of the thread here: far past a 5 ms wait.
+    process.env.LIMBIC_HEAVY_TOOL_WAIT_MS = '5';
+    const h = await validating({});
+    try {
+      await h.ok('create_entities', {
+        entities: Array.from({ length: 200 }, (_, i) => ({
+          name: `E${i}`,
+          entityType: 'note',
+          observations: Array.from({ length: 30 }, (_, j) => `note ${i} says thing ${j} about topic ${(i * j) % 7}`),
+        })),
+      });
+      const answers = await Promise.all([1, 2, 3, 4].map(() => h.call('consolidation_report', {})));
+      const busy = answers.filter((a) => (a.structuredContent as { error?: string } | undefined)?.error === 'server_busy');
+      expect(answers.length - busy.length).toBeGreaterThanOrEqual(1);
+      expect(busy.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      process.env.LIMBIC_HEAVY_TOOL_SLOTS = saved.slots;
+      process.env.LIMBIC_HEAVY_TOOL_WAIT_MS = saved.wait;
+      if (saved.slots === undefined) delete process.env.LIMBIC_HEAVY_TOOL_SLOTS;
+      if (saved.wait === undefined) delete process.env.LIMBIC_HEAVY_TOOL_WAIT_MS;
+      await h.close();
+    }
+  });
 });
 
 it('a read-only service refuses the maintenance writes, and still reads', async () => {
