@@ -172,6 +172,11 @@ async function openEntity(name) {
     $('entity-observations').replaceChildren();
     $('entity-usage').replaceChildren();
     $('entity-relations').replaceChildren();
+    // Not the previous entity's neighbourhood under this one's name.
+    if (graph) graph.destroy();
+    graph = undefined;
+    $('graph').replaceChildren();
+    $('graph').dataset.nodes = '0';
     return;
   }
   $('entity-meta').textContent =

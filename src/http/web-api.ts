@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ServerResponse } from 'node:http';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toHybridOptions, HybridSearchInputSchema } from '../mcp/hybrid-options.js';
 import type { MemoryService } from '../service/memory-service.js';
@@ -75,12 +75,20 @@ export async function serveApi(url: URL, service: MemoryService, token: TokenRec
       sendJson(res, 200, await entityView(service, url.searchParams.get('name') ?? ''));
       return true;
     }
-    case '/api/stats':
-      sendJson(res, 200, await service.statistics());
+    case '/api/stats': {
+      // Any token may read this, read-only ones included: the memory's name, never where the server keeps it (issue 26).
+      const stats = await service.statistics();
+      sendJson(res, 200, { ...stats, database: { ...stats.database, path: publicName(stats.database.path) } });
       return true;
+    }
     default:
       return false;
   }
+}
+
+/** A database location as the page may show it: a file's name, or "PostgreSQL" (no folder, host or user). */
+export function publicName(location: string): string {
+  return /^postgres(ql)?:\/\//i.test(location) ? 'PostgreSQL' : basename(location);
 }
 
 /**

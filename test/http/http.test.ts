@@ -3,6 +3,7 @@
  * every tool, tokens (401), Host/Origin (403), body and answer limits (413 and its JSON-RPC twin),
  * read-only tokens, sessions bound to their token, many clients at once, graceful shutdown.
  */
+import { tmpdir } from 'node:os';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -167,6 +168,14 @@ describe('serve --http: tools, tokens and guards', () => {
     expect(compact.entities.map((e) => e.name)).toEqual(expect.arrayContaining(entities.map((e) => e.name)));
     await c.ok('delete_entities', { entityNames: entities.map((e) => e.name) });
     await c.close();
+  });
+
+  it('/api/stats names the memory, not where the server keeps it, to any token (issue 26)', async () => {
+    const api = await rawRequest(s.url, { method: 'GET', path: '/api/stats', headers: { authorization: `Bearer ${ro}` } });
+    expect(api.status).toBe(200);
+    const stats = JSON.parse(api.body) as { database: { path: string } };
+    expect(stats.database.path).toMatch(/^[^/\\]+\.db$/);
+    expect(api.body).not.toContain(tmpdir());
   });
 
   it('a read-only token reads and searches, and every writing tool answers isError saying so', async () => {
