@@ -118,11 +118,11 @@ describe.skipIf(!present)('the web page in chromium', () => {
     // Related by create_relations (one call: one use); the page's own views are not use.
     expect(await page.textContent('#entity-usage')).toMatch(/used1 time on 1 day/);
     // An entity that does not exist shows no graph, not the previous one's (issue 26).
-    await page.evaluate(() => (location.hash = '#/entity/Nobody%20here'));
+    await page.evaluate("location.hash = '#/entity/Nobody%20here'");
     await expect.poll(() => page.textContent('#entity-meta')).toMatch(/No entity of that name/);
     expect(await page.getAttribute('#graph', 'data-nodes')).toBe('0');
     expect(await page.locator('#graph canvas').count()).toBe(0);
-    await page.evaluate(() => (location.hash = '#/entity/Basil'));
+    await page.evaluate("location.hash = '#/entity/Basil'");
     await expect.poll(() => page.getAttribute('#graph', 'data-nodes')).toBe('3');
     await page.screenshot({ path: join(ARTIFACTS, 'entity.png'), fullPage: true });
   });

@@ -122,6 +122,28 @@ describe('search_nodes on SQLite equals the contract on random graphs', () => {
  * writes reach it through keyword_log. A reader's graph on its own connection, a writer's store on
  * another, one file: every answer must equal the contract on the writer's current graph.
  */
+describe('search_nodes and the Turkish İ (issue 26)', () => {
+  it("finds what the contract's lower-case test finds, with whitespace in the query (answered in SQL) or without", async () => {
+    const tmp = tempDir();
+    const store = openSqliteStore({ path: join(tmp.dir, 'memory.db'), vectors: false });
+    try {
+      const texts = ['Ciudad de İstanbul grande', 'İzmir Port', 'plain i\u0307 already decomposed', 'Izmir without a dot'];
+      await store.graph.createEntities(
+        texts.map((t, i) => ({ name: `E${i}`, entityType: 't', observations: [t] })),
+        Date.UTC(2026, 10, 25),
+      );
+      for (const query of ['de i̇stanbul', 'i̇stanbul gr', 'i̇zmir port', 'DE İSTANBUL', 'i̇stanbul', 'plain i̇ already', 'izmir with']) {
+        const expected = texts.flatMap((t, i) => (t.toLowerCase().includes(query.toLowerCase()) ? [`E${i}`] : []));
+        const got = (await store.graph.searchNodes(query)).entities.map((e) => e.name).sort();
+        expect(got, query).toEqual(expected.sort());
+      }
+    } finally {
+      await store.close();
+      tmp.cleanup();
+    }
+  });
+});
+
 describe('search_nodes through the in-memory index, with writes from another connection', () => {
   const setup = (entities: number) => {
     const tmp = tempDir();

@@ -147,7 +147,7 @@ const entity = (row: Row, observations: ReadonlyMap<number, string[]>): Entity =
  * 10k-entity search and changed nothing a tier did not already decide.)
  */
 function candidates(conn: SqliteConnection, query: string): { rows: Row[]; scan: boolean } {
-  const match = buildSubstringQuery(query);
+  const match = trigramMatch(query);
   if (match !== undefined) {
     try {
       const rows = shaped<[string], Row>(
@@ -161,6 +161,19 @@ function candidates(conn: SqliteConnection, query: string): { rows: Row[]; scan:
     }
   }
   return { rows: shaped<[], Row>(conn, 'raw', 'SELECT id, name, entity_type FROM entities ORDER BY id').all(), scan: true };
+}
+
+/**
+ * The trigram expression for a query, a superset of the exact test's matches. JavaScript lower-cases
+ * 'İ' (U+0130) to 'i' and a combining dot (U+0307), which SQLite's case folding does not: the
+ * index holds 'İ', which a lower-cased query spells as that pair. Such a query is searched both as
+ * it is (text that holds the pair itself) and with 'İ' in its place (issue 26).
+ */
+function trigramMatch(query: string): string | undefined {
+  const dotted = query.replaceAll('i\u0307', '\u0130');
+  if (dotted === query) return buildSubstringQuery(query);
+  const both = [buildSubstringQuery(query), buildSubstringQuery(dotted)];
+  return both.every((m) => m !== undefined) ? both.map((m) => `(${m})`).join(' OR ') : undefined;
 }
 
 /**
