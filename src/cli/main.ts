@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { envFlag, parseConfig, type Config } from '../core/config.js';
 import { isMemoryError } from '../core/errors.js';
 import { formatMemoryFile } from '../core/jsonl.js';
@@ -42,6 +42,7 @@ import { importFile } from './import-file.js';
 import { progressBar } from './progress.js';
 import type { TuneFlags } from './tune.js';
 import { WholeLines } from './stdin-lines.js';
+import { SCREEN_MAX_BYTES, screenLine } from './stdin-screen.js';
 import { DEFAULT_HTTP_PORT, serveHttp } from './serve-http.js';
 import { registerTokenCommands } from './token.js';
 import { DEFAULT_NAMESPACE, namespaceDbPath, namespaceSchema } from '../http/namespaces.js';
@@ -218,17 +219,33 @@ async function serve(config: Config): Promise<void> {
   // Longer lines are dropped as they stream in and answered with an error; the SDK's transport
   // would otherwise close for good past its buffer (10 MiB by default), ending the process.
   const maxMessageBytes = 8 * LIMITS.maxCallTextBytes;
-  const lines = new WholeLines(maxMessageBytes, ({ bytes, id }) => {
-    const message = `A message of ${bytes} bytes is over this server's limit of ${maxMessageBytes} bytes and was not read; nothing was changed. Split the call: at most ${LIMITS.maxCallTextBytes} bytes of text per call.`;
-    stderrLogger.warn(
-      `${message}${id === undefined ? ' It carried no request id to answer.' : ` Answered request ${JSON.stringify(id)}.`}`,
-    );
-    if (id !== undefined) {
-      transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } }).catch((error: unknown) => {
-        stderrLogger.warn('could not answer the dropped message', error);
-      });
-    }
-  });
+  // A line that is not a JSON-RPC message is answered here (stdin-screen.ts), not dropped unanswered.
+  const screen = (line: Buffer): boolean => {
+    if (line.length > SCREEN_MAX_BYTES + 2) return false;
+    const refusal = screenLine(line.toString('utf8'));
+    if (refusal === undefined) return false;
+    stderrLogger.warn(`answered a line that is not a JSON-RPC message: ${refusal.error.message}`);
+    // id null (the specification's answer when no id can be read) is outside the SDK's type, not its transport.
+    transport
+      .send(refusal as unknown as JSONRPCMessage)
+      .catch((error: unknown) => stderrLogger.warn('could not answer the malformed message', error));
+    return true;
+  };
+  const lines = new WholeLines(
+    maxMessageBytes,
+    ({ bytes, id }) => {
+      const message = `A message of ${bytes} bytes is over this server's limit of ${maxMessageBytes} bytes and was not read; nothing was changed. Split the call: at most ${LIMITS.maxCallTextBytes} bytes of text per call.`;
+      stderrLogger.warn(
+        `${message}${id === undefined ? ' It carried no request id to answer.' : ` Answered request ${JSON.stringify(id)}.`}`,
+      );
+      if (id !== undefined) {
+        transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } }).catch((error: unknown) => {
+          stderrLogger.warn('could not answer the dropped message', error);
+        });
+      }
+    },
+    screen,
+  );
   process.stdin.pipe(lines);
   const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: 2 * maxMessageBytes });
   // Set before connect, which chains its own handlers after these.

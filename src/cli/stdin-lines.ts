@@ -69,9 +69,11 @@ export class WholeLines extends Transform {
   private head: Buffer = Buffer.alloc(0);
   private tail: Buffer = Buffer.alloc(0);
 
+  /** `screen`: sees each whole line that fits first; true keeps it from the transport (it was answered). */
   constructor(
     private readonly maxLineBytes: number,
     private readonly onDropped: (line: DroppedLine) => void,
+    private readonly screen: (line: Buffer) => boolean = () => false,
   ) {
     super();
   }
@@ -97,9 +99,10 @@ export class WholeLines extends Transform {
       this.parts.push(piece);
       this.held += piece.length;
       if (endsLine) {
-        this.push(this.parts.length === 1 ? piece : Buffer.concat(this.parts, this.held));
+        const line = this.parts.length === 1 ? piece : Buffer.concat(this.parts, this.held);
         this.parts = [];
         this.held = 0;
+        if (!this.screen(line)) this.push(line);
       }
       return;
     }
