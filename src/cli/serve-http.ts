@@ -7,7 +7,7 @@ import { MemoryError, ERROR_CODES } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
-import { isLoopback } from '../http/guard.js';
+import { allowedHostNames, isLoopback } from '../http/guard.js';
 import { startHttpServer, type HttpLimits, type RunningHttpServer } from '../http/http-server.js';
 import { NamespaceRegistry, tokenFilePath } from '../http/namespaces.js';
 import type { ServerInfo } from '../mcp/server.js';
@@ -114,6 +114,13 @@ export async function startServeHttp(
   }
   deps.logger.info(
     `serving MCP over HTTP at ${server.url}/mcp and the page at ${server.url}/ (${count} token${count === 1 ? '' : 's'}; database ${shown})`,
+  );
+  // A wildcard address listens everywhere, but answers only to the names it knows (DNS-rebinding
+  // protection): say which, so a client on the LAN is not left with a bare 403 (issue 25).
+  const names = [...allowedHostNames(options.host, options.allowedHosts)].join(', ');
+  const wildcard = options.host === '0.0.0.0' || options.host === '::';
+  deps.logger.info(
+    `it answers requests whose Host is one of: ${names}${wildcard ? "; to reach it by this machine's LAN name or address, add each with --allowed-host NAME" : '; add others with --allowed-host NAME'}`,
   );
   return {
     server,

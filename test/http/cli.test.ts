@@ -41,6 +41,24 @@ describe('limbic token and serve --http', () => {
     expect(bad.stderr).toMatch(/not a namespace name/);
   });
 
+  it('on a wildcard address, says which Host names it answers to and how to add the LAN one (issue 25)', async () => {
+    limbic(db, 'token', 'create', '--namespace', 'default');
+    const child = spawn(process.execPath, [CLI, '--db', db, '--no-model', 'serve', '--http', '--host', '0.0.0.0', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await expect
+        .poll(() => stderr, { timeout: 20_000 })
+        .toMatch(/answers requests whose Host is one of: [^\n]*LAN name or address, add each with --allowed-host NAME/);
+    } finally {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
   it('refuses to bind beyond loopback with no token, and says what to do', () => {
     const run = limbic(db, 'serve', '--http', '--host', '0.0.0.0', '--port', '0');
     expect(run.status).toBe(1);
@@ -64,6 +82,8 @@ describe('limbic token and serve --http', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stderr).toMatch(/stopping/);
+    // The start says which Host names it answers to (issue 25).
+    expect(stderr).toMatch(/answers requests whose Host is one of: .*localhost.*127\.0\.0\.1.*add others with --allowed-host NAME/);
     expect(stderr).not.toContain(token);
     expect(stderr).not.toContain('limbic_wrong');
     const exported = limbic(db, 'export');
