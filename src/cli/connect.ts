@@ -68,7 +68,7 @@ export const CLIENTS: readonly ClientSpec[] = [
   {
     id: 'claude-desktop',
     label: 'Claude Desktop',
-    aliases: ['claude-desktop', 'claudedesktop', 'desktop', 'claude'],
+    aliases: ['claude-desktop', 'claudedesktop', 'desktop'],
     serversKey: 'mcpServers',
     typed: false,
     configPath: (w) => pathsFor(w.platform).join(appFolder(w, 'Claude'), 'claude_desktop_config.json'),
@@ -117,6 +117,12 @@ export function findClient(name: string): ClientSpec {
     .trim()
     .toLowerCase()
     .replace(/[\s_]+/g, '-');
+  // `claude` is Claude Code's command and Claude Desktop's name: guessing would write the wrong file (issue 25).
+  if (key === 'claude')
+    throw new MemoryError(
+      ERROR_CODES.INVALID_INPUT,
+      '"claude" could be Claude Code (the `claude` command) or Claude Desktop: say "limbic connect claude-code" or "limbic connect claude-desktop".',
+    );
   const client = CLIENTS.find((c) => c.aliases.includes(key) || c.id === key);
   if (client === undefined) {
     throw new MemoryError(ERROR_CODES.INVALID_INPUT, `Unknown client "${name}". Choose one of: ${CLIENTS.map((c) => c.id).join(', ')}.`);
@@ -164,6 +170,8 @@ export interface ConnectOptions {
   readonly name?: string;
   /** Database the server opens; absent: Limbic's default location. */
   readonly db?: string;
+  /** Namespace the server opens (--namespace); absent: the default one. */
+  readonly namespace?: string;
   /** Overrides the client's config file. */
   readonly configFile?: string;
   /** Show the entry, write nothing. */
@@ -272,7 +280,11 @@ export function connectClient(options: ConnectOptions): ConnectResult {
   const { client, where } = options;
   const name = options.name ?? 'memory';
   const file = options.configFile ?? client.configPath(where);
-  const args = [...options.launcher.args, ...(options.db === undefined ? [] : ['--db', options.db])];
+  const args = [
+    ...options.launcher.args,
+    ...(options.db === undefined ? [] : ['--db', options.db]),
+    ...(options.namespace === undefined ? [] : ['--namespace', options.namespace]),
+  ];
   const launch: Json = client.typed
     ? { type: 'stdio', command: options.launcher.command, args }
     : { command: options.launcher.command, args };

@@ -469,6 +469,8 @@ program
       launcher,
       name: o.name,
       db: chosenDb === undefined ? undefined : checkDbLocation(chosenDb, true, URL_RULES),
+      // A chosen namespace goes into the entry too (the client does not see the shell's LIMBIC_NAMESPACE).
+      namespace: chosenNamespace() === DEFAULT_NAMESPACE ? undefined : chosenNamespace(),
       configFile: o.config === undefined ? undefined : resolve(o.config),
       print: o.print === true,
       replace: o.replace === true,

@@ -131,6 +131,21 @@ describe('limbic connect on each client', () => {
     expect(readdirSync(tmp.dir)).toEqual(['.claude.json']);
   });
 
+  it('asks which Claude "claude" means, and writes a chosen namespace into the entry (issue 25)', () => {
+    expect(() => findClient('claude')).toThrow(
+      /"claude" could be Claude Code \(the `claude` command\) or Claude Desktop.*claude-code.*claude-desktop/,
+    );
+    expect(findClient('Claude Code').id).toBe('claude-code');
+    const result = run({
+      client: findClient('claude-code'),
+      configFile: join(tmp.dir, '.claude.json'),
+      print: true,
+      db: '/x.db',
+      namespace: 'work',
+    });
+    expect(result.entry).toMatchObject({ args: ['/opt/limbic/dist/cli/main.js', '--db', '/x.db', '--namespace', 'work'] });
+  });
+
   it('refuses a file that is not JSON (VS Code allows comments) and leaves it untouched', () => {
     const client = findClient('vscode');
     const file = join(tmp.dir, 'mcp.json');
