@@ -92,6 +92,22 @@ describe('supersedes and include_superseded', () => {
     expect(full.entities[0]?.superseded_observations).toHaveLength(1);
   });
 
+  it('adding a superseded text again makes it current beside its replacement, keeping the history (issue 25: decided)', async () => {
+    await h.ok('create_entities', { entities: [{ name: 'Car', entityType: 'thing', observations: ['is red'] }] });
+    await h.ok('add_observations', { observations: [{ entityName: 'Car', contents: ['is blue'], supersedes: 'is red' }] });
+    // A fact may become true again, and a write is never dropped without a word (the seed system
+    // inserted nothing here); to swap back, the agent supersedes the replacement instead.
+    const again = await h.ok<{ results: { addedObservations: string[] }[] }>('add_observations', {
+      observations: [{ entityName: 'Car', contents: ['is red'] }],
+    });
+    expect(again.results[0]?.addedObservations).toEqual(['is red']);
+    const full = await h.ok<Graph>('open_nodes', { names: ['Car'], include_superseded: true });
+    expect(full.entities[0]?.observations).toEqual(['is blue', 'is red']);
+    expect(full.entities[0]?.superseded_observations?.map((o) => o.content)).toEqual(['is red']);
+    await h.ok('add_observations', { observations: [{ entityName: 'Car', contents: ['is green'], supersedes: 'is blue' }] });
+    expect((await h.ok<Graph>('open_nodes', { names: ['Car'] })).entities[0]?.observations).toEqual(['is red', 'is green']);
+  });
+
   it('deleting the entity deletes its history', async () => {
     await h.ok('delete_entities', { entityNames: ['Alice'] });
     await h.ok('create_entities', { entities: [{ name: 'Alice', entityType: 'person', observations: [] }] });
