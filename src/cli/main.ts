@@ -424,7 +424,8 @@ program
   .description('write reflections: clusters of related entities (by meaning and co-occurrence, no LLM), one reflection entity each')
   .option('--max-entities <n>', 'entities read, newest first (default 500)')
   .option('--min-size <n>', 'entities a cluster needs to become a reflection (default 3)')
-  .action(async (o: { maxEntities?: string; minSize?: string }) => {
+  .option('--dry-run', 'say what would be written, writing nothing')
+  .action(async (o: { maxEntities?: string; minSize?: string; dryRun?: boolean }) => {
     for (const [flag, value] of [
       ['--max-entities', o.maxEntities],
       ['--min-size', o.minSize],
@@ -441,6 +442,7 @@ program
         await service.reflections.consolidate({
           ...(o.maxEntities === undefined ? {} : { maxEntities: Number(o.maxEntities) }),
           ...(o.minSize === undefined ? {} : { minSize: Number(o.minSize) }),
+          ...(o.dryRun === true ? { dryRun: true } : {}),
         }),
       );
     } finally {

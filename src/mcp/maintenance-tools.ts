@@ -168,12 +168,13 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       annotations: { ...WRITE, idempotentHint: true },
     },
     guard(
-      heavy(async ({ max_entities, min_size }) => {
+      heavy(async ({ max_entities, min_size, dry_run }) => {
         const answer = await r.consolidate({
           ...(max_entities === undefined ? {} : { maxEntities: max_entities }),
           ...(min_size === undefined ? {} : { minSize: min_size }),
+          ...(dry_run === undefined ? {} : { dryRun: dry_run }),
         });
-        mutated();
+        if (dry_run !== true) mutated();
         return structured(answer);
       }),
     ),

@@ -446,5 +446,6 @@ export const runConsolidationInput = withinCallText(
   strict({
     max_entities: wholeNumber('max_entities', 2, 100_000).optional().describe('Entities read, newest first (default 500)'),
     min_size: wholeNumber('min_size', 2, 1_000).optional().describe('Entities a cluster needs to become a reflection (default 3)'),
+    dry_run: z.boolean().optional().describe('Say what would be written (reflections_to_create), writing nothing (default false)'),
   }),
 );

@@ -51,7 +51,16 @@ export interface ConsolidationOptions {
   readonly maxEntities?: number;
   /** Entities a cluster needs to become a reflection. @default 3 */
   readonly minSize?: number;
+  /** Find the clusters and say what would be written, writing nothing. @default false */
+  readonly dryRun?: boolean;
 }
+
+/**
+ * A cluster holding more than this share of the entities scanned is no theme: in a small memory
+ * everything can fall into one cluster, and its reflection ("Reflection: Acme Prefers") linked
+ * every entity to a name made of two common words (issue 25).
+ */
+const BROAD_SHARE = 0.5;
 
 export class Reflections {
   constructor(private readonly deps: ReflectionsDeps) {}
@@ -138,8 +147,13 @@ export class Reflections {
       const themes = nameGroups(groups.map((g) => g.map((i) => (entities[i] as { text: string }).text)));
       const created: Record<string, unknown>[] = [];
       let existing = 0;
+      let broad = 0;
       for (const [k, theme] of Object.keys(themes).entries()) {
         const members = (groups[k] ?? []).map((i) => (entities[i] as { name: string }).name);
+        if (members.length > BROAD_SHARE * n) {
+          broad++;
+          continue;
+        }
         const name = `Reflection: ${theme}`;
         if ((await store.graph.idsByName([name])).length > 0) {
           existing++;
@@ -149,10 +163,22 @@ export class Reflections {
           g.slice(x + 1).some((j) => co.has(pairKey((entities[i] as { id: EntityId }).id, (entities[j] as { id: EntityId }).id))),
         );
         const content = `Theme "${theme}": ${listNames(members)} are related by ${method === 'semantic' ? 'meaning' : 'shared words'}${used ? ' and are used together' : ''} (${members.length} entities).`;
-        await this.write(name, content, members, ['source: consolidation run']);
+        if (options.dryRun !== true) await this.write(name, content, members, ['source: consolidation run']);
         created.push({ name, content, sources: members });
       }
-      return { reflections_created: created, clusters_found: groups.length, existing_kept: existing, entities_scanned: n, method };
+      const note =
+        broad > 0
+          ? `${broad} cluster${broad === 1 ? '' : 's'} held more than half of the ${n} entities scanned: no theme, nothing written for ${broad === 1 ? 'it' : 'them'}.`
+          : undefined;
+      return {
+        ...(options.dryRun === true ? { dry_run: true, reflections_to_create: created } : { reflections_created: created }),
+        clusters_found: groups.length,
+        existing_kept: existing,
+        broad_skipped: broad,
+        entities_scanned: n,
+        method,
+        ...(note === undefined ? {} : { note }),
+      };
     });
   }
 

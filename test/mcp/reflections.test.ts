@@ -98,6 +98,42 @@ describe('reflections', () => {
   });
 });
 
+describe('run_consolidation: no theme of everything, and a dry run (issue 25)', () => {
+  it('writes nothing for a cluster holding most of the memory, says why, and a dry run writes nothing', async () => {
+    const h = await harness({ embedder: 'none' });
+    try {
+      await h.client.listTools();
+      await h.ok('create_entities', {
+        entities: ['Acme', 'Bolt', 'Crane', 'Dune', 'Ember'].map((name) => ({
+          name,
+          entityType: 'Client',
+          observations: [`${name} prefers invoices by email and pays monthly`],
+        })),
+      });
+      const r = await h.ok<{ reflections_created: unknown[]; broad_skipped: number; note?: string }>('run_consolidation', {});
+      expect(r.reflections_created).toEqual([]);
+      expect(r.broad_skipped).toBe(1);
+      expect(r.note).toMatch(/held more than half of the 5 entities scanned: no theme, nothing written/);
+      await h.ok('create_entities', {
+        entities: ['Fern', 'Gale', 'Hill', 'Iris', 'Jade', 'Kite'].map((name, i) => ({
+          name,
+          entityType: 'Trip',
+          observations: [i < 3 ? `${name} hiking trail mountains camping` : `${name} opera tickets concert hall`],
+        })),
+      });
+      const dry = await h.ok<{ dry_run: boolean; reflections_to_create: { name: string }[] }>('run_consolidation', { dry_run: true });
+      expect(dry.dry_run).toBe(true);
+      expect(dry.reflections_to_create.length).toBeGreaterThan(0);
+      const graph = await h.ok<{ entities: { entityType: string }[] }>('read_graph');
+      expect(graph.entities.filter((e) => e.entityType === 'Reflection')).toEqual([]);
+      const real = await h.ok<{ reflections_created: { name: string }[] }>('run_consolidation', {});
+      expect(real.reflections_created.map((x) => x.name)).toEqual(dry.reflections_to_create.map((x) => x.name));
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('run_consolidation without a model (shared words)', () => {
   let h: Harness;
   beforeAll(async () => {
