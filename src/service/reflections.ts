@@ -105,12 +105,16 @@ export class Reflections {
     });
     const names = answer.results.map((r) => r.name);
     const links = names.length === 0 ? [] : (await this.deps.store.graph.openNodes(names)).relations;
+    // When each was written (issue 25): a reflection is a thought at a time.
+    const stored = await this.deps.store.graph.entitiesById(await this.deps.store.graph.idsByName(names));
+    const createdAt = new Map([...stored.values()].map((e) => [e.name, new Date(e.createdAt).toISOString()]));
     return {
       results: answer.results.map((r) => ({
         name: r.name,
         content: r.observations[0] ?? '',
         observations: r.observations,
         about: links.filter((l) => l.from === r.name && l.relationType === REFLECTS_ON).map((l) => l.to),
+        ...(createdAt.has(r.name) ? { created_at: createdAt.get(r.name) } : {}),
         score: r.scores.final,
       })),
       ...(answer.warnings === undefined ? {} : { warnings: answer.warnings }),

@@ -93,6 +93,10 @@ describe('reflections', () => {
     expect(r.results).toHaveLength(1);
     expect(r.results[0]).toMatchObject({ content: 'Rocket schedules keep slipping when engine tests run late', about: ['Apollo', 'Zeus'] });
     expect(r.results[0]?.score).toBeGreaterThan(0);
+    // When it was written (issue 25), as an ISO time.
+    const at = (r.results[0] as { created_at?: string } | undefined)?.created_at ?? '';
+    expect(at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(at) - Date.now())).toBeLessThan(24 * 3_600_000);
     expect(textOf(await h.call('search_reflections', { query: '' }))).toMatch(/query is empty/);
     expect(textOf(await h.call('search_reflections', { query: 'x', mood: 'duda' }))).toMatch(/unknown field "mood"/);
   });
