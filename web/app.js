@@ -181,7 +181,12 @@ async function openEntity(name) {
   }
   $('entity-meta').textContent =
     `${view.entityType} · ${view.status} · created ${new Date(view.createdAt).toLocaleString()} · updated ${new Date(view.updatedAt).toLocaleString()}`;
-  $('entity-observations').replaceChildren(...view.observations.map((o) => el('li', {}, o.text, el('span', { class: 'kind' }, o.kind))));
+  // A kind is shown only when it is not the ordinary one.
+  $('entity-observations').replaceChildren(
+    ...view.observations.map((o) =>
+      o.kind === 'generic' || o.kind === 'fact' ? el('li', {}, o.text) : el('li', {}, o.text, el('span', { class: 'kind' }, o.kind)),
+    ),
+  );
   const u = view.usage;
   $('entity-usage').replaceChildren(
     el('dt', {}, 'used'),

@@ -78,8 +78,13 @@ describe.skipIf(!present)('the web page in chromium', () => {
   });
 
   it('refuses a wrong token on the login form', async () => {
+    const fetched: string[] = [];
+    page.on('response', (r) => fetched.push(`${r.status()} ${new URL(r.url()).pathname}`));
     await page.goto(s.url);
     await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+    // Before login: no navigation, and nothing the page asked for is missing (no /favicon.ico 404).
+    expect(await page.locator('#nav').isVisible()).toBe(false);
+    expect(fetched.filter((f) => f.startsWith('404'))).toEqual([]);
     await page.fill('#token', 'limbic_this-is-not-a-token');
     await page.press('#token', 'Enter');
     await expect.poll(() => page.textContent('#login-error')).toMatch(/not valid/);
@@ -114,6 +119,8 @@ describe.skipIf(!present)('the web page in chromium', () => {
     await expect.poll(() => page.locator('#graph canvas').count()).toBeGreaterThan(0);
     expect(await page.getAttribute('#graph', 'data-nodes')).toBe('3');
     expect(await page.textContent('#entity-observations')).toContain('keeps aphids away');
+    // No "generic" tag on every ordinary observation.
+    expect(await page.locator('#entity-observations .kind').count()).toBe(0);
     expect(await page.textContent('#entity-relations')).toContain('companion of');
     // Related by create_relations (one call: one use); the page's own views are not use.
     expect(await page.textContent('#entity-usage')).toMatch(/used1 time on 1 day/);
@@ -158,11 +165,13 @@ describe.skipIf(!present)('the web page in chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${s.url}/#/search?q=${encodeURIComponent('basil')}`);
     await expect.poll(() => page.locator('#results li').count()).toBeGreaterThan(0);
-    expect(await page.evaluate(FITS)).toBe(true);
+    // Once laid out (cytoscape sizes its canvases a moment after the page draws).
+    await expect.poll(() => page.evaluate(FITS)).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, 'search-phone.png'), fullPage: true });
     await page.locator('#results a').first().click();
     await expect.poll(() => page.locator('#graph canvas').count()).toBeGreaterThan(0);
-    expect(await page.evaluate(FITS)).toBe(true);
+    // Once laid out (cytoscape sizes its canvases a moment after the page draws).
+    await expect.poll(() => page.evaluate(FITS)).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, 'entity-phone.png'), fullPage: true });
   });
 });
