@@ -36,6 +36,7 @@ import { MemoryService } from '../service/memory-service.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { isPostgresUrl, openPgStore, redactPassword } from '../store/postgres/pg-store.js';
 import { checkDbLocation, willCreate } from './db-location.js';
+import { searchText, statsText, wantsJson } from './readable.js';
 import type { Store } from '../store/store.js';
 import { registerMigrateCommand } from './migrate.js';
 import { importFile } from './import-file.js';
@@ -393,10 +394,13 @@ program
 
 program
   .command('stats')
-  .description('counts, database size and index state')
-  .action(async () => {
+  .description('counts, database size and index state (JSON with --json, or when not printing to a terminal)')
+  .option('--json', 'print JSON')
+  .action(async (o: { json?: boolean }) => {
     const service = buildService(config());
-    print(await service.statistics());
+    const stats = await service.statistics();
+    if (wantsJson(o.json, process.stdout.isTTY)) print(stats);
+    else process.stdout.write(statsText(stats));
     await service.close();
   });
 
@@ -522,7 +526,7 @@ const collect = (value: string, previous: string[] = []): string[] => [
 
 program
   .command('search')
-  .description('search the graph as the hybrid_search tool does (same options); prints JSON')
+  .description('search the graph as the hybrid_search tool does (same options); JSON with --json, or when not printing to a terminal')
   .argument('<query...>', 'what to look for (keyword syntax: "phrases", AND/OR/NOT, prefix*, name:/type:/obs:)')
   .option('-l, --limit <n>', 'results per page (1-100)', '10')
   .option('--offset <n>', 'results to skip, for paging', '0')
@@ -541,6 +545,7 @@ program
   .option('--updated-before <date>', 'ISO date')
   .option('--name <names>', 'only these entity names', collect)
   .option('--explain', 'add per-leg timings and fusion overlap')
+  .option('--json', 'print the whole answer as JSON')
   .action(async (words: string[], o: Record<string, unknown>) => {
     const weights = Object.fromEntries(
       ((o.weight as string[] | undefined) ?? []).map((pair) => {
@@ -574,7 +579,9 @@ program
       fail(new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'option'}: ${i.message}`).join('; ')));
     }
     const service = buildService(config());
-    print(await service.hybridSearch(toHybridOptions(parsed.data)));
+    const answer = await service.hybridSearch(toHybridOptions(parsed.data));
+    if (wantsJson(o.json === true, process.stdout.isTTY) || o.explain === true) print(answer);
+    else process.stdout.write(searchText(answer));
     await service.close();
   });
 
