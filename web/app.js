@@ -106,12 +106,26 @@ async function runSearch(q) {
         el('a', { class: 'result-link', href: `#/entity/${encodeURIComponent(r.name)}` }, r.name),
         el('span', { class: 'type' }, r.entityType),
         r.status !== 'activo' ? el('span', { class: 'badge' }, r.status) : null,
-        r.observations.length ? el('p', { class: 'snippet' }, r.observations.slice(0, 2).join(' · ')) : null,
+        r.observations.length ? el('p', { class: 'snippet' }, snippet(r.observations, q)) : null,
         el('p', { class: 'why' }, why(r.scores, i + 1 + answer.offset)),
         scoreList(r.scores),
       ),
     );
   });
+}
+
+/** Up to two observations, those holding a word of the query first (the one that matched, not merely the first). */
+function snippet(observations, query) {
+  const fold = (t) =>
+    t
+      .toLowerCase()
+      .normalize('NFD')
+      .replace(/\p{M}+/gu, '');
+  const words = fold(query)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length >= 3);
+  const hits = observations.filter((o) => words.some((w) => fold(o).includes(w)));
+  return [...new Set([...hits, ...observations])].slice(0, 2).join(' · ');
 }
 
 function drawGraph(view) {

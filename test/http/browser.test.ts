@@ -107,6 +107,11 @@ describe.skipIf(!present)('the web page in chromium', () => {
     for (const card of await page.locator('#results li .why').allTextContents())
       expect(card).toMatch(/moved (up|down) \d+ places?|used \(\+[\d.]+: .*\), its place unchanged|never used: its place is its relevance/);
     expect(await page.textContent('#search-summary')).toMatch(/legs: .*fts/);
+    // A card shows the observation that matched, not merely the first ones (issue 25).
+    await page.fill('#q', 'aphids');
+    await page.press('#q', 'Enter');
+    const basil = page.locator('#results li', { has: page.locator('a.result-link', { hasText: /^Basil$/ }) }).locator('.snippet');
+    await expect.poll(() => basil.textContent()).toMatch(/^keeps aphids away/);
     await page.screenshot({ path: join(ARTIFACTS, 'search.png'), fullPage: true });
   });
 
