@@ -11,6 +11,14 @@ export const LIMITS = {
   maxItemsPerCall: 1_000,
   /** Observations in one entity or one add_observations item. */
   maxObservationsPerItem: 1_000,
+  /** Observations one entity may hold, however many calls added them (issue 26). */
+  maxObservationsPerEntity: 1_000,
+  /**
+   * UTF-8 bytes of one entity's observations, however many calls added them: an entity must fit in
+   * one answer (maxAnswerBytes holds it twice, as text and as structured content), as one that a
+   * single call of maxCallTextBytes creates does.
+   */
+  maxEntityTextBytes: 4 * 1024 * 1024,
   /** Characters in a search query. */
   maxQueryChars: 10_000,
   /** Results a search may return at once. */

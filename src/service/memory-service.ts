@@ -3,6 +3,7 @@
  * (delete), reindex (embeddings). Adapters (MCP, CLI) call this and never touch a store directly.
  */
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
+import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type {
   Entity,
@@ -191,10 +192,41 @@ export class MemoryService {
 
   /** Extending an entity uses it; entities extended in one call are not thereby used together. */
   async addObservations(items: readonly ObservationAddition[]): Promise<ObservationAdditionResult[]> {
+    await this.withinEntityBounds(items);
     const results = await this.deps.store.graph.addObservations(items, this.deps.clock());
     this.afterWrite();
     this.noteExtended(results);
     return results;
+  }
+
+  /**
+   * Refuses, whole, an addition that would grow an entity past what one answer can carry (issue 26:
+   * four acknowledged calls made an entity of 14.5 MiB that no tool could return over stdio). The
+   * per-call limits hold each call; these hold the entity across calls.
+   */
+  private async withinEntityBounds(items: readonly ObservationAddition[]): Promise<void> {
+    const names = [...new Set(items.map((i) => i.entityName))];
+    const current = new Map((await this.deps.store.graph.openNodes(names)).entities.map((e) => [e.name, e.observations]));
+    for (const name of names) {
+      const held = current.get(name);
+      if (held === undefined) continue; // a missing entity is the store's own error
+      const known = new Set(held);
+      const adding = [...new Set(items.filter((i) => i.entityName === name).flatMap((i) => i.contents))].filter((c) => !known.has(c));
+      const count = held.length + adding.length;
+      const bytes = [...held, ...adding].reduce((sum, o) => sum + Buffer.byteLength(o), 0);
+      const fix =
+        'Nothing was added. Replace old observations instead (add_observations with supersedes), or split the entity (analyze_entity_split).';
+      if (count > LIMITS.maxObservationsPerEntity)
+        throw new MemoryError(
+          ERROR_CODES.INPUT_TOO_LARGE,
+          `Entity ${name} would hold ${count} observations, over the ${LIMITS.maxObservationsPerEntity} one entity may hold, so that it can always be read in one answer. ${fix}`,
+        );
+      if (bytes > LIMITS.maxEntityTextBytes)
+        throw new MemoryError(
+          ERROR_CODES.INPUT_TOO_LARGE,
+          `Entity ${name} would hold ${bytes} bytes of observations, over the ${LIMITS.maxEntityTextBytes} bytes one entity may hold, so that it can always be read in one answer. ${fix}`,
+        );
+    }
   }
 
   /** Records a use of each entity an addition extended (also add_observations with `supersedes`). */

@@ -97,16 +97,17 @@ describe('issue 10: calls near the size limits over stdio never end `limbic serv
     expect((found.structuredContent as { entities: { name: string }[] }).entities.map((e) => e.name)).toEqual(['after']);
   });
 
-  it('refuses a read answer the client could not take (an entity grown past 10 MiB over calls) and keeps the session (issue 26)', async () => {
-    await call('create_entities', { entities: [{ name: 'grown', entityType: 'blob', observations: [] }] });
-    // Four acknowledged calls, each within every limit, make one entity of about 11 MB.
-    for (let i = 0; i < 4; i++) {
+  it('refuses a read answer the client could not take, and an entity that would outgrow one answer, keeping the session (issue 26)', async () => {
+    // Four entities of about 2.6 MB each, every call within every limit: together no answer can carry them.
+    const grown = ['grown-0', 'grown-1', 'grown-2', 'grown-3'];
+    await call('create_entities', { entities: grown.map((name) => ({ name, entityType: 'blob', observations: [] })) });
+    for (const [i, name] of grown.entries()) {
       const contents = observationsOf(130 * LIMITS.maxObservationChars).map((o) => `call ${i}: ${o}`.slice(0, LIMITS.maxObservationChars));
-      expect((await call('add_observations', { observations: [{ entityName: 'grown', contents }] })).isError).toBeFalsy();
+      expect((await call('add_observations', { observations: [{ entityName: name, contents }] })).isError).toBeFalsy();
     }
     for (const [tool, args] of [
-      ['open_nodes', { names: ['grown'] }],
-      ['search_nodes', { query: 'call 3' }],
+      ['open_nodes', { names: grown }],
+      ['search_nodes', { query: 'lorem ipsum' }],
       ['read_graph', {}],
     ] as const) {
       const answer = await call(tool, args);
@@ -115,7 +116,15 @@ describe('issue 10: calls near the size limits over stdio never end `limbic serv
         /The answer is \d+\.\d MiB, more than the 9\.0 MiB an MCP client takes in one message.*limit and offset/,
       );
     }
-    // The session and the server are still there, and a smaller question is answered.
+    // One entity stays readable: what would grow it past one answer is refused, whole, across calls.
+    const more = observationsOf(100 * LIMITS.maxObservationChars).map((o) => `more: ${o}`.slice(0, LIMITS.maxObservationChars));
+    const refused = await call('add_observations', { observations: [{ entityName: 'grown-0', contents: more }] });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(new RegExp(`over the ${LIMITS.maxEntityTextBytes} bytes one entity may hold.*Nothing was added`));
+    const one = await call('open_nodes', { names: ['grown-0'] });
+    expect(one.isError).toBeFalsy();
+    expect((one.structuredContent as { entities: { observations: string[] }[] }).entities[0]?.observations).toHaveLength(130);
+    // The session and the server are still there.
     const small = await call('open_nodes', { names: ['after'] });
     expect((small.structuredContent as { entities: { name: string }[] }).entities.map((e) => e.name)).toEqual(['after']);
   }, 120_000);

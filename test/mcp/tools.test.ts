@@ -182,6 +182,19 @@ describe('MCP tools (official contract)', () => {
     });
   });
 
+  it('holds an entity to 1,000 observations across calls, refusing the whole call that would pass it (issue 26)', async () => {
+    await h.ok('create_entities', { entities: [{ name: 'Many', entityType: 't', observations: [] }] });
+    const obs = (from: number, n: number) => Array.from({ length: n }, (_, i) => `note ${from + i}`);
+    await h.ok('add_observations', { observations: [{ entityName: 'Many', contents: obs(0, 600) }] });
+    const over = await h.call('add_observations', { observations: [{ entityName: 'Many', contents: obs(600, 401) }] });
+    expect(over.isError).toBe(true);
+    expect(textOf(over)).toMatch(/Entity Many would hold 1001 observations, over the 1000 one entity may hold.*Nothing was added/);
+    // Texts it already holds do not count twice; exactly the bound is accepted.
+    await h.ok('add_observations', { observations: [{ entityName: 'Many', contents: [...obs(550, 50), ...obs(600, 400)] }] });
+    const many = await h.ok<{ entities: { observations: string[] }[] }>('open_nodes', { names: ['Many'] });
+    expect(many.entities[0]?.observations).toHaveLength(1000);
+  });
+
   it('set_entity_status accepts Spanish and English words', async () => {
     await h.ok('create_entities', { entities: [{ name: 'P', entityType: 'project', observations: [], status: 'paused' }] });
     expect(await h.ok('set_entity_status', { name: 'P', status: 'archivado' })).toEqual({
