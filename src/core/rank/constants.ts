@@ -46,7 +46,7 @@ export const HOUR_MS = 3_600_000;
  * fusion's own [0, 1] scale; two candidates further apart than this keep their order whatever their
  * usage. With USE_PIVOT, chosen on bench:stream's feedback study (bench/quality/stream.ts): what one
  * use buys the used entity, it costs a new one, at a rate the one-use lift sets (0.005 to 0.04
- * tried; README "How use shapes ranking").
+ * tried; docs/ranking.md).
  */
 export const USAGE_BAND = 0.02;
 /** Uses at which the global access scale reaches one half: n / (n + USE_PIVOT); one use is weak evidence. */

@@ -29,7 +29,7 @@ export { minMaxNormalize };
  * - `fused`: 0.2 + 0.6 × (RRF as a share of its maximum) for every candidate, so agreement between
  *   the two legs counts, by rank only.
  * bench/quality on LoCoMo (recall@5, MiniLM): `spec` 0.401 (ranks exactly like semantic-only
- * search), `fused` 0.509, the pipeline's weighted relevance 0.541; see the README.
+ * search), `fused` 0.509, the pipeline's weighted relevance 0.541; see docs/benchmarks.md.
  */
 export type HybridBase = 'spec' | 'fused';
 
