@@ -206,7 +206,9 @@ export class MemoryService {
    */
   private async withinEntityBounds(items: readonly ObservationAddition[]): Promise<void> {
     const names = [...new Set(items.map((i) => i.entityName))];
-    const current = new Map((await this.deps.store.graph.openNodes(names)).entities.map((e) => [e.name, e.observations]));
+    // The entities' observations alone (no relations, as open_nodes would read).
+    const { graph } = this.deps.store;
+    const current = new Map([...(await graph.entitiesById(await graph.idsByName(names))).values()].map((e) => [e.name, e.observations]));
     for (const name of names) {
       const held = current.get(name);
       if (held === undefined) continue; // a missing entity is the store's own error
