@@ -1,5 +1,5 @@
 /**
- * The official `memory.jsonl` format (compat/official-memory-server.md §1): parsing one line with
+ * The official `memory.jsonl` format (docs/migrating.md): parsing one line with
  * the field variants seen in the wild, and writing lines exactly as the official server does.
  */
 import type { KnowledgeGraph, NewEntity, Relation } from './types.js';

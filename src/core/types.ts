@@ -25,7 +25,7 @@ export interface KnowledgeGraph {
 }
 
 /**
- * Lifecycle of an entity (spec/limbic-system.md, status deboosts). Stored in the spec's Spanish
+ * Lifecycle of an entity (its search factor: docs/ranking.md). Stored in the spec's Spanish
  * names; the English names map to the same values.
  */
 export const ENTITY_STATUSES = ['activo', 'pausado', 'completado', 'archivado'] as const;

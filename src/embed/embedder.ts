@@ -8,7 +8,7 @@ import type { Entity, Relation } from '../core/types.js';
  */
 export type TextKind = 'query' | 'passage';
 
-/** An entity as it is embedded: its text is built from these (spec/semantic-search.md). */
+/** An entity as it is embedded: its text is built from these (src/core/text/entity-text.ts). */
 export interface EntityInput {
   readonly entity: Entity;
   readonly relations: readonly Relation[];

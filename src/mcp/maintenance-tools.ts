@@ -1,5 +1,5 @@
 /**
- * The seed system's maintenance tools over MCP (seed-system.md §1.11-§1.17), with Limbic's schemas
+ * The maintenance tools over MCP (docs/tools.md, "Maintenance"), with Limbic's schemas
  * and error style. The heavy ones answer a retryable "busy" result when every slot is taken
  * (heavy-slots.ts); it carries structuredContent so a client can tell it from a real failure.
  */

@@ -353,7 +353,7 @@ export const hybridSearchInput = withinCallText(
   }),
 );
 
-// ---------- maintenance (seed-system.md §1.11-§1.17) ----------
+// ---------- maintenance (docs/tools.md) ----------
 
 const share = (field: string) => {
   const message = `${field} must be a number from 0 to 1`;

@@ -1,5 +1,5 @@
 /**
- * Backpressure for the heavy maintenance tools (seed-system.md §1.0): a bounded number run at once,
+ * Backpressure for the heavy maintenance tools (docs/tools.md, "Maintenance"): a bounded number run at once,
  * a call waits a short while for a slot, and otherwise is answered "busy, retry" at once instead of
  * queueing behind minutes of embedding work.
  */

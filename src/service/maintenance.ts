@@ -1,5 +1,5 @@
 /**
- * The seed system's maintenance tools as use cases (seed-system.md §1.3, §1.8, §1.11-§1.17):
+ * The maintenance tools as use cases (docs/tools.md, "Maintenance" and "State and lifecycle"):
  * superseding observations, ending relations, finding duplicate observations, the consolidation
  * report and entity splitting. The heavy ones run in a bounded number of slots (heavy-slots.ts).
  * Meaning comes from the loaded embedding model; without one, duplicates are found by shared words

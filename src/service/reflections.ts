@@ -1,7 +1,7 @@
 /**
  * Reflections (issue 16, part 2): higher-order notes about the memory, stored as entities of type
  * REFLECTION_TYPE linked `reflects_on` to what they are about, so every search, export and tool
- * sees them and hybrid_search can include, boost or isolate them (engrava-hybrid-search.md).
+ * sees them and hybrid_search can include, boost or isolate them (docs/tools.md, "Reflections").
  * add_reflection writes one by hand; the consolidation run (no LLM) clusters entities by meaning and
  * co-occurrence and writes one per cluster. Unlike the seed system's, reflections are searchable by
  * words and meaning, and an `about` entity must exist.

@@ -1,5 +1,5 @@
 /**
- * Near-duplicate observations (seed-system.md §3.8, §1.16): a pair matches when its cosine
+ * Near-duplicate observations (docs/ranking.md, "Maintenance thresholds"): a pair matches when its cosine
  * similarity reaches the threshold, or when one text is at least twice as long as the other and
  * holds most of its words (containment). Pure: the caller supplies the similarities.
  */

@@ -1,5 +1,5 @@
 /**
- * Entity splitting (seed-system.md §6.1): an entity over its type's size threshold is split into
+ * Entity splitting (docs/ranking.md, "Maintenance thresholds"): an entity over its type's size threshold is split into
  * topics, found by meaning (average-linkage clustering of observation vectors, cut at cosine
  * distance 0.5) or, without a model or when meaning finds one topic or all singletons, by shared
  * keywords (TF-IDF). Topics are named by their most distinctive words (c-TF-IDF). Pure.

@@ -1,4 +1,4 @@
-/** spec/limbic-system.md "Tuneable Constants" and spec/hybrid-search.md "Tuneable Parameters". */
+/** The ranking's constants, under the names docs/ranking.md uses in its formulas. */
 
 /** Weight of the salience boost: importance 1.0 gives a 1.5x boost. */
 export const BETA_SAL = 0.5;
@@ -25,7 +25,7 @@ export const EXPANSION_FACTOR = 3;
 export const FTS_BASE_FLOOR = 0.2;
 export const FTS_BASE_SPAN = 0.6;
 
-/** Status deboosts (spec/limbic-system.md "Status Deboosts"). */
+/** Status deboosts: the final score's status factor (docs/ranking.md). */
 export const STATUS_DEBOOST = {
   activo: 1.0,
   pausado: 0.85,

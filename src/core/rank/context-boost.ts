@@ -13,7 +13,7 @@
  *   candidates were not all written in one sitting: then write order tells nothing apart.
  * Scores are in the fused strength's own units (z-scores: fuse-zscore.ts, before its logistic),
  * so a weight of 0.5 is half a standard deviation of the legs' scores. Like the spec's graph
- * signal (spec/engrava-hybrid-search.md) it re-ranks the candidates and adds none.
+ * signal (graph-boost.ts) it re-ranks the candidates and adds none.
  */
 import { dateMatch, type CalendarDate } from './time-expression.js';
 import type { EntityId } from '../types.js';
@@ -47,8 +47,8 @@ export interface ContextWeights {
 export const NEIGHBOUR_WINDOW_MS = 60 * 60 * 1000;
 
 /**
- * search_semantic's weights, from the LoCoMo context study (bench/results/quality-2026-11-23-context.md
- * and …-neighbours.md). Time 1 and graph 0.5: on half A recall@5 0.551 → 0.605 with hit@1 and MRR
+ * search_semantic's weights, from the LoCoMo context study (bench/results/quality-2026-11-23-context.md,
+ * bench/results/quality-2026-11-23-neighbours.md). Time 1 and graph 0.5: on half A recall@5 0.551 → 0.605 with hit@1 and MRR
  * level or better (graph 0.5 was picked after half B was seen; that report says so). Neighbours
  * 0.75 within 2 ids, at most level with the match (`below`): chosen on half A alone by the study's
  * rule (best recall@5 whose hit@1 is within 0.01 of no context) on turns no one related: half A

@@ -1,4 +1,4 @@
-/** spec/hybrid-search.md "Reciprocal Rank Fusion". */
+/** Reciprocal Rank Fusion: Σ over the legs of 1 / (k + rank) (docs/ranking.md, "Fusion"). */
 import type { KeywordHit, VectorHit } from '../signals.js';
 import type { EntityId } from '../types.js';
 import { RRF_K } from './constants.js';

@@ -1,6 +1,6 @@
 /**
- * Weighted linear fusion of up to five signals: spec/engrava-hybrid-search.md "Signal Model" and
- * "Graceful Degradation". Every component arrives already in [0, 1]; this module only weighs them.
+ * Weighted linear fusion of up to five signals, the weights of missing ones shared out among the
+ * others (docs/ranking.md, "Fusion"). Every component arrives already in [0, 1]; this module only weighs them.
  */
 import type { EntityId } from '../types.js';
 import { minMaxNormalize } from './normalize.js';

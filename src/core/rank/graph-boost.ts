@@ -1,5 +1,5 @@
 /**
- * The graph signal: spec/engrava-hybrid-search.md "Graph-Aware Ranking" (1-hop weighted neighbour
+ * The graph signal: docs/ranking.md "Graph boost" (1-hop weighted neighbour
  * boost). Limbic's relations carry no weight, so an edge weighs 1.0 unless the caller says otherwise.
  */
 import type { EntityId } from '../types.js';

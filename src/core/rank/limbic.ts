@@ -1,4 +1,4 @@
-/** spec/limbic-system.md "Scoring Formula" and its sub-formulas, as pure functions. */
+/** The limbic re-rank's formulas (docs/ranking.md, "Limbic re-rank"), as pure functions. */
 import type { CoOccurrencePair } from '../signals.js';
 import type { EntityId } from '../types.js';
 import {

@@ -1,6 +1,6 @@
 /**
- * The limbic re-ranker: spec/limbic-system.md `rank_candidates` and spec/hybrid-search.md
- * `rank_hybrid_candidates`. Where the spec's reference surprises users, this does what it intends:
+ * The limbic re-ranker (its formulas and constants: docs/ranking.md, "Limbic re-rank"). Where the
+ * spec's reference surprises users, this does what it intends:
  * - usage is a bounded lift added to relevance, not a multiplier of it (issue 24): multiplied, a
  *   1.5× salience factor moved candidates past far more relevant ones, and since every search
  *   counted as an access, a few entities came to answer everything. The spec's own intent
@@ -24,7 +24,7 @@ export { minMaxNormalize };
  * How rankHybridCandidates sets base relevance: the spec's reference bases, which the quality bench
  * compares with the search pipeline (src/service/search). The pipeline itself fuses by weighted
  * signals: search_semantic's preset weighs BM25 0.30 and cosine 0.55 over the legs that answered.
- * - `spec`: spec/hybrid-search.md's table: max(0, 1 - distance) for every KNN hit, normalised RRF
+ * - `spec`: the spec's bases: max(0, 1 - distance) for every KNN hit, normalised RRF
  *   for FTS-only hits. Being found by the keyword leg too adds nothing to a KNN hit.
  * - `fused`: 0.2 + 0.6 × (RRF as a share of its maximum) for every candidate, so agreement between
  *   the two legs counts, by rank only.

@@ -1,4 +1,4 @@
-/** spec/limbic-system.md "Query Routing", with English keywords beside the spec's Spanish ones. */
+/** Query routing (docs/ranking.md, "Routing"), with English keywords beside the spec's Spanish ones. */
 
 export type RoutingStrategy = 'cosine_heavy' | 'limbic_heavy' | 'hybrid_balanced';
 

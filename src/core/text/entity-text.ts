@@ -1,5 +1,5 @@
 /**
- * spec/semantic-search.md "Entity Text Preparation":
+ * The text an entity is embedded from (docs/ranking.md, "Legs"):
  * `{name} ({entityType}) | obs | obs | ... | Rel: type → target; ...` within a token budget,
  * choosing observations Head + Tail + Diversity when they do not all fit.
  */

@@ -1,5 +1,5 @@
 /**
- * The keyword leg's query language (spec/engrava-hybrid-search.md, "Keyword query syntax (FTS)"):
+ * The keyword leg's query language (docs/tools.md, hybrid_search's `query`):
  * plain text is OR-matched word by word; text that uses expert syntax — "quoted phrases", uppercase
  * AND / OR / NOT, prefix*, and the column filters name: / type: / obs: — keeps those operators.
  * Either way the result is rebuilt from quoted literals and operators this module writes itself, so

@@ -1,4 +1,4 @@
-/** The tuner's metrics (spec/limbic-system.md "Metrics"; seed-system.md §5.2 gives the formulas). */
+/** The tuner's metrics (docs/ranking.md, "Tuning metrics"). */
 
 /**
  * NDCG@K with gain 2^rel − 1 and discount log₂(i + 2); the ideal is the same relevances sorted

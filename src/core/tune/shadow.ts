@@ -1,5 +1,5 @@
 /**
- * What shadow mode logs of a search (spec/limbic-system.md "Auto-Tuning"): the candidates as the
+ * What shadow mode logs of a search (docs/ranking.md, "Tuning"): the candidates as the
  * live ranking saw them, with every factor the final score is made of, so the tuner can replay the
  * search under other parameters; and later re-accesses as implicit relevance. Pure types and the
  * replay; storing them is the TuningStore's work (src/store/tuning-store.ts).

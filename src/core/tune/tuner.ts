@@ -1,7 +1,7 @@
 /**
- * The offline tuner (spec/limbic-system.md "Auto-Tuning"): NDCG@K and Lift@K of logged searches
+ * The offline tuner (docs/ranking.md, "Tuning"): NDCG@K and Lift@K of logged searches
  * against their implicit relevance, and a grid search over GAMMA, BETA_SAL and RRF k. Unlike the
- * seed system's auto_tuner (seed-system.md §5.2, §8.2), the replay is the live formula whole
+ * seed system's auto_tuner, the replay is the live formula whole
  * (routing blend, status and metadata multipliers, FTS-only bases), relevance is actually recorded,
  * ties keep the values in force instead of moving to the grid's first cell, and the result is
  * stored where every process's next search reads it rather than patched into a source file.
@@ -11,7 +11,7 @@ import { baselineOrder, replay, type RankParameters, type ShadowEvent } from './
 
 /** The spec's minimum: fewer events than this say too little to move the parameters. */
 export const MIN_EVENTS = 50;
-/** The seed system's ranges (seed-system.md §5.2), plus k = 10, which led 60 on LoCoMo offline. */
+/** The seed system's ranges, plus k = 10, which led 60 on LoCoMo offline (docs/ranking.md, "Tuning metrics"). */
 export const DEFAULT_GRID = Object.freeze({
   gamma: [0.001, 0.005, 0.01, 0.05, 0.1],
   betaSal: [0.1, 0.25, 0.5, 0.75, 1.0],

@@ -1,6 +1,6 @@
 /**
  * Fusion: the legs' hits become one candidate list with a base relevance each, by reciprocal rank
- * (as a share of the best possible) or by weighted signals (spec/engrava-hybrid-search.md), plus the
+ * (as a share of the best possible) or by weighted signals (docs/ranking.md, "Fusion"), plus the
  * optional graph signal. Every value a result later explains is kept here.
  */
 import { RRF_K, STATUS_DEBOOST, TEMPORAL_FLOOR } from '../../core/rank/constants.js';

@@ -1,6 +1,6 @@
 /**
- * hybrid_search: every option of the two peer designs (spec/context-server-hybrid-guide.md,
- * spec/engrava-hybrid-search.md) over Limbic's graph. Legs run at a fixed depth and routing reads
+ * hybrid_search: every option of two peer designs of hybrid search (docs/tools.md lists them)
+ * over Limbic's graph. Legs run at a fixed depth and routing reads
  * the query's words only, so one query has one ordering and its pages never repeat or skip a row;
  * every result explains its score.
  */
@@ -34,7 +34,7 @@ export interface HybridSearchOptions {
   readonly filters: HybridFilters;
   readonly explainQuery: boolean;
   /**
-   * Reflections (entities of type REFLECTION_TYPE, engrava-hybrid-search.md): left out when
+   * Reflections (entities of type REFLECTION_TYPE, docs/tools.md): left out when
    * `include` is false, their final score times `boost`, or nothing else when `only`.
    * @default { include: true, boost: 1, only: false }
    */

@@ -1,5 +1,5 @@
 /**
- * search_semantic (spec/hybrid-search.md's six steps) as a preset of the pipeline: legs at
+ * search_semantic (docs/ranking.md) as a preset of the pipeline: legs at
  * limit × EXPANSION_FACTOR but never fewer than MIN_CANDIDATE_DEPTH, plain-text keyword leg,
  * fusion by score strength (z-scores of cosine and BM25, the keyword leg weighted by the query's
  * coverage: core/rank/fuse-zscore.ts), the context stage (stored dates, related candidates,
@@ -30,7 +30,7 @@ export const SEMANTIC_WEIGHTS: SignalWeights = Object.freeze({ ...DEFAULT_SIGNAL
 /**
  * The least candidates each leg keeps before the final cut, whatever the limit. The spec fetches
  * limit × EXPANSION_FACTOR and calls the factor tuneable ("higher values improve recall at the
- * cost of computation"; spec/hybrid-search.md, spec/limbic-system.md): this keeps that as the
+ * cost of computation"): this keeps that as the
  * rule for large limits and gives small ones a pool z-scores are stable on. Chosen on half A of
  * the fusion study (150 vs limit × 3: LoCoMo recall@5 0.551 vs 0.541), held out on half B (0.581
  * vs 0.558, XQuAD hit@1 0.901 vs 0.899); see bench/results/quality-2026-11-23-context.md.

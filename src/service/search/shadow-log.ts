@@ -1,5 +1,5 @@
 /**
- * Shadow mode (spec/limbic-system.md "Auto-Tuning"): what one search showed, with the parameters
+ * Shadow mode (docs/ranking.md, "Tuning"): what one search showed, with the parameters
  * and every factor of each candidate's score, for the tuner to replay. The baseline ranking the
  * spec compares against is replayed from the logged base relevance, so no caller is ever served a
  * worse ranking to measure it (the seed system served 10% of searches without the re-rank).

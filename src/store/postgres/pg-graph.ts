@@ -272,7 +272,7 @@ export async function queueEmbedding(db: Queryable, ids: readonly EntityId[]): P
 }
 
 /**
- * spec/hybrid-search.md `_sync_fts`: rebuilds the keyword and substring rows of these entities from
+ * Keyword sync: rebuilds the keyword and substring rows of these entities from
  * their current state, keeps the collection totals BM25 reads in step, and queues their vectors.
  */
 export async function syncEntities(db: Queryable, ids: readonly EntityId[]): Promise<void> {

@@ -63,7 +63,7 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX co_occurrences_b ON co_occurrences(entity_b_id);
 
-  -- spec/hybrid-search.md: BM25 over name, type and observations joined by " | ", rowid = entities.id,
+  -- BM25 over name, type and observations joined by " | ", rowid = entities.id,
   -- kept in sync by code. unicode61 with remove_diacritics folds accents so "sesion" finds "Sesión";
   -- the porter stemmer on top lifted the keyword leg's LoCoMo recall@5 from 0.439 to 0.472
   -- (bench/quality) and leaves XQuAD es→es unchanged.

@@ -187,7 +187,7 @@ function loadSqliteVec(db: Database.Database): boolean {
     sqliteVec.load(db);
     return true;
   } catch {
-    // spec/semantic-search.md: without sqlite-vec the server keeps every other tool working.
+    // Without sqlite-vec the store lacks the vector capability and every other tool keeps working.
     return false;
   }
 }

@@ -22,7 +22,7 @@ import type { EntityRow } from '../rows.js';
 import { SqliteGraphReads } from './sqlite-graph-reads.js';
 import { deleteObservationVectors } from './sqlite-vectors.js';
 
-/** Entity text is joined with this separator in the FTS index (spec/hybrid-search.md). */
+/** Entity text is joined with this separator in the FTS index (docs/ranking.md, "Legs"). */
 const OBS_SEPARATOR = ' | ';
 
 const newQueueVersion = (): number => randomInt(1, 2 ** 47);
@@ -159,7 +159,7 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
     });
   }
 
-  /** spec/hybrid-search.md `_backfill_fts`: an index that is empty while entities exist is rebuilt. */
+  /** An index that is empty while entities exist is rebuilt. */
   backfillIndexes(): void {
     const entities = this.conn.count('entities');
     if (entities === 0 || (this.conn.count('entity_trigram') > 0 && this.conn.count('entity_fts') > 0)) return;
@@ -220,7 +220,7 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
   }
 
   /**
-   * spec/hybrid-search.md `_sync_fts`: rebuild the keyword rows from the entity's current state.
+   * Rebuild the keyword rows from the entity's current state.
    * Public for sqlite-maintenance.ts, whose writes (supersede, split) run in the caller's transaction.
    */
   syncEntity(id: EntityId): void {
