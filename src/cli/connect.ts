@@ -26,7 +26,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { delimiter, posix, win32 } from 'node:path';
+import { delimiter, dirname, join, posix, resolve, sep, win32 } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
 
@@ -134,6 +134,10 @@ export function findClient(name: string): ClientSpec {
 export interface Launcher {
   readonly command: string;
   readonly args: readonly string[];
+  /** Environment the entry sets (npx needs this Node on PATH to run Limbic's bin). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Said to the user once the entry is written. */
+  readonly note?: string;
 }
 
 /**
@@ -142,8 +146,54 @@ export interface Launcher {
  * (Claude Desktop, Cursor started from a dock) do not get the shell's PATH, so `limbic` or `node`
  * installed through nvm is "command not found" there.
  */
-export function thisLimbic(mainModuleUrl: string, nodePath: string): Launcher {
-  return { command: nodePath, args: [realpathSync(fileURLToPath(mainModuleUrl))] };
+export function thisLimbic(mainModuleUrl: string, nodePath: string, env: Where['env'] = {}): Launcher {
+  const main = realpathSync(fileURLToPath(mainModuleUrl));
+  return npxLauncher(main, nodePath, env) ?? { command: nodePath, args: [main] };
+}
+
+/**
+ * A Limbic that npx started runs from npx's cache (`<npm cache>/_npx/<hash>/node_modules/limbic`),
+ * which `npm cache clean` deletes: an entry naming that main.js would break then. Such a Limbic is
+ * started the way npx started it, with the package it was given (a tarball's path made absolute),
+ * so a cleared cache is filled again at the next start. npx runs Limbic's bin through
+ * `#!/usr/bin/env node`, so the entry puts this Node's folder first on PATH (GUI clients do not
+ * see the shell's). `--onnxruntime-node-install=skip`: onnxruntime-node's installer would download
+ * CUDA libraries that Limbic never loads. Undefined when this Limbic is not in an npx cache.
+ */
+export function npxLauncher(mainPath: string, nodePath: string, env: Where['env'] = {}): Launcher | undefined {
+  const parts = mainPath.split(sep);
+  const at = parts.lastIndexOf('_npx');
+  if (at < 0 || at + 2 >= parts.length) return undefined;
+  const root = parts.slice(0, at + 2).join(sep);
+  let wanted: unknown;
+  try {
+    wanted = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies?: Record<string, unknown> }).dependencies
+      ?.limbic;
+  } catch {
+    return undefined;
+  }
+  if (typeof wanted !== 'string' || wanted === '') return undefined;
+  const spec = wanted.startsWith('file:')
+    ? `file:${resolve(root, wanted.slice('file:'.length))}`
+    : /^[a-z+]+:/i.test(wanted)
+      ? wanted
+      : `limbic@${wanted}`;
+  const npx = join(dirname(nodePath), 'npx');
+  let npxCli: string | undefined;
+  try {
+    npxCli = realpathSync(npx);
+  } catch {
+    npxCli = undefined;
+  }
+  const viaNode = npxCli !== undefined && npxCli.endsWith('.js');
+  const npxArgs = ['--yes', '--onnxruntime-node-install=skip', `--package=${spec}`, '--', 'limbic'];
+  const path = [dirname(nodePath), ...(env.PATH ?? '').split(delimiter).filter((d) => d !== '' && d !== dirname(nodePath))].join(delimiter);
+  return {
+    command: viaNode ? nodePath : npxCli === undefined ? 'npx' : npx,
+    args: viaNode ? [npxCli as string, ...npxArgs] : npxArgs,
+    env: { PATH: path },
+    note: `this Limbic runs from npx's cache; the entry starts it through npx with ${spec}, so clearing the cache only costs a reinstall at the next start`,
+  };
 }
 
 /** Whether `name` is an executable on PATH (with PATHEXT on Windows). */
@@ -285,9 +335,10 @@ export function connectClient(options: ConnectOptions): ConnectResult {
     ...(options.db === undefined ? [] : ['--db', options.db]),
     ...(options.namespace === undefined ? [] : ['--namespace', options.namespace]),
   ];
+  const env = options.launcher.env === undefined ? {} : { env: { ...options.launcher.env } };
   const launch: Json = client.typed
-    ? { type: 'stdio', command: options.launcher.command, args }
-    : { command: options.launcher.command, args };
+    ? { type: 'stdio', command: options.launcher.command, args, ...env }
+    : { command: options.launcher.command, args, ...env };
   const limbic = options.limbicCommand ?? 'limbic';
   const handEdit = (): string => `${JSON.stringify({ [client.serversKey]: { [name]: launch } }, null, 2)}`;
 
@@ -334,7 +385,7 @@ export function connectClient(options: ConnectOptions): ConnectResult {
     : {};
   const entry: Json = { ...launch, ...kept };
 
-  const messages: string[] = [];
+  const messages: string[] = options.launcher.note === undefined ? [] : [options.launcher.note];
   let officialReport: ConnectResult['official'];
   if (official !== undefined) {
     const found = officialMemoryFile(official, where);

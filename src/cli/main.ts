@@ -467,7 +467,7 @@ program
   .action(async (clientName: string, o: { name: string; config?: string; print?: boolean; replace?: boolean }) => {
     const { connectClient, findClient, onPath, quote, thisLimbic } = await import('./connect.js');
     const where = { env: process.env, home: homedir(), platform: process.platform };
-    const launcher = thisLimbic(import.meta.url, process.execPath);
+    const launcher = thisLimbic(import.meta.url, process.execPath, process.env);
     // A chosen database goes into the entry (a client does not see the shell's LIMBIC_DB); the default needs none.
     const chosenDb = program.opts<GlobalOptions>().db ?? (process.env.LIMBIC_DB === '' ? undefined : process.env.LIMBIC_DB);
     const result = connectClient({

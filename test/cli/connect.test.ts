@@ -5,13 +5,13 @@
  * command; and once through the built CLI, with the written entry started by a real MCP client.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLIENTS, connectClient, findClient, type ConnectOptions, type Where } from '../../src/cli/connect.js';
+import { CLIENTS, connectClient, findClient, npxLauncher, type ConnectOptions, type Where } from '../../src/cli/connect.js';
 import { isMemoryError } from '../../src/core/errors.js';
 import { CLI, tempDir } from '../helpers/fixtures.js';
 
@@ -255,5 +255,58 @@ describe('limbic connect through the built CLI', () => {
     }
     // The server used the database named in the entry.
     expect(statSync(db).size).toBeGreaterThan(0);
+  });
+});
+
+describe('limbic connect run from npx', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir('limbic-connect-npx-');
+  });
+  afterEach(() => tmp.cleanup());
+
+  /** The layout `npx -y ./limbic-0.1.0.tgz` leaves (npm 11): a folder per spec, its package.json naming the tarball relative to it. */
+  function npxInstall(): { main: string; node: string; npxCli: string } {
+    const root = join(tmp.dir, 'home', '.npm', '_npx', '3f2a9c1b7d');
+    const main = join(root, 'node_modules', 'limbic', 'dist', 'cli', 'main.js');
+    mkdirSync(join(main, '..'), { recursive: true });
+    writeFileSync(main, '');
+    writeFileSync(
+      join(root, 'package.json'),
+      JSON.stringify({ dependencies: { limbic: 'file:../../../../work/limbic-0.1.0.tgz' }, _npx: { packages: ['./limbic-0.1.0.tgz'] } }),
+    );
+    const bin = join(tmp.dir, 'node', 'bin');
+    const npxCli = join(tmp.dir, 'node', 'lib', 'node_modules', 'npm', 'bin', 'npx-cli.js');
+    mkdirSync(join(npxCli, '..'), { recursive: true });
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(npxCli, '');
+    writeFileSync(join(bin, 'node'), '');
+    symlinkSync(npxCli, join(bin, 'npx'));
+    return { main, node: join(bin, 'node'), npxCli };
+  }
+
+  it('starts Limbic through npx with the tarball it came from, not from the cache that may be cleared', () => {
+    const { main, node, npxCli } = npxInstall();
+    const launcher = npxLauncher(main, node, { PATH: '/usr/bin:/bin' });
+    const tarball = join(tmp.dir, 'work', 'limbic-0.1.0.tgz');
+    expect(launcher).toMatchObject({
+      command: node,
+      args: [realpathSync(npxCli), '--yes', '--onnxruntime-node-install=skip', `--package=file:${tarball}`, '--', 'limbic'],
+      env: { PATH: `${join(node, '..')}:/usr/bin:/bin` },
+    });
+    const file = join(tmp.dir, 'claude.json');
+    const result = connectClient({ client: findClient('claude-code'), launcher: launcher!, configFile: file, where: where(tmp.dir) });
+    const entry = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: Record<string, { args: string[]; env: object }> }).mcpServers
+      .memory;
+    expect(entry?.args.join(' ')).not.toContain('_npx');
+    expect(entry?.env).toEqual({ PATH: `${join(node, '..')}:/usr/bin:/bin` });
+    expect(result.messages.join('\n')).toContain("runs from npx's cache");
+  });
+
+  it('a registry install is started by its version range; a Limbic outside any npx cache is left to thisLimbic', () => {
+    const { main, node } = npxInstall();
+    writeFileSync(join(main, '..', '..', '..', '..', '..', 'package.json'), JSON.stringify({ dependencies: { limbic: '^0.1.0' } }));
+    expect(npxLauncher(main, node)?.args).toContain('--package=limbic@^0.1.0');
+    expect(npxLauncher('/opt/limbic/dist/cli/main.js', node)).toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@
  * order, a serialization failure) are retried from the start, so no write is lost.
  */
 import type pg from 'pg';
+import { loadPgDriver } from './pg-driver.js';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { redactPassword } from '../../core/redact.js';
 import { migrate } from './migrations.js';
@@ -122,7 +123,7 @@ export class PgConnection {
 
   private async connectAndMigrate(): Promise<pg.Pool> {
     // node-postgres is loaded on first use: a SQLite user never pays for it.
-    const { default: driver } = await import('pg');
+    const driver = await loadPgDriver();
     const searchPath = this.options.schema === undefined ? undefined : await prepareSchema(driver, this.options.url, this.options.schema);
     const settings = { ...this.options.sessionSettings, ...(searchPath === undefined ? {} : { search_path: searchPath }) };
     // int8 and numeric as numbers: ids, counts and millisecond times all fit a double.

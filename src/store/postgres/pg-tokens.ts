@@ -6,6 +6,7 @@
  * a memory, and checking a token never waits behind a namespace's writes.
  */
 import type pg from 'pg';
+import { loadPgDriver } from './pg-driver.js';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { TokenRecord, TokenStore } from '../token-store.js';
 import { redactPassword } from './pg-connection.js';
@@ -37,7 +38,7 @@ export function openPgTokenStore(url: string): TokenStore {
   let pool: pg.Pool | undefined;
   const open = (): Promise<pg.Pool> => {
     ready ??= (async () => {
-      const { default: driver } = await import('pg');
+      const driver = await loadPgDriver();
       pool = new driver.Pool({ connectionString: url, max: 4, statement_timeout: 30_000, application_name: 'limbic-tokens' });
       pool.on('error', () => undefined);
       const client = await pool.connect().catch((cause: unknown) => {
