@@ -74,6 +74,7 @@ describe.skipIf(wheel === undefined)('the packed tarball, installed by a strange
     expect(files).toContain('dist/cli/main.js');
     expect(files).toContain('web/index.html');
     expect(files).toContain('package.json');
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md']));
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('src/') || f.startsWith('bench/'))).toEqual([]);
   });
