@@ -140,7 +140,7 @@ export async function runLocomoReflections(options: ReflectionOptions): Promise<
     const reflections = new Reflections({
       store: corpus.store,
       embedder: new LazyEmbedder(async (): Promise<Embedder> => model),
-      slots: new HeavySlots(heavySlotOptionsFromEnv()),
+      slots: new HeavySlots(heavySlotOptionsFromEnv({})),
       afterWrite: () => undefined,
       clock: () => now,
       hybridSearch: () => Promise.reject(new Error('not used by the consolidation run')),

@@ -1,7 +1,7 @@
 /**
  * `limbic serve --http`: checks the options, refuses an open door (a non-loopback address with no
  * token), starts the HTTP server and stops it gracefully on SIGINT/SIGTERM. Concrete backends come
- * in from main.ts (the composition root).
+ * in from app.ts (the composition root).
  */
 import { MemoryError, ERROR_CODES } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
@@ -12,6 +12,7 @@ import { startHttpServer, type HttpLimits, type RunningHttpServer } from '../htt
 import { NamespaceRegistry, tokenFilePath } from '../http/namespaces.js';
 import type { ServerInfo } from '../mcp/server.js';
 import { redactPassword } from '../core/redact.js';
+import type { HeavySlotOptions } from '../service/heavy-slots.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 
@@ -51,6 +52,8 @@ export interface ServeHttpDeps {
   readonly logger: Logger;
   /** LIMBIC_AUTO_TUNE_MINUTES, read by the caller: each namespace tunes itself this often. */
   readonly autoTuneMinutes?: number | undefined;
+  /** LIMBIC_HEAVY_TOOL_SLOTS and _WAIT_MS, read by the caller: each namespace's heavy tools. */
+  readonly heavySlots?: HeavySlotOptions | undefined;
 }
 
 export async function startServeHttp(
@@ -91,6 +94,7 @@ export async function startServeHttp(
     embedder: deps.embedder,
     logger: deps.logger,
     autoTuneMinutes: deps.autoTuneMinutes,
+    heavySlots: deps.heavySlots,
   });
   let server: RunningHttpServer;
   try {

@@ -1,7 +1,7 @@
 /**
  * `limbic tune`: reports how the ranking does on the shadow log and which GAMMA, BETA_SAL and RRF k
  * would do better; `--apply` stores them (every Limbic process's next search uses them), `--reset`
- * returns to the spec's defaults. main.ts opens the store and registers the command.
+ * returns to the spec's defaults. commands/tune.ts opens the store and registers the command.
  */
 import { MemoryError, ERROR_CODES } from '../core/errors.js';
 import { runTune, resetTune, type TuneOutcome } from '../service/tuning.js';

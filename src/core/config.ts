@@ -1,5 +1,5 @@
 /**
- * The one configuration schema. src/cli/main.ts fills it from argv and the environment, once, and
+ * The one configuration schema. src/cli/app.ts fills it from argv and the environment, once, and
  * freezes it; everything else receives it and never reads the environment.
  */
 import { z } from 'zod';
@@ -25,6 +25,18 @@ export const ConfigSchema = z.object({
   allowRemoteModels: z.boolean().default(true),
   /** Skip the embedding model entirely (keyword search only). @default false */
   noModel: z.boolean().default(false),
+  /** Which memory: "default" is the database itself, another lives beside it (or in its own PostgreSQL schema). @default "default" */
+  namespace: z.string().min(1).default('default'),
+  /** Heavy maintenance tools running at once. @default 1 */
+  heavyToolSlots: z.number().int().min(1).default(1),
+  /** How long a heavy tool waits for a slot before answering busy. @default 2000 */
+  heavyToolWaitMs: z.number().min(0).default(2000),
+  /** Minutes between the server's periodic tunes; absent: off. */
+  autoTuneMinutes: z.number().min(1).optional(),
+  /** Connections per PostgreSQL pool. @default 10 */
+  pgPoolSize: z.number().int().min(1).optional(),
+  /** PostgreSQL statement timeout. @default 30000 */
+  pgStatementTimeoutMs: z.number().int().min(1).optional(),
 });
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;

@@ -15,6 +15,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, passFitsOneVector, type Embedder, type LoadProgress } from '../embed/embedder.js';
+import type { HeavySlotOptions } from '../service/heavy-slots.js';
 import { MemoryService } from '../service/memory-service.js';
 import { startAutoTune, type AutoTune } from '../service/tuning.js';
 import { redactPassword } from '../core/redact.js';
@@ -122,6 +123,8 @@ export interface NamespaceRegistryDeps {
   readonly clock?: () => number;
   /** LIMBIC_AUTO_TUNE_MINUTES: each open memory tunes itself this often (tuning.ts); undefined, never. */
   readonly autoTuneMinutes?: number | undefined;
+  /** Slots of the heavy maintenance tools, per namespace. @default MemoryService's */
+  readonly heavySlots?: HeavySlotOptions | undefined;
 }
 
 /** The open memories of a server: each opened on its first request, all closed on shutdown. */
@@ -142,6 +145,7 @@ export class NamespaceRegistry {
         embedder: embedderView(this.deps.embedder),
         clock: this.deps.clock ?? Date.now,
         logger: this.deps.logger,
+        ...(this.deps.heavySlots === undefined ? {} : { heavySlots: this.deps.heavySlots }),
       });
       service.warm();
       this.open.set(namespace, service);

@@ -23,8 +23,8 @@ export class HeavyBusyError extends MemoryError {
   }
 }
 
-/** Reads LIMBIC_HEAVY_TOOL_SLOTS and LIMBIC_HEAVY_TOOL_WAIT_MS; bad or missing values give the defaults. */
-export function heavySlotOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): HeavySlotOptions {
+/** Reads LIMBIC_HEAVY_TOOL_SLOTS and LIMBIC_HEAVY_TOOL_WAIT_MS from `env` (the composition root passes the process's); bad or missing values give the defaults. */
+export function heavySlotOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): HeavySlotOptions {
   const slots = Number(env.LIMBIC_HEAVY_TOOL_SLOTS);
   const waitMs = Number(env.LIMBIC_HEAVY_TOOL_WAIT_MS);
   return {

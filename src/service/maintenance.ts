@@ -52,7 +52,7 @@ export class Maintenance {
   readonly slots: HeavySlots;
 
   constructor(private readonly deps: MaintenanceDeps) {
-    this.slots = new HeavySlots(deps.slots ?? heavySlotOptionsFromEnv());
+    this.slots = new HeavySlots(deps.slots ?? heavySlotOptionsFromEnv({}));
   }
 
   /** add_observations with `supersedes` on some items: one transaction for the whole call. */

@@ -20,6 +20,7 @@ import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Reranker } from '../embed/reranker.js';
 import type { CompactionListener, EntityOutline, ImportBatch, ImportCounts, Page, Store, VectorStatus } from '../store/store.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
+import type { HeavySlotOptions } from './heavy-slots.js';
 import { Maintenance } from './maintenance.js';
 import { Reflections } from './reflections.js';
 import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './search/hybrid-search.js';
@@ -47,6 +48,8 @@ export interface MemoryServiceDeps {
   readonly reranker?: Reranker | undefined;
   /** How long a search waits for just-written entities to be embedded. @default CATCH_UP_WAIT_MS */
   readonly catchUpWaitMs?: number;
+  /** Slots of the heavy maintenance tools (heavy-slots.ts). @default one slot, a 2 s wait */
+  readonly heavySlots?: HeavySlotOptions;
 }
 
 export type { Page };
@@ -136,6 +139,7 @@ export class MemoryService {
       embedder: deps.embedder,
       clock: deps.clock,
       afterWrite: () => this.afterWrite(),
+      ...(deps.heavySlots === undefined ? {} : { slots: deps.heavySlots }),
     });
     this.reflections = new Reflections({
       store: deps.store,

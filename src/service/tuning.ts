@@ -70,8 +70,8 @@ export interface AutoTune {
   stop(): void;
 }
 
-/** Minutes between periodic tunes from the environment, or undefined (off, the default). */
-export function autoTuneMinutes(env: NodeJS.ProcessEnv = process.env): number | undefined {
+/** Minutes between periodic tunes from `env` (the composition root passes the process's), or undefined (off, the default). */
+export function autoTuneMinutes(env: Readonly<Record<string, string | undefined>>): number | undefined {
   const raw = env.LIMBIC_AUTO_TUNE_MINUTES;
   if (raw === undefined || raw.trim() === '' || raw.trim() === '0') return undefined;
   const n = Number(raw);

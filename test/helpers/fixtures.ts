@@ -11,6 +11,7 @@ import { embedEntitiesAsPassages, LazyEmbedder, type Embedder, type EntityInput 
 import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
 import type { Reranker } from '../../src/embed/reranker.js';
 import { createMcpServer } from '../../src/mcp/server.js';
+import type { HeavySlotOptions } from '../../src/service/heavy-slots.js';
 import { MemoryService } from '../../src/service/memory-service.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -90,6 +91,8 @@ export interface HarnessOptions {
   readonly path?: string;
   /** Another backend's store (PostgreSQL tests); the harness closes it. @default a SQLite file */
   readonly store?: Store;
+  /** Slots of the heavy maintenance tools. @default MemoryService's */
+  readonly heavySlots?: HeavySlotOptions;
 }
 
 /** A real SQLite file (or the given store), the service, and a real MCP client connected in-process. */
@@ -111,6 +114,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     logger: noopLogger,
     reranker: options.reranker,
     catchUpWaitMs: 60_000,
+    ...(options.heavySlots === undefined ? {} : { heavySlots: options.heavySlots }),
   });
   const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();

@@ -13,7 +13,7 @@ import ts from 'typescript';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SRC = join(ROOT, 'src');
 
-/** Folders holding a concrete backend: only src/cli/main.ts (and the folder itself) may import them. */
+/** Folders holding a concrete backend: only src/cli/app.ts (and the folder itself) may import them. */
 const CONCRETE_BACKENDS = ['src/store/sqlite/', 'src/store/postgres/', 'src/embed/onnx/'] as const;
 /** Interfaces with one subfolder per backend; sibling backends never import each other. */
 const BACKEND_PARENTS = ['src/store/', 'src/embed/'] as const;
@@ -31,7 +31,7 @@ const DRIVER_OWNERS: Readonly<Record<string, string>> = {
 const LAZY_PACKAGES = ['@huggingface/transformers', 'onnxruntime-node', 'pg', 'usearch'] as const;
 /** The packages src/core may use: pure code and data, no I/O (schemas; stopword lists: stopword, lunr + lunr-languages). */
 const CORE_PACKAGES = ['zod', 'stopword', 'lunr', 'lunr-languages'] as const;
-const COMPOSITION_ROOT = 'src/cli/main.ts';
+const COMPOSITION_ROOT = 'src/cli/app.ts';
 
 interface RawImport {
   readonly specifier: string;
@@ -272,9 +272,9 @@ describe('layeringViolations catches each forbidden import', () => {
     ['src/service/recall.ts', '../embed/onnx/onnx-embedder.js', /src\/service must depend on interfaces/],
     ['src/mcp/server.ts', '../store/store.js', /src\/mcp must not import src\/store/],
     ['src/mcp/server.ts', '../store/sqlite/sqlite-store.js', /src\/mcp must not import src\/store/],
-    ['src/cli/import-file.ts', '../store/sqlite/sqlite-store.js', /only src\/cli\/main.ts may import/],
-    ['src/cli/import-file.ts', '../embed/onnx/model-files.js', /only src\/cli\/main.ts may import/],
-    ['src/http/server.ts', '../store/postgres/postgres-store.js', /only src\/cli\/main.ts may import/],
+    ['src/cli/import-file.ts', '../store/sqlite/sqlite-store.js', /only src\/cli\/app.ts may import/],
+    ['src/cli/import-file.ts', '../embed/onnx/model-files.js', /only src\/cli\/app.ts may import/],
+    ['src/http/server.ts', '../store/postgres/postgres-store.js', /only src\/cli\/app.ts may import/],
     ['src/service/recall.ts', 'better-sqlite3', /the driver 'better-sqlite3' belongs to src\/store\/sqlite\//],
     ['src/embed/onnx/onnx-embedder.ts', 'onnxruntime-node', /must be loaded with await import/],
   ])('%s → %s', (from, specifier, message) => {
@@ -292,7 +292,7 @@ describe('layeringViolations catches each forbidden import', () => {
   it('flags a dynamic import into a concrete backend from outside the composition root', () => {
     const violations = layeringViolations([edge('src/mcp/server.ts', '../embed/onnx/onnx-embedder.js', { dynamic: true })]);
     expect(violations).toEqual([
-      "src/mcp/server.ts imports '../embed/onnx/onnx-embedder.js': only src/cli/main.ts may import the concrete backend src/embed/onnx/",
+      "src/mcp/server.ts imports '../embed/onnx/onnx-embedder.js': only src/cli/app.ts may import the concrete backend src/embed/onnx/",
     ]);
   });
 
@@ -304,8 +304,8 @@ describe('layeringViolations catches each forbidden import', () => {
     ['src/core/rank/limbic.ts', './constants.js'],
     ['src/core/rank/limbic.ts', '../types.js'],
     ['src/core/config.ts', 'zod'],
-    ['src/cli/main.ts', '../store/sqlite/sqlite-store.js'],
-    ['src/cli/main.ts', '../embed/onnx/model-files.js'],
+    ['src/cli/app.ts', '../store/sqlite/sqlite-store.js'],
+    ['src/cli/app.ts', '../embed/onnx/model-files.js'],
     ['src/store/sqlite/sqlite-store.ts', './schema.js'],
     ['src/store/sqlite/sqlite-store.ts', '../store.js'],
     ['src/store/sqlite/sqlite-store.ts', 'better-sqlite3'],
@@ -341,7 +341,7 @@ describe('src/ respects the layering', () => {
   });
 
   it('self-check: known imports are seen (static, multi-line, dynamic)', () => {
-    expect(targetsOf('src/cli/main.ts')).toContain('src/store/sqlite/sqlite-store.ts');
+    expect(targetsOf('src/cli/app.ts')).toContain('src/store/sqlite/sqlite-store.ts');
     expect(targetsOf('src/service/memory-service.ts')).toContain('src/core/types.ts');
     expect(targetsOf('src/core/rank/limbic.ts')).toContain('src/core/rank/constants.ts');
     expect(edges.some((e) => e.dynamic && e.target.kind === 'project')).toBe(true);
@@ -354,5 +354,48 @@ describe('src/ respects the layering', () => {
 
   it('has no forbidden import', () => {
     expect(layeringViolations(edges)).toEqual([]);
+  });
+});
+
+/** Where a source file reads `process.env` (property access or destructuring), by line. */
+function environmentReads(source: string, fileName = 'module.ts'): number[] {
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const lines: number[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isPropertyAccessExpression(node) &&
+      node.name.text === 'env' &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'process'
+    ) {
+      lines.push(file.getLineAndCharacterOfPosition(node.getStart()).line + 1);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return lines;
+}
+
+describe('only the composition root reads the environment', () => {
+  it('finds a read, and not one in a comment or a string', () => {
+    expect(environmentReads('const db = process.env.LIMBIC_DB;\nconst { HOME } = process.env;')).toEqual([1, 2]);
+    expect(environmentReads('// process.env.LIMBIC_DB\nconst s = "process.env";')).toEqual([]);
+  });
+
+  it(`no module but ${COMPOSITION_ROOT} reads process.env`, () => {
+    const readers: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith('.ts')) {
+          const rel = relative(ROOT, path).split(sep).join(posix.sep);
+          for (const line of environmentReads(readFileSync(path, 'utf8'), path)) readers.push(`${rel}:${line}`);
+        }
+      }
+    };
+    walk(SRC);
+    expect(readers.some((r) => r.startsWith(`${COMPOSITION_ROOT}:`))).toBe(true);
+    expect(readers.filter((r) => !r.startsWith(`${COMPOSITION_ROOT}:`))).toEqual([]);
   });
 });

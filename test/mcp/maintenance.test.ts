@@ -445,24 +445,10 @@ class GatedEmbedder extends FakeEmbedder {
   }
 }
 
-/** Sets the heavy-tool slot settings a harness reads; returns what puts them back. */
-function heavySlotEnv(slots: string, waitMs: string): () => void {
-  const saved = { slots: process.env.LIMBIC_HEAVY_TOOL_SLOTS, wait: process.env.LIMBIC_HEAVY_TOOL_WAIT_MS };
-  process.env.LIMBIC_HEAVY_TOOL_SLOTS = slots;
-  process.env.LIMBIC_HEAVY_TOOL_WAIT_MS = waitMs;
-  return () => {
-    if (saved.slots === undefined) delete process.env.LIMBIC_HEAVY_TOOL_SLOTS;
-    else process.env.LIMBIC_HEAVY_TOOL_SLOTS = saved.slots;
-    if (saved.wait === undefined) delete process.env.LIMBIC_HEAVY_TOOL_WAIT_MS;
-    else process.env.LIMBIC_HEAVY_TOOL_WAIT_MS = saved.wait;
-  };
-}
-
 describe('backpressure for the heavy tools', () => {
   it('answers a retryable busy when the slot is taken, and serves the next call once it frees', async () => {
     const engine = new GatedEmbedder();
-    const restore = heavySlotEnv('1', '0');
-    const h = await validating({ embedder: engine });
+    const h = await validating({ embedder: engine, heavySlots: { slots: 1, waitMs: 0 } });
     try {
       await h.ok('create_entities', { entities: [{ name: 'Bob', entityType: 'person', observations: ['likes tea', 'likes green tea'] }] });
       await h.service.drainEmbeddings();
@@ -487,15 +473,13 @@ describe('backpressure for the heavy tools', () => {
       expect((await first).isError).toBeFalsy();
       expect((await h.call('consolidation_report', {})).isError).toBeFalsy();
     } finally {
-      restore();
       await h.close();
     }
   });
 
   it('holds without a model too, where the running report keeps the thread (issue 25)', async () => {
     // A report over 200 entities takes about 0.1 s of the thread here: far past a 5 ms wait.
-    const restore = heavySlotEnv('1', '5');
-    const h = await validating({});
+    const h = await validating({ heavySlots: { slots: 1, waitMs: 5 } });
     try {
       await h.ok('create_entities', {
         entities: Array.from({ length: 200 }, (_, i) => ({
@@ -509,7 +493,6 @@ describe('backpressure for the heavy tools', () => {
       expect(answers.length - busy.length).toBeGreaterThanOrEqual(1);
       expect(busy.length).toBeGreaterThanOrEqual(1);
     } finally {
-      restore();
       await h.close();
     }
   });

