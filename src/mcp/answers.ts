@@ -15,6 +15,26 @@ export function structured(value: Record<string, unknown>, shown: unknown = valu
   });
 }
 
+/**
+ * Limbic's own tools: structuredContent is the whole answer (every field, nulls included, as
+ * documented in docs/answers.md); the text an agent reads is `shown` (by default the same answer)
+ * as one line of JSON without nulls, whose whitespace and empty fields only cost context.
+ */
+export function compact(value: Record<string, unknown>, shown: unknown = value): CallToolResult {
+  return withinAnswerBound({ content: [{ type: 'text', text: compactJson(shown) }], structuredContent: value });
+}
+
+/**
+ * JSON without whitespace and without nulls: a null property is left out, a null array item dropped.
+ * @example compactJson({ a: 1, b: null, c: [null, 2] }) // '{"a":1,"c":[2]}'
+ */
+export function compactJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null) return undefined;
+    return Array.isArray(v) && v.includes(null) ? v.filter((item) => item !== null) : v;
+  });
+}
+
 /** Characters of text under which no answer can reach the bound (measured exactly above it). */
 const SURELY_SMALL_CHARS = 512 * 1024;
 

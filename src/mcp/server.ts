@@ -20,7 +20,8 @@ import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { MemoryService, ObservationWindow, Page } from '../service/memory-service.js';
 import { toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
-import { overAnswerBound, overBoundMessage, structured } from './answers.js';
+import { compact, overAnswerBound, overBoundMessage, structured } from './answers.js';
+import { hybridText, semanticText } from './search-text.js';
 import * as s from './schemas.js';
 
 export const RESOURCE_URI = 'memory://knowledge-graph';
@@ -253,12 +254,15 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Search Semantic',
       description:
-        'Recall entities by meaning and by exact words at once (embeddings + BM25, fused with RRF), re-ranked by importance, recency and co-occurrence. ' +
-        'Results carry limbic_score, its scoring breakdown, distance (semantic hits) and rrf_score (hybrid mode).',
+        "Recall entities by meaning and by exact words at once (embeddings + BM25, fused by each leg's score strength as z-scores), re-ranked by importance, recency and co-occurrence, best first. " +
+        'Results carry limbic_score (the order), its scoring breakdown and distance (semantic hits); the answer says its mode and routing_strategy once.',
       inputSchema: s.searchSemanticInput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async ({ query, limit }) => structured({ ...(await service.searchSemantic(query, limit ?? 10)) })),
+    guard(async ({ query, limit }) => {
+      const answer = await service.searchSemantic(query, limit ?? 10);
+      return compact({ ...answer }, semanticText(answer));
+    }),
   );
 
   server.registerTool(
@@ -266,13 +270,16 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Hybrid Search',
       description:
-        'Full control of search: keyword (BM25, with phrase/AND/OR/NOT/prefix/column syntax) and semantic legs, RRF or weighted fusion, ' +
+        'Full control of search: keyword (BM25, with phrase/AND/OR/NOT/prefix/column syntax) and semantic legs, RRF (default), weighted or z-score fusion, ' +
         'limbic re-rank on or off, graph-aware boost, filters (types, status, kinds, dates, names), stable paging, and a score breakdown per result. ' +
         'explain_query adds per-leg timings and fusion overlap.',
       inputSchema: s.hybridSearchInput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async (input) => structured({ ...(await service.hybridSearch(toHybridOptions(input))) })),
+    guard(async (input) => {
+      const answer = await service.hybridSearch(toHybridOptions(input));
+      return compact({ ...answer }, hybridText(answer));
+    }),
   );
 
   server.registerTool(
@@ -284,7 +291,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       inputSchema: s.statisticsInput,
       annotations: READ,
     },
-    guard(async () => structured({ ...(await service.statistics()) })),
+    guard(async () => compact({ ...(await service.statistics()) })),
   );
 
   server.registerTool(
