@@ -7,7 +7,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryService } from '../service/memory-service.js';
 import { HeavyBusyError } from '../service/heavy-slots.js';
-import { structured } from './answers.js';
+import { compact } from './answers.js';
 import * as s from './schemas.js';
 
 type Guard = <A>(handler: (args: A) => Promise<CallToolResult>) => (args: A) => Promise<CallToolResult>;
@@ -46,7 +46,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     guard(async ({ from, to, relationType }) => {
       const answer = await m.endRelation({ from, to, relationType });
       mutated();
-      return structured(answer);
+      return compact(answer);
     }),
   );
 
@@ -61,7 +61,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     },
     guard(
       heavy(async ({ entity_name, threshold, containment_threshold }) =>
-        structured(
+        compact(
           await m.findDuplicateObservations(entity_name, {
             ...(threshold === undefined ? {} : { similarity: threshold }),
             ...(containment_threshold === undefined ? {} : { containment: containment_threshold }),
@@ -82,7 +82,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     },
     guard(
       heavy(async ({ stale_days, max_duplicate_entities }) =>
-        structured(await m.consolidationReport(stale_days ?? 90, max_duplicate_entities ?? 100)),
+        compact(await m.consolidationReport(stale_days ?? 90, max_duplicate_entities ?? 100)),
       ),
     ),
   );
@@ -96,7 +96,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       inputSchema: s.entityNameInput,
       annotations: READ,
     },
-    guard(heavy(async ({ entity_name }) => structured(await m.analyzeEntitySplit(entity_name)))),
+    guard(heavy(async ({ entity_name }) => compact(await m.analyzeEntitySplit(entity_name)))),
   );
 
   server.registerTool(
@@ -108,7 +108,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       inputSchema: s.entityNameInput,
       annotations: READ,
     },
-    guard(heavy(async ({ entity_name }) => structured(await m.proposeEntitySplit(entity_name)))),
+    guard(heavy(async ({ entity_name }) => compact(await m.proposeEntitySplit(entity_name)))),
   );
 
   server.registerTool(
@@ -124,7 +124,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       heavy(async ({ entity_name, approved_splits, parent_entity_name }) => {
         const answer = await m.executeEntitySplit(entity_name, approved_splits, parent_entity_name);
         mutated();
-        return structured(answer);
+        return compact(answer);
       }),
     ),
   );
@@ -143,7 +143,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     guard(async (input) => {
       const answer = await r.add(input);
       mutated();
-      return structured(answer);
+      return compact(answer);
     }),
   );
 
@@ -155,7 +155,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       inputSchema: s.searchReflectionsInput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async ({ query, limit }) => structured(await r.search(query, limit ?? 10))),
+    guard(async ({ query, limit }) => compact(await r.search(query, limit ?? 10))),
   );
 
   server.registerTool(
@@ -175,7 +175,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
           ...(dry_run === undefined ? {} : { dryRun: dry_run }),
         });
         if (dry_run !== true) mutated();
-        return structured(answer);
+        return compact(answer);
       }),
     ),
   );
@@ -188,6 +188,6 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       inputSchema: s.findSplitCandidatesInput,
       annotations: READ,
     },
-    guard(heavy(async () => structured({ ...(await m.findSplitCandidates()) }))),
+    guard(heavy(async () => compact({ ...(await m.findSplitCandidates()) }))),
   );
 }

@@ -113,11 +113,21 @@ export const RelationSchema = z.object({
   relationType: chars(LIMITS.maxNameChars, 'the relation type').describe('The type of the relation'),
 });
 
-/** Output entity shape: exactly the official one. */
+/**
+ * Output entity shape: the official one, plus, only when the caller asked for a page of
+ * observations (observations_offset or observations_limit), how many it holds and where the next
+ * page starts.
+ */
 export const EntityOutputSchema = z.object({
   name: z.string(),
   entityType: z.string(),
   observations: z.array(z.string()),
+  observationCount: z.number().int().optional().describe('Limbic, with an observations page: how many observations the entity holds'),
+  next_observations_offset: z
+    .number()
+    .int()
+    .optional()
+    .describe('Limbic, with an observations page: the observations_offset of the next page; absent on the last'),
 });
 export const EntityOutlineSchema = z.object({ name: z.string(), entityType: z.string(), observationCount: z.number().int() });
 export const RelationOutputSchema = z.object({ from: z.string(), to: z.string(), relationType: z.string() });
@@ -146,6 +156,11 @@ export const OpenNodesOutput = {
         superseded_observations: z.array(
           z.object({ content: z.string(), kind: z.string(), created_at: z.string(), superseded_at: z.string(), superseded_by: z.string() }),
         ),
+        supersededCount: z
+          .number()
+          .int()
+          .optional()
+          .describe('With an observations page: how many superseded observations the entity holds (they are paged by the same window)'),
       }),
     ]),
   ),
@@ -198,8 +213,26 @@ const pageFields = {
   offset: wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER).optional().describe('Limbic: entities to skip before the page (default 0)'),
 };
 
+/**
+ * Limbic's paging of each entity's observations (issue 26): an entity too large for one answer is
+ * read a page at a time. Neither field: every observation, as the official server answers.
+ */
+const observationPageFields = {
+  observations_offset: wholeNumber('observations_offset', 0, Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe(
+      "Limbic: each entity's observations to skip (default 0). With observations_offset or observations_limit, each entity carries that page of its observations, observationCount and next_observations_offset",
+    ),
+  observations_limit: wholeNumber('observations_limit', 1, LIMITS.maxObservationsPerEntity)
+    .optional()
+    .describe(
+      `Limbic: at most this many observations per entity (1-${LIMITS.maxObservationsPerEntity}, default ${LIMITS.maxObservationsPerEntity}); for an entity too large for one answer`,
+    ),
+};
+
 export const readGraphInput = official({
   ...pageFields,
+  ...observationPageFields,
   compact: z
     .boolean()
     .optional()
@@ -212,6 +245,7 @@ export const searchNodesInput = official({
     'The search query to match against entity names, types, and observation content',
   ),
   ...pageFields,
+  ...observationPageFields,
 });
 export const openNodesInput = official({
   names: items(name, LIMITS.maxItemsPerCall, 'names').describe('An array of entity names to retrieve'),
@@ -221,6 +255,7 @@ export const openNodesInput = official({
     .describe(
       "Limbic: add each entity's superseded_observations (what replaced them, and when) and ended_at on relations that end_relation ended",
     ),
+  ...observationPageFields,
 });
 
 export const searchSemanticInput = withinCallText(

@@ -5,16 +5,23 @@
  * service and shapes results; a MemoryError becomes an isError result the model can act on.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isMemoryError } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
-import type { MemoryService, Page } from '../service/memory-service.js';
+import type { MemoryService, ObservationWindow, Page } from '../service/memory-service.js';
 import { toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
-import { structured } from './answers.js';
+import { compact, overAnswerBound, overBoundMessage, structured } from './answers.js';
+import { hybridText, semanticText } from './search-text.js';
 import * as s from './schemas.js';
 
 export const RESOURCE_URI = 'memory://knowledge-graph';
@@ -32,6 +39,12 @@ const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true,
 function pageOf(limit: number | undefined, offset: number | undefined): Page | undefined {
   if (limit === undefined && offset === undefined) return undefined;
   return { limit: limit ?? LIMITS.maxGraphPage, offset: offset ?? 0 };
+}
+
+/** A page of each entity's observations when the caller asked for one; undefined keeps them all. */
+function windowOf(offset: number | undefined, limit: number | undefined): ObservationWindow | undefined {
+  if (limit === undefined && offset === undefined) return undefined;
+  return { offset: offset ?? 0, limit: limit ?? LIMITS.maxObservationsPerEntity };
 }
 
 function success(message: string): CallToolResult {
@@ -117,8 +130,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     guard(async ({ observations }) => {
       // Limbic's supersedes: the whole call goes to the maintenance store, in one transaction.
       const supersedes = observations.some((o) => o.supersedes !== undefined);
-      const results = supersedes ? await service.maintenance.supersede(observations) : await service.addObservations(observations);
-      if (supersedes) service.noteExtended(results);
+      const results = supersedes ? await service.supersede(observations) : await service.addObservations(observations);
       mutated();
       return structured({ results }, results);
     }),
@@ -177,12 +189,26 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Read Graph',
       description:
-        'Read the entire knowledge graph. Limbic: limit/offset read it a page at a time (with total and next_offset), and compact gives names, types and observation counts only',
+        "Read the entire knowledge graph. Limbic: limit/offset read it a page at a time (with total and next_offset), compact gives names, types and observation counts only, and observations_offset/observations_limit page each entity's observations",
       inputSchema: s.readGraphInput,
       outputSchema: s.GraphOutput,
       annotations: READ,
     },
-    guard(async ({ limit, offset, compact }) => structured({ ...(await service.graphView({ page: pageOf(limit, offset), compact })) })),
+    guard(async ({ limit, offset, compact: outline, observations_offset, observations_limit }) => {
+      const observations = windowOf(observations_offset, observations_limit);
+      if (outline === true && observations !== undefined) {
+        return {
+          content: [
+            {
+              type: 'text',
+              text: 'compact: true carries no observations, so observations_offset and observations_limit have nothing to page: drop one or the other.',
+            },
+          ],
+          isError: true,
+        };
+      }
+      return structured({ ...(await service.graphView({ page: pageOf(limit, offset), compact: outline, observations })) });
+    }),
   );
 
   server.registerTool(
@@ -190,26 +216,36 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Search Nodes',
       description:
-        'Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (case-insensitive), best matches first. Limbic: limit/offset return one page, with total and next_offset',
+        "Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (case-insensitive), best matches first. Limbic: limit/offset return one page, with total and next_offset; observations_offset/observations_limit page each entity's observations",
       inputSchema: s.searchNodesInput,
       outputSchema: s.SearchNodesOutput,
       annotations: READ,
     },
-    guard(async ({ query, limit, offset }) => structured({ ...(await service.graphView({ query, page: pageOf(limit, offset) })) })),
+    guard(async ({ query, limit, offset, observations_offset, observations_limit }) =>
+      structured({
+        ...(await service.graphView({
+          query,
+          page: pageOf(limit, offset),
+          observations: windowOf(observations_offset, observations_limit),
+        })),
+      }),
+    ),
   );
 
   server.registerTool(
     'open_nodes',
     {
       title: 'Open Nodes',
-      description: 'Open specific nodes in the knowledge graph by their names',
+      description:
+        "Open specific nodes in the knowledge graph by their names. Limbic: observations_offset/observations_limit return a page of each entity's observations (with observationCount and next_observations_offset), for an entity too large for one answer",
       inputSchema: s.openNodesInput,
       outputSchema: s.OpenNodesOutput,
       annotations: READ,
     },
-    guard(async ({ names, include_superseded }) => {
-      const graph = await service.openNodes(names);
-      return structured(include_superseded === true ? await service.maintenance.withHistory(graph) : { ...graph });
+    guard(async ({ names, include_superseded, observations_offset, observations_limit }) => {
+      const window = windowOf(observations_offset, observations_limit);
+      const graph = await service.openNodes(names, window);
+      return structured(include_superseded === true ? await service.maintenance.withHistory(graph, window) : { ...graph });
     }),
   );
 
@@ -218,12 +254,15 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Search Semantic',
       description:
-        'Recall entities by meaning and by exact words at once (embeddings + BM25, fused with RRF), re-ranked by importance, recency and co-occurrence. ' +
-        'Results carry limbic_score, its scoring breakdown, distance (semantic hits) and rrf_score (hybrid mode).',
+        "Recall entities by meaning and by exact words at once (embeddings + BM25, fused by each leg's score strength as z-scores), re-ranked by importance, recency and co-occurrence, best first. " +
+        'Results carry limbic_score (the order), its scoring breakdown and distance (semantic hits); the answer says its mode and routing_strategy once.',
       inputSchema: s.searchSemanticInput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async ({ query, limit }) => structured({ ...(await service.searchSemantic(query, limit ?? 10)) })),
+    guard(async ({ query, limit }) => {
+      const answer = await service.searchSemantic(query, limit ?? 10);
+      return compact({ ...answer }, semanticText(answer));
+    }),
   );
 
   server.registerTool(
@@ -231,13 +270,16 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Hybrid Search',
       description:
-        'Full control of search: keyword (BM25, with phrase/AND/OR/NOT/prefix/column syntax) and semantic legs, RRF or weighted fusion, ' +
+        'Full control of search: keyword (BM25, with phrase/AND/OR/NOT/prefix/column syntax) and semantic legs, RRF (default), weighted or z-score fusion, ' +
         'limbic re-rank on or off, graph-aware boost, filters (types, status, kinds, dates, names), stable paging, and a score breakdown per result. ' +
         'explain_query adds per-leg timings and fusion overlap.',
       inputSchema: s.hybridSearchInput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async (input) => structured({ ...(await service.hybridSearch(toHybridOptions(input))) })),
+    guard(async (input) => {
+      const answer = await service.hybridSearch(toHybridOptions(input));
+      return compact({ ...answer }, hybridText(answer));
+    }),
   );
 
   server.registerTool(
@@ -249,7 +291,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       inputSchema: s.statisticsInput,
       annotations: READ,
     },
-    guard(async () => structured({ ...(await service.statistics()) })),
+    guard(async () => compact({ ...(await service.statistics()) })),
   );
 
   server.registerTool(
@@ -282,9 +324,23 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'knowledge-graph',
     RESOURCE_URI,
     { title: 'Knowledge Graph', description: 'The full knowledge graph with all entities and relations', mimeType: 'application/json' },
-    async (uri) => ({
-      contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await service.readGraph(), null, 2) }],
-    }),
+    async (uri) => {
+      const result = {
+        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await service.readGraph(), null, 2) }],
+      };
+      // As a tool's answer (answers.ts): over the bound, the client would drop the message and the session.
+      const bytes = overAnswerBound(result, result.contents[0]?.text.length ?? 0);
+      if (bytes !== undefined)
+        throw new McpError(
+          ErrorCode.InvalidRequest,
+          overBoundMessage(
+            `The resource ${RESOURCE_URI}`,
+            bytes,
+            'A resource comes whole; read the graph with the read_graph tool instead, a page at a time',
+          ),
+        );
+      return result;
+    },
   );
   server.server.registerCapabilities({ resources: { subscribe: true } });
   server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {

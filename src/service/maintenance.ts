@@ -14,9 +14,10 @@ import {
   type DuplicateThresholds,
 } from '../core/maintenance/duplicates.js';
 import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, analyzeSplit, splitThreshold, type SplitAnalysis } from '../core/maintenance/split.js';
-import type { KnowledgeGraph, Relation } from '../core/types.js';
+import type { Entity, Relation } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { EntityObservations, MaintenanceStore, SplitOutcome, Store, Supersession, SupersessionResult } from '../store/store.js';
+import type { EntityPage, ObservationWindow } from './observation-page.js';
 import { HeavySlots, heavySlotOptionsFromEnv, type HeavySlotOptions } from './heavy-slots.js';
 
 const DAY_MS = 86_400_000;
@@ -62,21 +63,34 @@ export class Maintenance {
     return results;
   }
 
-  /** open_nodes with include_superseded: the answer plus each entity's history and ended relations. */
-  async withHistory(graph: KnowledgeGraph): Promise<Record<string, unknown>> {
+  /**
+   * open_nodes with include_superseded: the answer plus each entity's history and ended relations.
+   * With a window (the entities then carry one page of their observations), the history is paged by
+   * the same window, and the next page starts where either list goes on.
+   */
+  async withHistory(
+    graph: { readonly entities: readonly (Entity | EntityPage)[]; readonly relations: readonly Relation[] },
+    window?: ObservationWindow,
+  ): Promise<Record<string, unknown>> {
     const history = await this.store().history(graph.entities.map((e) => e.name));
     const ended = new Map(history.endedRelations.map((r) => [JSON.stringify([r.from, r.to, r.relationType]), r.endedAt]));
     return {
-      entities: graph.entities.map((e) => ({
-        ...e,
-        superseded_observations: (history.superseded.get(e.name) ?? []).map((s) => ({
+      entities: graph.entities.map((e) => {
+        const all = history.superseded.get(e.name) ?? [];
+        const shown = window === undefined ? all : all.slice(window.offset, window.offset + window.limit);
+        const superseded_observations = shown.map((s) => ({
           content: s.content,
           kind: s.kind,
           created_at: iso(s.createdAt),
           superseded_at: iso(s.supersededAt),
           superseded_by: s.supersededBy,
-        })),
-      })),
+        }));
+        if (window === undefined) return { ...e, superseded_observations };
+        const { next_observations_offset: _next, ...entity } = e as EntityPage;
+        const end = window.offset + window.limit;
+        const more = end < Math.max(all.length, 'observationCount' in e ? e.observationCount : e.observations.length);
+        return { ...entity, superseded_observations, supersededCount: all.length, ...(more ? { next_observations_offset: end } : {}) };
+      }),
       relations: graph.relations.map((r) => {
         const at = ended.get(JSON.stringify([r.from, r.to, r.relationType]));
         return at === undefined ? r : { ...r, ended_at: iso(at) };

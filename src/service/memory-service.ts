@@ -18,9 +18,20 @@ import type {
 } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Reranker } from '../embed/reranker.js';
-import type { CompactionListener, EntityOutline, ImportBatch, ImportCounts, Page, Store, VectorStatus } from '../store/store.js';
+import type {
+  CompactionListener,
+  EntityOutline,
+  ImportBatch,
+  ImportCounts,
+  Page,
+  Store,
+  Supersession,
+  SupersessionResult,
+  VectorStatus,
+} from '../store/store.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
 import type { HeavySlotOptions } from './heavy-slots.js';
+import { observationPage, type EntityPage, type ObservationWindow } from './observation-page.js';
 import { Maintenance } from './maintenance.js';
 import { Reflections } from './reflections.js';
 import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './search/hybrid-search.js';
@@ -53,6 +64,7 @@ export interface MemoryServiceDeps {
 }
 
 export type { Page };
+export type { EntityPage, ObservationWindow };
 
 export interface GraphView {
   /** search_nodes' query; undefined reads the graph. */
@@ -60,6 +72,8 @@ export interface GraphView {
   readonly page?: Page | undefined;
   /** read_graph only: names, types and observation counts. */
   readonly compact?: boolean | undefined;
+  /** A page of each entity's observations; undefined, all of them. */
+  readonly observations?: ObservationWindow | undefined;
 }
 
 export interface GraphViewAnswer {
@@ -204,11 +218,26 @@ export class MemoryService {
   }
 
   /**
+   * add_observations with `supersedes`: the same bounds as any addition (the replacement may be
+   * longer than what it replaces), then the maintenance store's one transaction.
+   */
+  async supersede(items: readonly Supersession[]): Promise<SupersessionResult[]> {
+    await this.withinEntityBounds(items);
+    const results = await this.maintenance.supersede(items);
+    this.noteExtended(results);
+    return results;
+  }
+
+  /**
    * Refuses, whole, an addition that would grow an entity past what one answer can carry (issue 26:
    * four acknowledged calls made an entity of 14.5 MiB that no tool could return over stdio). The
-   * per-call limits hold each call; these hold the entity across calls.
+   * per-call limits hold each call; these hold the entity across calls. Items apply in order, as the
+   * stores apply them: contents join, then the observation an item supersedes leaves.
+   *
+   * execute_entity_split needs no check: it moves observations an entity holds into new entities,
+   * so none holds more than the original did.
    */
-  private async withinEntityBounds(items: readonly ObservationAddition[]): Promise<void> {
+  private async withinEntityBounds(items: readonly Supersession[]): Promise<void> {
     const names = [...new Set(items.map((i) => i.entityName))];
     // The entities' observations alone (no relations, as open_nodes would read).
     const { graph } = this.deps.store;
@@ -216,21 +245,26 @@ export class MemoryService {
     for (const name of names) {
       const held = current.get(name);
       if (held === undefined) continue; // a missing entity is the store's own error
-      const known = new Set(held);
-      const adding = [...new Set(items.filter((i) => i.entityName === name).flatMap((i) => i.contents))].filter((c) => !known.has(c));
-      const count = held.length + adding.length;
-      const bytes = [...held, ...adding].reduce((sum, o) => sum + Buffer.byteLength(o), 0);
+      const after = new Set(held);
+      for (const item of items) {
+        if (item.entityName !== name) continue;
+        for (const content of item.contents) after.add(content);
+        if (item.supersedes !== undefined) after.delete(item.supersedes);
+      }
+      const count = after.size;
+      let bytes = 0;
+      for (const o of after) bytes += Buffer.byteLength(o);
       const fix =
         'Nothing was added. Replace old observations instead (add_observations with supersedes), or split the entity (analyze_entity_split).';
       if (count > LIMITS.maxObservationsPerEntity)
         throw new MemoryError(
           ERROR_CODES.INPUT_TOO_LARGE,
-          `Entity ${name} would hold ${count} observations, over the ${LIMITS.maxObservationsPerEntity} one entity may hold, so that it can always be read in one answer. ${fix}`,
+          `Entity ${name} would hold ${count} observations, over the ${LIMITS.maxObservationsPerEntity} one entity may hold, so that it stays readable. ${fix}`,
         );
       if (bytes > LIMITS.maxEntityTextBytes)
         throw new MemoryError(
           ERROR_CODES.INPUT_TOO_LARGE,
-          `Entity ${name} would hold ${bytes} bytes of observations, over the ${LIMITS.maxEntityTextBytes} bytes one entity may hold, so that it can always be read in one answer. ${fix}`,
+          `Entity ${name} would hold ${bytes} bytes of observations, over the ${LIMITS.maxEntityTextBytes} bytes one entity may hold, so that it stays readable. ${fix}`,
         );
     }
   }
@@ -300,15 +334,17 @@ export class MemoryService {
       return withPage(outline.entities, outline.relations, outline.total, page);
     }
     const answer = view.query === undefined ? await graph.readGraph(page) : await graph.searchNodes(view.query, page);
-    return withPage(answer.entities, answer.relations, answer.total, page);
+    const entities = view.observations === undefined ? answer.entities : answer.entities.map((e) => observationPage(e, view.observations));
+    return withPage(entities, answer.relations, answer.total, page);
   }
 
   /**
    * Opens entities and, after the answer is built, counts the use (and co-use of 2+ opened
    * together): opening is the agent's act of using what a search listed.
    */
-  async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
-    const graph = await this.deps.store.graph.openNodes(names);
+  async openNodes(names: readonly string[], window?: ObservationWindow): Promise<KnowledgeGraph> {
+    const found = await this.deps.store.graph.openNodes(names);
+    const graph = window === undefined ? found : { ...found, entities: found.entities.map((e) => observationPage(e, window)) };
     const opened = graph.entities.map((e) => e.name);
     this.later(async () => {
       const now = this.deps.clock();

@@ -137,3 +137,54 @@ describe('read_graph and search_nodes pages (issue 12)', () => {
     expect(textOf(negative)).toMatch(/offset must be a whole number from 0/);
   });
 });
+
+describe("pages of each entity's observations (issue 26)", () => {
+  let h: Harness;
+  const notes = Array.from({ length: 12 }, (_, i) => `harbour note ${i}`);
+  beforeAll(async () => {
+    h = await harness();
+    await h.client.listTools(); // the client checks each answer against its outputSchema, as real clients do
+    await h.ok('create_entities', {
+      entities: [
+        { name: 'Log', entityType: 'log', observations: notes },
+        { name: 'Short', entityType: 'log', observations: ['one harbour note'] },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('open_nodes, read_graph and search_nodes return one page of each entity, its count and the next offset', async () => {
+    for (const [tool, args] of [
+      ['open_nodes', { names: ['Log', 'Short'] }],
+      ['read_graph', {}],
+      ['search_nodes', { query: 'harbour' }],
+    ] as const) {
+      const page = await h.ok<GraphAnswer>(tool, { ...args, observations_offset: 5, observations_limit: 5 });
+      const log = page.entities.find((e) => e.name === 'Log');
+      expect(log, tool).toEqual({
+        name: 'Log',
+        entityType: 'log',
+        observations: notes.slice(5, 10),
+        observationCount: 12,
+        next_observations_offset: 10,
+      });
+      expect(
+        page.entities.find((e) => e.name === 'Short'),
+        tool,
+      ).toEqual({ name: 'Short', entityType: 'log', observations: [], observationCount: 1 });
+    }
+    const last = await h.ok<GraphAnswer>('open_nodes', { names: ['Log'], observations_offset: 10 });
+    expect(last.entities[0]).toEqual({ name: 'Log', entityType: 'log', observations: notes.slice(10), observationCount: 12 });
+  });
+
+  it('refuses compact with an observations page, and a page size out of range', async () => {
+    const both = await h.call('read_graph', { compact: true, observations_limit: 5 });
+    expect(both.isError).toBe(true);
+    expect(textOf(both)).toMatch(/compact: true carries no observations.*drop one or the other/);
+    const zero = await h.call('open_nodes', { names: ['Log'], observations_limit: 0 });
+    expect(zero.isError).toBe(true);
+    expect(textOf(zero)).toMatch(/observations_limit must be a whole number from 1 to 1000/);
+  });
+});

@@ -5,6 +5,7 @@
  * embedder or none); maintenance-semantic.test.ts runs the real model where it does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../src/core/limits.js';
 import { FakeEmbedder, harness, textOf, type Harness } from '../helpers/fixtures.js';
 
 const DAY = 86_400_000;
@@ -519,4 +520,64 @@ it('a read-only service refuses the maintenance writes, and still reads', async 
   } finally {
     await h.close();
   }
+});
+
+describe('supersedes within the per-entity bound (issue 26)', () => {
+  let h: Harness;
+  const long = (tag: string, n: number = LIMITS.maxObservationChars): string => `${tag} `.padEnd(n, 'lorem ipsum ');
+  beforeAll(async () => {
+    h = await validating({ embedder: 'none' });
+    await h.ok('create_entities', { entities: [{ name: 'Big', entityType: 'log', observations: ['short note'] }] });
+    // 209 observations of 20,000 bytes and 'short note': 14,294 bytes under the 4 MiB an entity may hold;
+    // replacing 'short note' by 20,000 bytes makes 4,200,000 (the 10 bytes it replaces leave).
+    for (const part of [0, 1]) {
+      const contents = Array.from({ length: part === 0 ? 105 : 104 }, (_, i) => long(`part ${part} note ${i}`));
+      await h.ok('add_observations', { observations: [{ entityName: 'Big', contents }] });
+    }
+  });
+  afterAll(() => h.close());
+
+  it('refuses, whole, a replacement that would grow the entity past the bound', async () => {
+    const over = await h.call('add_observations', {
+      observations: [{ entityName: 'Big', contents: [long('a long replacement')], supersedes: 'short note' }],
+    });
+    expect(over.isError).toBe(true);
+    expect(textOf(over)).toMatch(
+      new RegExp(`Entity Big would hold 4200000 bytes of observations, over the ${LIMITS.maxEntityTextBytes} bytes.*Nothing was added`),
+    );
+    const big = await h.ok<Graph>('open_nodes', { names: ['Big'], observations_limit: 1 });
+    expect(big.entities[0]?.observations).toEqual(['short note']);
+  });
+
+  it('counts the observation a replacement removes', async () => {
+    const shorter = long('part 0 replaced', LIMITS.maxObservationChars - 1_000);
+    const r = await h.ok<{ results: { superseded?: string }[] }>('add_observations', {
+      observations: [{ entityName: 'Big', contents: [shorter], supersedes: long('part 0 note 0') }],
+    });
+    expect(r.results[0]?.superseded).toBe(long('part 0 note 0'));
+  });
+
+  it('pages the history by the same window as the observations', async () => {
+    await h.ok('create_entities', { entities: [{ name: 'Hist', entityType: 't', observations: ['v0', 'a', 'b'] }] });
+    for (let v = 1; v <= 4; v++)
+      await h.ok('add_observations', { observations: [{ entityName: 'Hist', contents: [`v${v}`], supersedes: `v${v - 1}` }] });
+    type Paged = Graph['entities'][number] & { observationCount?: number; supersededCount?: number; next_observations_offset?: number };
+    const first = await h.ok<{ entities: Paged[] }>('open_nodes', { names: ['Hist'], include_superseded: true, observations_limit: 2 });
+    expect(first.entities[0]).toMatchObject({
+      observations: ['a', 'b'],
+      observationCount: 3,
+      supersededCount: 4,
+      next_observations_offset: 2,
+    });
+    expect(first.entities[0]?.superseded_observations?.map((s) => s.content)).toEqual(['v0', 'v1']);
+    const second = await h.ok<{ entities: Paged[] }>('open_nodes', {
+      names: ['Hist'],
+      include_superseded: true,
+      observations_offset: 2,
+      observations_limit: 2,
+    });
+    expect(second.entities[0]?.observations).toEqual(['v4']);
+    expect(second.entities[0]?.superseded_observations?.map((s) => s.content)).toEqual(['v2', 'v3']);
+    expect(second.entities[0]?.next_observations_offset).toBeUndefined();
+  });
 });

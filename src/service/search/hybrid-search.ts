@@ -94,6 +94,8 @@ export interface HybridResponse {
   readonly limit: number;
   readonly fusion_method: FusionMethod;
   readonly search_modes_used: SearchMode[];
+  /** How the query was routed for the limbic re-rank (absent with limbic: false); one per answer. */
+  readonly routing_strategy?: RoutingStrategy;
   readonly fts_count: number;
   readonly semantic_count: number;
   readonly weights?: SignalWeights;
@@ -174,6 +176,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     limit: o.limit,
     fusion_method: o.fusionMethod,
     search_modes_used: outcome.modesUsed,
+    ...(o.limbic ? { routing_strategy: outcome.strategy } : {}),
     fts_count: outcome.keywordHits.length,
     semantic_count: outcome.semanticHits.length,
     ...(fused.weights === undefined ? {} : { weights: fused.weights }),

@@ -51,7 +51,12 @@ export interface SemanticResult {
     readonly usage_places: number;
   };
   readonly distance?: number;
+  /**
+   * The reciprocal rank fusion of the two legs' ranks, kept for clients that read it: the order
+   * follows limbic_score (z-score fusion, then the re-rank), not this (docs/answers.md).
+   */
   readonly rrf_score?: number;
+  /** The same for every result: the answer's routing_strategy. */
   readonly routing_strategy: RoutingStrategy;
 }
 
@@ -61,6 +66,8 @@ export interface SemanticResponse {
   readonly results: SemanticResult[];
   /** Which legs answered; absent results mean the candidates were empty. */
   readonly mode: SemanticMode;
+  /** How the query was routed (docs/ranking.md): one per answer, as every result was ranked by it. */
+  readonly routing_strategy: RoutingStrategy;
   readonly warning?: string;
   /** Ids of the returned entities, in order, for signal recording. */
   readonly ids: readonly EntityId[];
@@ -131,6 +138,7 @@ export async function searchSemantic(
     ids: outcome.page.map((p) => p.ranked.id),
     shadow: shadowEvent('search_semantic', request, outcome, now),
     mode: hybrid ? (semantic ? 'hybrid' : 'keyword') : 'semantic',
+    routing_strategy: outcome.strategy,
     ...(warning === undefined ? {} : { warning }),
   };
 }
