@@ -73,6 +73,7 @@ interface GlobalOptions {
   modelDir?: string;
   model?: boolean;
   namespace?: string;
+  inverseRelations?: boolean;
 }
 
 function buildConfig(options: GlobalOptions): Config {
@@ -90,6 +91,7 @@ function buildConfig(options: GlobalOptions): Config {
     modelId: nonEmpty(env.LIMBIC_MODEL),
     allowRemoteModels: !envFlag(env.LIMBIC_OFFLINE) && !envFlag(env.HF_HUB_OFFLINE),
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
+    inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
   });
 }
 
@@ -116,7 +118,7 @@ function onnxOptions(config: Config) {
 function buildService(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false): MemoryService {
   const embedder = buildEmbedder(config, threads, startModel);
   const store = openStoreAt(config.dbPath, chosenNamespace());
-  return new MemoryService({ store, embedder, clock: Date.now, logger: stderrLogger });
+  return new MemoryService({ store, embedder, clock: Date.now, logger: stderrLogger, inverseRelations: config.inverseRelations });
 }
 
 /**
@@ -292,6 +294,12 @@ program
   .addOption(new Option('--no-model', 'run without the embedding model: keyword search only (env LIMBIC_NO_MODEL=1)'))
   .addOption(
     new Option(
+      '--inverse-relations',
+      'create and delete hierarchical relations in pairs: A contains B also makes B part_of A (env LIMBIC_INVERSE_RELATIONS=1)',
+    ),
+  )
+  .addOption(
+    new Option(
       '--namespace <name>',
       'which memory: "default" is the --db file, others live beside it (PostgreSQL: schema limbic_<name>) (env LIMBIC_NAMESPACE); serve --http takes it from each token',
     ),
@@ -335,6 +343,7 @@ program
         logger: stderrLogger,
         // Off unless LIMBIC_AUTO_TUNE_MINUTES is set, as on stdio: each namespace tunes on its own log.
         autoTuneMinutes: autoTuneMinutes(),
+        inverseRelations: root.inverseRelations,
       },
     );
   });

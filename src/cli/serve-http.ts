@@ -51,6 +51,8 @@ export interface ServeHttpDeps {
   readonly logger: Logger;
   /** LIMBIC_AUTO_TUNE_MINUTES, read by the caller: each namespace tunes itself this often. */
   readonly autoTuneMinutes?: number | undefined;
+  /** Config.inverseRelations, for every namespace. */
+  readonly inverseRelations?: boolean | undefined;
 }
 
 export async function startServeHttp(
@@ -91,6 +93,7 @@ export async function startServeHttp(
     embedder: deps.embedder,
     logger: deps.logger,
     autoTuneMinutes: deps.autoTuneMinutes,
+    inverseRelations: deps.inverseRelations,
   });
   let server: RunningHttpServer;
   try {

@@ -122,6 +122,8 @@ export interface NamespaceRegistryDeps {
   readonly clock?: () => number;
   /** LIMBIC_AUTO_TUNE_MINUTES: each open memory tunes itself this often (tuning.ts); undefined, never. */
   readonly autoTuneMinutes?: number | undefined;
+  /** Config.inverseRelations: hierarchical relations in pairs. */
+  readonly inverseRelations?: boolean | undefined;
 }
 
 /** The open memories of a server: each opened on its first request, all closed on shutdown. */
@@ -142,6 +144,7 @@ export class NamespaceRegistry {
         embedder: embedderView(this.deps.embedder),
         clock: this.deps.clock ?? Date.now,
         logger: this.deps.logger,
+        inverseRelations: this.deps.inverseRelations,
       });
       service.warm();
       this.open.set(namespace, service);

@@ -202,13 +202,14 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'open_nodes',
     {
       title: 'Open Nodes',
-      description: 'Open specific nodes in the knowledge graph by their names',
+      description:
+        "Open specific nodes in the knowledge graph by their names. Limbic: kinds keeps only observations of those kinds; include_kinds shows each observation's kind",
       inputSchema: s.openNodesInput,
       outputSchema: s.OpenNodesOutput,
       annotations: READ,
     },
-    guard(async ({ names, include_superseded }) => {
-      const graph = await service.openNodes(names);
+    guard(async ({ names, include_superseded, kinds, include_kinds }) => {
+      const graph = await service.openNodes(names, { kinds, includeKinds: include_kinds });
       return structured(include_superseded === true ? await service.maintenance.withHistory(graph) : { ...graph });
     }),
   );
@@ -264,15 +265,15 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     },
     guard(async ({ entity_name, name: legacyName, status }) => {
       const name = entity_name ?? legacyName ?? '';
-      const stored = parseStatus(status) as EntityStatus;
-      if (!(await service.setStatus(name, stored))) {
+      const chosen = parseStatus(status) as EntityStatus;
+      if (!(await service.setStatus(name, chosen))) {
         return {
           content: [{ type: 'text', text: `Entity with name ${name} not found. Create it first with create_entities.` }],
           isError: true,
         };
       }
       mutated();
-      return success(`Status of ${name} set to ${stored}`);
+      return success(`Status of ${name} set to ${chosen}`);
     }),
   );
 

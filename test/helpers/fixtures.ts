@@ -90,6 +90,8 @@ export interface HarnessOptions {
   readonly path?: string;
   /** Another backend's store (PostgreSQL tests); the harness closes it. @default a SQLite file */
   readonly store?: Store;
+  /** Config.inverseRelations: hierarchical relations in pairs. @default false */
+  readonly inverseRelations?: boolean;
 }
 
 /** A real SQLite file (or the given store), the service, and a real MCP client connected in-process. */
@@ -111,6 +113,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     logger: noopLogger,
     reranker: options.reranker,
     catchUpWaitMs: 60_000,
+    inverseRelations: options.inverseRelations,
   });
   const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
