@@ -105,7 +105,7 @@ async function runSearch(q) {
         {},
         el('a', { class: 'result-link', href: `#/entity/${encodeURIComponent(r.name)}` }, r.name),
         el('span', { class: 'type' }, r.entityType),
-        r.status !== 'activo' ? el('span', { class: 'badge' }, r.status) : null,
+        r.status !== 'active' ? el('span', { class: 'badge' }, r.status) : null,
         r.observations.length ? el('p', { class: 'snippet' }, snippet(r.observations, q)) : null,
         el('p', { class: 'why' }, why(r.scores, i + 1 + answer.offset)),
         scoreList(r.scores),

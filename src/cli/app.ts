@@ -50,6 +50,7 @@ export interface GlobalOptions {
   modelDir?: string;
   model?: boolean;
   namespace?: string;
+  inverseRelations?: boolean;
 }
 
 export const stderrLogger: Logger = {
@@ -86,6 +87,7 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     modelId: nonEmpty(env.LIMBIC_MODEL),
     allowRemoteModels: !envFlag(env.LIMBIC_OFFLINE) && !envFlag(env.HF_HUB_OFFLINE),
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
+    inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
     heavyToolSlots: heavy.slots,
     heavyToolWaitMs: heavy.waitMs,
@@ -165,6 +167,7 @@ export class App {
       clock: Date.now,
       logger: stderrLogger,
       heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
+      inverseRelations: config.inverseRelations,
     });
   }
 

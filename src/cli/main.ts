@@ -33,6 +33,12 @@ program
   .addOption(new Option('--no-model', 'run without the embedding model: keyword search only (env LIMBIC_NO_MODEL=1)'))
   .addOption(
     new Option(
+      '--inverse-relations',
+      'create and delete hierarchical relations in pairs: A contains B also makes B part_of A (env LIMBIC_INVERSE_RELATIONS=1)',
+    ),
+  )
+  .addOption(
+    new Option(
       '--namespace <name>',
       'which memory: "default" is the --db file, others live beside it (PostgreSQL: schema limbic_<name>) (env LIMBIC_NAMESPACE); serve --http takes it from each token',
     ),

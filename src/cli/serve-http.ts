@@ -54,6 +54,8 @@ export interface ServeHttpDeps {
   readonly autoTuneMinutes?: number | undefined;
   /** LIMBIC_HEAVY_TOOL_SLOTS and _WAIT_MS, read by the caller: each namespace's heavy tools. */
   readonly heavySlots?: HeavySlotOptions | undefined;
+  /** Config.inverseRelations, for every namespace. */
+  readonly inverseRelations?: boolean | undefined;
 }
 
 export async function startServeHttp(
@@ -95,6 +97,7 @@ export async function startServeHttp(
     logger: deps.logger,
     autoTuneMinutes: deps.autoTuneMinutes,
     heavySlots: deps.heavySlots,
+    inverseRelations: deps.inverseRelations,
   });
   let server: RunningHttpServer;
   try {

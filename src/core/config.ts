@@ -25,6 +25,12 @@ export const ConfigSchema = z.object({
   allowRemoteModels: z.boolean().default(true),
   /** Skip the embedding model entirely (keyword search only). @default false */
   noModel: z.boolean().default(false),
+  /**
+   * Hierarchical relations in pairs (`--inverse-relations` / LIMBIC_INVERSE_RELATIONS): creating
+   * `A contains B` also creates `B part_of A` (and the reverse; Spanish contiene / parte_de too),
+   * deleting either deletes both. Off, as the official server adds no relation unasked. @default false
+   */
+  inverseRelations: z.boolean().default(false),
   /** Which memory: "default" is the database itself, another lives beside it (or in its own PostgreSQL schema). @default "default" */
   namespace: z.string().min(1).default('default'),
   /** Heavy maintenance tools running at once. @default 1 */

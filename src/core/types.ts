@@ -12,11 +12,16 @@ export interface Entity {
   readonly observations: readonly string[];
 }
 
-/** The official server's relation shape. */
+/**
+ * The official server's relation shape, with Limbic's optional `context` (issue 25 item 19: the
+ * seed system's free text on why the relation holds). Absent when none was given, so a relation
+ * without one has exactly the official shape.
+ */
 export interface Relation {
   readonly from: string;
   readonly to: string;
   readonly relationType: string;
+  readonly context?: string | undefined;
 }
 
 export interface KnowledgeGraph {
@@ -25,26 +30,64 @@ export interface KnowledgeGraph {
 }
 
 /**
- * Lifecycle of an entity (its search factor: docs/ranking.md). Stored in the spec's Spanish
- * names; the English names map to the same values.
+ * Lifecycle of an entity (its search factor: docs/ranking.md), in English in every answer. The
+ * seed system's Spanish words are accepted on input as synonyms.
  */
-export const ENTITY_STATUSES = ['activo', 'pausado', 'completado', 'archivado'] as const;
+export const ENTITY_STATUSES = ['active', 'paused', 'completed', 'archived'] as const;
 export type EntityStatus = (typeof ENTITY_STATUSES)[number];
 
-const STATUS_ALIASES: Readonly<Record<string, EntityStatus>> = {
-  activo: 'activo',
+/**
+ * The word each status is stored as: the seed's Spanish, as every database written so far holds it
+ * and as both schemas' CHECK constraints require (issue 25: the stores translate at their boundary
+ * rather than rewrite rows, so a database stays readable by the Limbic that wrote it).
+ */
+export const STORED_STATUS: Readonly<Record<EntityStatus, string>> = {
   active: 'activo',
-  pausado: 'pausado',
   paused: 'pausado',
-  completado: 'completado',
   completed: 'completado',
-  archivado: 'archivado',
   archived: 'archivado',
 };
 
-/** Maps a user's status word (Spanish or English, any case) to the stored value, or undefined. */
+const STATUS_ALIASES: Readonly<Record<string, EntityStatus>> = {
+  active: 'active',
+  activo: 'active',
+  paused: 'paused',
+  pausado: 'paused',
+  completed: 'completed',
+  completado: 'completed',
+  archived: 'archived',
+  archivado: 'archived',
+};
+
+/** Maps a user's status word (English or Spanish, any case) to the status, or undefined. */
 export function parseStatus(word: string): EntityStatus | undefined {
-  return STATUS_ALIASES[word.trim().toLowerCase()];
+  return Object.hasOwn(STATUS_ALIASES, word.trim().toLowerCase()) ? STATUS_ALIASES[word.trim().toLowerCase()] : undefined;
+}
+
+/** A stored status word as the status it names; a word no Limbic writes reads as active. */
+export const statusFromStored = (word: string): EntityStatus => parseStatus(word) ?? 'active';
+
+/**
+ * Hierarchical relation types, in English; the seed system's Spanish names (contiene / parte_de)
+ * are their synonyms. Relation types stay free-form: these are the ones Limbic writes itself
+ * (execute_entity_split) and the ones the opt-in inverse knows (LIMBIC_INVERSE_RELATIONS).
+ */
+export const CONTAINS = 'contains';
+export const PART_OF = 'part_of';
+
+const INVERSE_RELATION: Readonly<Record<string, string>> = {
+  [CONTAINS]: PART_OF,
+  [PART_OF]: CONTAINS,
+  contiene: 'parte_de',
+  parte_de: 'contiene',
+};
+
+/**
+ * The inverse of a hierarchical relation type, in the same language, or undefined for any other type.
+ * @example inverseRelationType('contains') // 'part_of'
+ */
+export function inverseRelationType(type: string): string | undefined {
+  return Object.hasOwn(INVERSE_RELATION, type) ? INVERSE_RELATION[type] : undefined;
 }
 
 /** Observation kinds: free-form, `generic` by default; `metadata` counts toward the penalty. */

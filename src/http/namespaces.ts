@@ -125,6 +125,8 @@ export interface NamespaceRegistryDeps {
   readonly autoTuneMinutes?: number | undefined;
   /** Slots of the heavy maintenance tools, per namespace. @default MemoryService's */
   readonly heavySlots?: HeavySlotOptions | undefined;
+  /** Config.inverseRelations: hierarchical relations in pairs. */
+  readonly inverseRelations?: boolean | undefined;
 }
 
 /** The open memories of a server: each opened on its first request, all closed on shutdown. */
@@ -146,6 +148,7 @@ export class NamespaceRegistry {
         clock: this.deps.clock ?? Date.now,
         logger: this.deps.logger,
         ...(this.deps.heavySlots === undefined ? {} : { heavySlots: this.deps.heavySlots }),
+        inverseRelations: this.deps.inverseRelations,
       });
       service.warm();
       this.open.set(namespace, service);

@@ -116,7 +116,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'Execute Entity Split',
       description:
-        "Moves observations of an entity into new entities linked to it (or to parent_entity_name): parent contiene child, child parte_de parent. All or nothing; new names must be free and observations must be the original's current ones. Heavy",
+        "Moves observations of an entity into new entities linked to it (or to parent_entity_name): parent contains child, child part_of parent. All or nothing; new names must be free and observations must be the original's current ones. Heavy",
       inputSchema: s.executeEntitySplitInput,
       annotations: { ...WRITE, idempotentHint: false },
     },

@@ -87,9 +87,9 @@ const wholeNumber = (field: string, min: number, max: number) => {
 const name = chars(LIMITS.maxNameChars, 'the name');
 const observation = chars(LIMITS.maxObservationChars, 'an observation');
 
-/** Status words accepted on input, Spanish or English; parseStatus maps them to the stored value. */
-export const statusSchema = z.enum(['activo', 'pausado', 'completado', 'archivado', 'active', 'paused', 'completed', 'archived'], {
-  message: 'status must be one of activo, pausado, completado, archivado (or active, paused, completed, archived)',
+/** Status words accepted on input, English or the seed system's Spanish; parseStatus maps them to the status. */
+export const statusSchema = z.enum(['active', 'paused', 'completed', 'archived', 'activo', 'pausado', 'completado', 'archivado'], {
+  message: 'status must be one of active, paused, completed, archived (or the Spanish activo, pausado, completado, archivado)',
 });
 
 export const EntitySchema = z.object({
@@ -104,13 +104,18 @@ export const EntitySchema = z.object({
 export const NewEntitySchema = EntitySchema.extend({
   status: statusSchema
     .optional()
-    .describe('Optional lifecycle status: activo/active (default), pausado/paused, completado/completed, archivado/archived'),
+    .describe(
+      'Optional lifecycle status: active (default), paused, completed or archived (Spanish activo, pausado, completado, archivado accepted)',
+    ),
 });
 
 export const RelationSchema = z.object({
   from: name.describe('The name of the entity where the relation starts'),
   to: name.describe('The name of the entity where the relation ends'),
   relationType: chars(LIMITS.maxNameChars, 'the relation type').describe('The type of the relation'),
+  context: chars(LIMITS.maxObservationChars, 'the context')
+    .optional()
+    .describe('Limbic: optional free text on why the relation holds; answers show it on this relation (delete_relations ignores it)'),
 });
 
 /**
@@ -130,7 +135,13 @@ export const EntityOutputSchema = z.object({
     .describe('Limbic, with an observations page: the observations_offset of the next page; absent on the last'),
 });
 export const EntityOutlineSchema = z.object({ name: z.string(), entityType: z.string(), observationCount: z.number().int() });
-export const RelationOutputSchema = z.object({ from: z.string(), to: z.string(), relationType: z.string() });
+/** The official relation, plus `context` on a relation created with one. */
+export const RelationOutputSchema = z.object({
+  from: z.string(),
+  to: z.string(),
+  relationType: z.string(),
+  context: z.string().optional(),
+});
 /** The official graph, plus the page fields when the caller asked for a page (or read_graph's compact form). */
 export const GraphOutput = {
   entities: z.array(z.union([EntityOutputSchema, EntityOutlineSchema])),
@@ -146,23 +157,26 @@ export const GraphOutput = {
  */
 export const SearchNodesOutput = { ...GraphOutput, entities: z.array(EntityOutputSchema) };
 export const SuccessOutput = { success: z.boolean(), message: z.string() };
-/** open_nodes: the graph, and with include_superseded each entity's history and relations' end. */
+/**
+ * open_nodes: the graph; with include_superseded each entity's history and relations' end, with
+ * include_kinds each observation's kind.
+ */
 export const OpenNodesOutput = {
   ...GraphOutput,
   entities: z.array(
-    z.union([
-      EntityOutputSchema,
-      EntityOutputSchema.extend({
-        superseded_observations: z.array(
+    EntityOutputSchema.extend({
+      observation_kinds: z.array(z.string()).optional(),
+      superseded_observations: z
+        .array(
           z.object({ content: z.string(), kind: z.string(), created_at: z.string(), superseded_at: z.string(), superseded_by: z.string() }),
-        ),
-        supersededCount: z
-          .number()
-          .int()
-          .optional()
-          .describe('With an observations page: how many superseded observations the entity holds (they are paged by the same window)'),
-      }),
-    ]),
+        )
+        .optional(),
+      supersededCount: z
+        .number()
+        .int()
+        .optional()
+        .describe('With an observations page: how many superseded observations the entity holds (they are paged by the same window)'),
+    }),
   ),
   relations: z.array(z.union([RelationOutputSchema, RelationOutputSchema.extend({ ended_at: z.string() })])),
 };
@@ -255,6 +269,13 @@ export const openNodesInput = official({
     .describe(
       "Limbic: add each entity's superseded_observations (what replaced them, and when) and ended_at on relations that end_relation ended",
     ),
+  kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds')
+    .optional()
+    .describe('Limbic: keep only observations of these kinds (as add_observations set them: generic, decision, preference, ...)'),
+  include_kinds: z
+    .boolean()
+    .optional()
+    .describe("Limbic: add each entity's observation_kinds, the kind of each observation in the same order as observations"),
   ...observationPageFields,
 });
 
@@ -272,7 +293,7 @@ export const setStatusInput = withinCallText(
   strict({
     entity_name: name.optional().describe('The entity whose status to set'),
     name: name.optional().describe('The same as entity_name (the name this tool took first); give one of the two'),
-    status: statusSchema.describe('activo/active, pausado/paused, completado/completed, archivado/archived'),
+    status: statusSchema.describe('active, paused, completed or archived (Spanish activo, pausado, completado, archivado accepted)'),
   }).superRefine((input, ctx) => {
     if (input.entity_name === undefined && input.name === undefined)
       ctx.addIssue({ code: 'custom', path: ['entity_name'], message: 'entity_name is required: the entity whose status to set' });
@@ -449,7 +470,7 @@ export const executeEntitySplitInput = withinCallText(
       .describe("The new entities, usually propose_entity_split's suggested_splits as approved or edited"),
     parent_entity_name: name
       .optional()
-      .describe('Entity the new ones are linked to (parent contiene child, child parte_de parent); default the original'),
+      .describe('Entity the new ones are linked to (parent contains child, child part_of parent); default the original'),
   }),
 );
 

@@ -237,14 +237,14 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Open Nodes',
       description:
-        "Open specific nodes in the knowledge graph by their names. Limbic: observations_offset/observations_limit return a page of each entity's observations (with observationCount and next_observations_offset), for an entity too large for one answer",
+        "Open specific nodes in the knowledge graph by their names. Limbic: kinds keeps only observations of those kinds; include_kinds shows each observation's kind; observations_offset/observations_limit return a page of each entity's observations (with observationCount and next_observations_offset), for an entity too large for one answer",
       inputSchema: s.openNodesInput,
       outputSchema: s.OpenNodesOutput,
       annotations: READ,
     },
-    guard(async ({ names, include_superseded, observations_offset, observations_limit }) => {
+    guard(async ({ names, include_superseded, kinds, include_kinds, observations_offset, observations_limit }) => {
       const window = windowOf(observations_offset, observations_limit);
-      const graph = await service.openNodes(names, window);
+      const graph = await service.openNodes(names, { kinds, includeKinds: include_kinds, window });
       return structured(include_superseded === true ? await service.maintenance.withHistory(graph, window) : { ...graph });
     }),
   );
@@ -306,15 +306,15 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     },
     guard(async ({ entity_name, name: legacyName, status }) => {
       const name = entity_name ?? legacyName ?? '';
-      const stored = parseStatus(status) as EntityStatus;
-      if (!(await service.setStatus(name, stored))) {
+      const chosen = parseStatus(status) as EntityStatus;
+      if (!(await service.setStatus(name, chosen))) {
         return {
           content: [{ type: 'text', text: `Entity with name ${name} not found. Create it first with create_entities.` }],
           isError: true,
         };
       }
       mutated();
-      return success(`Status of ${name} set to ${stored}`);
+      return success(`Status of ${name} set to ${chosen}`);
     }),
   );
 

@@ -170,7 +170,7 @@ export class Maintenance {
       const stale = overview
         // Never accessed counts from creation: a new entity is not stale (Limbic records no access on create).
         .filter(
-          (e) => e.observationCount > 0 && e.status !== 'archivado' && e.accessCount <= 2 && now - (e.lastAccess ?? e.createdAt) > staleMs,
+          (e) => e.observationCount > 0 && e.status !== 'archived' && e.accessCount <= 2 && now - (e.lastAccess ?? e.createdAt) > staleMs,
         )
         .sort(
           (a, b) =>

@@ -16,6 +16,7 @@ import type {
   ObservationDeletion,
   Relation,
 } from '../core/types.js';
+import { DEFAULT_OBSERVATION_KIND, inverseRelationType } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Reranker } from '../embed/reranker.js';
 import type {
@@ -61,6 +62,39 @@ export interface MemoryServiceDeps {
   readonly catchUpWaitMs?: number;
   /** Slots of the heavy maintenance tools (heavy-slots.ts). @default one slot, a 2 s wait */
   readonly heavySlots?: HeavySlotOptions;
+  /**
+   * Hierarchical relations come in pairs (Config.inverseRelations): creating `A contains B` also
+   * creates `B part_of A`, and deleting either deletes both. @default false
+   */
+  readonly inverseRelations?: boolean;
+}
+
+/** open_nodes' Limbic options (issue 25 item 18); neither given: the official answer. */
+export interface OpenNodesOptions {
+  /** Keep only observations of these kinds. */
+  readonly kinds?: readonly string[] | undefined;
+  /** Add each entity's `observation_kinds`, the kind of each of its observations in the same order. */
+  readonly includeKinds?: boolean | undefined;
+  /** One page of each entity's observations (after the kinds filter); absent: all of them. */
+  readonly window?: ObservationWindow | undefined;
+}
+
+/** An entity as open_nodes shows it with include_kinds. */
+export interface EntityWithKinds extends Entity {
+  readonly observation_kinds: readonly string[];
+}
+
+/** What the automatic inverse of a hierarchical relation says of itself (the seed's "Inversa automática de <type>"). */
+export const inverseContext = (relationType: string): string => `automatic inverse of ${relationType}`;
+
+/** The relations with, after each hierarchical one, its inverse (contains ↔ part_of, contiene ↔ parte_de). */
+function withInverses(relations: readonly Relation[], context: (r: Relation) => string | undefined): Relation[] {
+  return relations.flatMap((r) => {
+    const inverse = inverseRelationType(r.relationType);
+    if (inverse === undefined || r.from === r.to) return [r];
+    const ctx = context(r);
+    return [r, { from: r.to, to: r.from, relationType: inverse, ...(ctx === undefined ? {} : { context: ctx }) }];
+  });
 }
 
 export type { Page };
@@ -188,7 +222,8 @@ export class MemoryService {
   }
 
   /** Relating two entities uses both, together (a use each, a co-use per new relation). */
-  async createRelations(relations: readonly Relation[]): Promise<Relation[]> {
+  async createRelations(given: readonly Relation[]): Promise<Relation[]> {
+    const relations = this.deps.inverseRelations === true ? withInverses(given, (r) => inverseContext(r.relationType)) : given;
     const added = await this.deps.store.graph.createRelations(relations, this.deps.clock());
     this.afterWrite();
     if (added.length > 0 && added.length <= USES_PER_CALL)
@@ -286,7 +321,8 @@ export class MemoryService {
     this.afterWrite();
   }
 
-  async deleteRelations(relations: readonly Relation[]): Promise<void> {
+  async deleteRelations(given: readonly Relation[]): Promise<void> {
+    const relations = this.deps.inverseRelations === true ? withInverses(given, () => undefined) : given;
     await this.deps.store.graph.deleteRelations(relations, this.deps.clock());
     this.afterWrite();
   }
@@ -342,9 +378,11 @@ export class MemoryService {
    * Opens entities and, after the answer is built, counts the use (and co-use of 2+ opened
    * together): opening is the agent's act of using what a search listed.
    */
-  async openNodes(names: readonly string[], window?: ObservationWindow): Promise<KnowledgeGraph> {
-    const found = await this.deps.store.graph.openNodes(names);
-    const graph = window === undefined ? found : { ...found, entities: found.entities.map((e) => observationPage(e, window)) };
+  async openNodes(names: readonly string[], options: OpenNodesOptions = {}): Promise<KnowledgeGraph> {
+    const read = await this.deps.store.graph.openNodes(names);
+    const kinded = options.kinds === undefined && options.includeKinds !== true ? read : await this.withKinds(read, options);
+    const window = options.window;
+    const graph = window === undefined ? kinded : { ...kinded, entities: kinded.entities.map((e) => observationPage(e, window)) };
     const opened = graph.entities.map((e) => e.name);
     this.later(async () => {
       const now = this.deps.clock();
@@ -354,6 +392,25 @@ export class MemoryService {
       await this.deps.store.tuning?.recordFeedback(ids, now, FEEDBACK_WINDOW_MS);
     });
     return graph;
+  }
+
+  /** open_nodes' entities read again with their kinds, filtered by kind and/or showing them. */
+  private async withKinds(graph: KnowledgeGraph, options: OpenNodesOptions): Promise<KnowledgeGraph> {
+    const { store } = this.deps;
+    const stored = await store.graph.entitiesById(await store.graph.idsByName(graph.entities.map((e) => e.name)));
+    const byName = new Map([...stored.values()].map((e) => [e.name, e]));
+    const wanted = options.kinds === undefined ? undefined : new Set(options.kinds);
+    const entities = graph.entities.map((entity): Entity | EntityWithKinds => {
+      const full = byName.get(entity.name);
+      if (full === undefined) return entity;
+      const kept = full.observations.map((content, i) => ({ content, kind: full.kinds[i] ?? DEFAULT_OBSERVATION_KIND }));
+      const shown = wanted === undefined ? kept : kept.filter((o) => wanted.has(o.kind));
+      const observations = shown.map((o) => o.content);
+      return options.includeKinds === true
+        ? { name: entity.name, entityType: entity.entityType, observations, observation_kinds: shown.map((o) => o.kind) }
+        : { name: entity.name, entityType: entity.entityType, observations };
+    });
+    return { entities, relations: graph.relations };
   }
 
   /** search_semantic: the pipeline's preset; what it showed goes to the shadow log afterwards. */

@@ -25,9 +25,12 @@ export function observationPage(entity: Entity, window: ObservationWindow | unde
   if (window === undefined) return entity;
   const observations = entity.observations.slice(window.offset, window.offset + window.limit);
   const next = window.offset + observations.length;
+  // open_nodes' include_kinds: the kinds run beside the observations and are paged with them.
+  const kinds = (entity as { observation_kinds?: unknown }).observation_kinds;
   return {
     ...entity,
     observations,
+    ...(Array.isArray(kinds) ? { observation_kinds: kinds.slice(window.offset, window.offset + window.limit) } : {}),
     observationCount: entity.observations.length,
     ...(next < entity.observations.length && observations.length > 0 ? { next_observations_offset: next } : {}),
   };

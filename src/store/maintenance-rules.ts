@@ -3,11 +3,12 @@
  * say it: one wording for the same mistake on either backend, and one place to change it.
  */
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
+import { CONTAINS, PART_OF } from '../core/types.js';
 import type { SplitPlan } from './maintenance-store.js';
 
-/** The relations a split leaves between the original's parent and each new entity (the seed system's names). */
-export const SPLIT_CONTAINS = 'contiene';
-export const SPLIT_PART_OF = 'parte_de';
+/** The relations a split leaves between the original's parent and each new entity (the seed's contiene / parte_de, in English). */
+export const SPLIT_CONTAINS = CONTAINS;
+export const SPLIT_PART_OF = PART_OF;
 
 const invalid = (message: string): MemoryError => new MemoryError(ERROR_CODES.INVALID_INPUT, message);
 

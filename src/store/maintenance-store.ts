@@ -81,7 +81,7 @@ export interface SplitChild {
 
 export interface SplitPlan {
   readonly original: string;
-  /** The entity the children are linked to (contiene / parte_de); the original unless given. */
+  /** The entity the children are linked to (contains / part_of); the original unless given. */
   readonly parent: string;
   readonly children: readonly SplitChild[];
 }

@@ -3,7 +3,7 @@
  * migrations.ts keep the same names), so each backend maps them to core types the same way.
  */
 import type { EntityFacts } from '../core/signals.js';
-import { asEntityId, METADATA_KIND, type Entity, type EntityStatus, type Relation } from '../core/types.js';
+import { asEntityId, METADATA_KIND, statusFromStored, type Entity, type Relation } from '../core/types.js';
 import type { Page, StoredEntity } from './graph-store.js';
 import type { CoOccurrenceRecord, RelationRecord } from './transfer-store.js';
 
@@ -11,7 +11,8 @@ export interface EntityRow {
   id: number;
   name: string;
   entity_type: string;
-  status: EntityStatus;
+  /** The stored word (core/types.ts STORED_STATUS). */
+  status: string;
   created_at: number;
   updated_at: number;
 }
@@ -26,10 +27,17 @@ export interface RelationRow {
   from_name: string;
   to_name: string;
   relation_type: string;
+  /** Read where answers show it; undefined where a query leaves it out (embedding text). */
+  context?: string | null;
 }
 
+/** A relation as answers show it: `context` only when it has one, so the others keep the official shape. */
 export function toRelation(r: RelationRow): Relation {
-  return { from: r.from_name, to: r.to_name, relationType: r.relation_type };
+  return withContext(r.from_name, r.to_name, r.relation_type, r.context);
+}
+
+export function withContext(from: string, to: string, relationType: string, context: string | null | undefined): Relation {
+  return context === null || context === undefined ? { from, to, relationType } : { from, to, relationType, context };
 }
 
 /** A relation row as limbic migrate reads it: with its id (the cursor), times and end. */
@@ -61,7 +69,7 @@ export function toFacts(r: EntityRow, metadata: number, observations: number): E
     id: asEntityId(r.id),
     name: r.name,
     entityType: r.entity_type,
-    status: r.status,
+    status: statusFromStored(r.status),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     metadataRatio: observations === 0 ? 0 : metadata / observations,

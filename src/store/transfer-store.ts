@@ -38,6 +38,8 @@ export interface RelationRecord {
   readonly from: string;
   readonly to: string;
   readonly relationType: string;
+  /** Its context, when it was created with one. */
+  readonly context?: string | undefined;
   readonly createdAt: number;
   /** When end_relation ended it; undefined while current. */
   readonly endedAt: number | undefined;

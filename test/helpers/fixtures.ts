@@ -93,6 +93,8 @@ export interface HarnessOptions {
   readonly store?: Store;
   /** Slots of the heavy maintenance tools. @default MemoryService's */
   readonly heavySlots?: HeavySlotOptions;
+  /** Config.inverseRelations: hierarchical relations in pairs. @default false */
+  readonly inverseRelations?: boolean;
 }
 
 /** A real SQLite file (or the given store), the service, and a real MCP client connected in-process. */
@@ -115,6 +117,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     reranker: options.reranker,
     catchUpWaitMs: 60_000,
     ...(options.heavySlots === undefined ? {} : { heavySlots: options.heavySlots }),
+    inverseRelations: options.inverseRelations,
   });
   const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();

@@ -470,7 +470,7 @@ const relationKey = (r: { from: string; to: string; relationType: string }): str
 /** What the graph must hold, updated from the answers to successful calls. */
 export class GraphModel {
   readonly entities = new Map<string, ModelEntity>();
-  readonly relations = new Map<string, { from: string; to: string; relationType: string }>();
+  readonly relations = new Map<string, { from: string; to: string; relationType: string; context?: string }>();
   /** JSON characters stored, so the generator keeps read_graph answers to a size a client can read. */
   storedChars = 0;
 
@@ -528,7 +528,8 @@ export class GraphModel {
         }
         return;
       case 'create_relations':
-        for (const r of (structured?.relations ?? []) as { from: string; to: string; relationType: string }[])
+        // An answer lists a relation with its context when it has one (issue 25).
+        for (const r of (structured?.relations ?? []) as { from: string; to: string; relationType: string; context?: string }[])
           this.relations.set(relationKey(r), r);
         return;
       case 'add_observations':
@@ -587,10 +588,11 @@ export class GraphModel {
             }
           }
           for (const r of [
-            { from: parent, to: split.name, relationType: 'contiene' },
-            { from: split.name, to: parent, relationType: 'parte_de' },
+            { from: parent, to: split.name, relationType: 'contains' },
+            { from: split.name, to: parent, relationType: 'part_of' },
           ]) {
-            this.relations.set(relationKey(r), r);
+            // A relation that was there already (relations may name entities yet to exist) keeps its context.
+            this.relations.set(relationKey(r), this.relations.get(relationKey(r)) ?? r);
           }
         }
         return;
@@ -602,7 +604,7 @@ export class GraphModel {
   /** Differences between the model and a read_graph answer (empty when they agree). */
   diff(graph: {
     entities: { name: string; observations: string[] }[];
-    relations: { from: string; to: string; relationType: string }[];
+    relations: { from: string; to: string; relationType: string; context?: string }[];
   }): string[] {
     const problems: string[] = [];
     const seen = new Set<string>();
@@ -622,9 +624,13 @@ export class GraphModel {
       }
     }
     for (const name of this.entities.keys()) if (!seen.has(name)) problems.push(`missing entity ${JSON.stringify(name)}`);
-    const got = new Set(graph.relations.map(relationKey));
-    for (const key of this.relations.keys()) if (!got.has(key)) problems.push(`missing relation ${key}`);
-    for (const key of got) if (!this.relations.has(key)) problems.push(`unexpected relation ${key}`);
+    const got = new Map(graph.relations.map((r) => [relationKey(r), r.context]));
+    for (const [key, r] of this.relations) {
+      if (!got.has(key)) problems.push(`missing relation ${key}`);
+      else if (got.get(key) !== r.context)
+        problems.push(`relation ${key}: context ${JSON.stringify(got.get(key))}, not ${JSON.stringify(r.context)}`);
+    }
+    for (const key of got.keys()) if (!this.relations.has(key)) problems.push(`unexpected relation ${key}`);
     return problems;
   }
 }
@@ -827,6 +833,7 @@ export class CallGenerator {
             from: this.nameOrFresh(0.85),
             to: this.nameOrFresh(0.85),
             relationType: rng.chance(0.9) ? rng.pick(['knows', 'works_at', 'owns', 'likes', 'part_of']) : rng.pick(NASTY_STRINGS),
+            ...(rng.chance(0.2) ? { context: this.text() } : {}),
           })),
         };
       case 'add_observations': {
@@ -860,7 +867,11 @@ export class CallGenerator {
       case 'search_nodes':
         return { query: rng.chance(0.03) ? '' : this.query() };
       case 'open_nodes':
-        return { names: Array.from({ length: rng.int(0, 5) }, () => this.nameOrFresh(0.7)) };
+        return {
+          names: Array.from({ length: rng.int(0, 5) }, () => this.nameOrFresh(0.7)),
+          ...(rng.chance(0.15) ? { kinds: [rng.pick(['generic', 'metadata', 'note', '🏷️'])] } : {}),
+          ...(rng.chance(0.15) ? { include_kinds: rng.chance(0.8) } : {}),
+        };
       case 'search_semantic':
         return { query: this.query() || 'x', ...(rng.chance(0.5) ? { limit: rng.int(1, 100) } : {}) };
       case 'hybrid_search':

@@ -363,8 +363,8 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
     expect(names(await h.ok<Hybrid>('hybrid_search', { query: 'accounting', search_modes: ['fts'] }))).toEqual([child.name]);
     const big = await h.ok<Graph>('open_nodes', { names: ['Big'] });
     expect(big.entities[0]?.observations).toEqual([]);
-    expect(big.relations).toContainEqual({ from: 'Big', to: child.name, relationType: 'contiene' });
-    expect(big.relations).toContainEqual({ from: child.name, to: 'Big', relationType: 'parte_de' });
+    expect(big.relations).toContainEqual({ from: 'Big', to: child.name, relationType: 'contains' });
+    expect(big.relations).toContainEqual({ from: child.name, to: 'Big', relationType: 'part_of' });
   });
 
   it('refuses a bad split whole, naming what to fix', async () => {
@@ -415,8 +415,8 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
     const child = await h.ok<Graph>('open_nodes', { names: ['Mixed - odd'] });
     expect(child.entities[0]).toEqual({ name: 'Mixed - odd', entityType: 'Subset', observations: ['one', 'three'] });
     expect(child.relations).toEqual([
-      { from: 'Used', to: 'Mixed - odd', relationType: 'contiene' },
-      { from: 'Mixed - odd', to: 'Used', relationType: 'parte_de' },
+      { from: 'Used', to: 'Mixed - odd', relationType: 'contains' },
+      { from: 'Mixed - odd', to: 'Used', relationType: 'part_of' },
     ]);
     expect((await h.ok<Graph>('open_nodes', { names: ['Mixed'] })).entities[0]?.observations).toEqual(['two']);
   });

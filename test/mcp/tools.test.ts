@@ -195,16 +195,16 @@ describe('MCP tools (official contract)', () => {
     expect(many.entities[0]?.observations).toHaveLength(1000);
   });
 
-  it('set_entity_status accepts Spanish and English words', async () => {
-    await h.ok('create_entities', { entities: [{ name: 'P', entityType: 'project', observations: [], status: 'paused' }] });
+  it('set_entity_status accepts English and Spanish words and answers in English (issue 25 item 9)', async () => {
+    await h.ok('create_entities', { entities: [{ name: 'P', entityType: 'project', observations: [], status: 'pausado' }] });
     expect(await h.ok('set_entity_status', { name: 'P', status: 'archivado' })).toEqual({
       success: true,
-      message: 'Status of P set to archivado',
+      message: 'Status of P set to archived',
     });
     // entity_name, as Limbic's other tools name an entity; `name` still works; one of the two.
     expect(await h.ok('set_entity_status', { entity_name: 'P', status: 'active' })).toEqual({
       success: true,
-      message: 'Status of P set to activo',
+      message: 'Status of P set to active',
     });
     expect(await h.ok('set_entity_status', { entity_name: 'P', name: 'P', status: 'active' })).toMatchObject({ success: true });
     const both = await h.call('set_entity_status', { entity_name: 'P', name: 'Q', status: 'active' });
@@ -217,7 +217,7 @@ describe('MCP tools (official contract)', () => {
     expect(missing.isError).toBe(true);
     const bad = await h.call('set_entity_status', { name: 'P', status: 'deleted' });
     expect(bad.isError).toBe(true);
-    expect(textOf(bad)).toMatch(/activo, pausado, completado, archivado/);
+    expect(textOf(bad)).toMatch(/active, paused, completed, archived/);
   });
 
   it('get_statistics counts the graph and reports the index state', async () => {

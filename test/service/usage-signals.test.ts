@@ -134,6 +134,7 @@ describe('usage signals: being listed is not being used', () => {
     await old.close();
     const db = new Database(path);
     db.exec('ALTER TABLE keyword_log DROP COLUMN nonce; ALTER TABLE vector_log DROP COLUMN nonce;'); // schema 11's
+    db.exec('ALTER TABLE relations DROP COLUMN context;'); // schema 12's
     db.pragma('user_version = 9');
     db.close();
 

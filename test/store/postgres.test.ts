@@ -86,8 +86,8 @@ if (server === undefined) {
         expect((await b.keywords.termStats(['kites'])).terms).toEqual([{ word: 'kites', df: 1 }]);
         const [zed] = await b.graph.idsByName(['Zed']);
         if (zed === undefined) throw new Error('Zed missing');
-        await a.graph.setStatus('Zed', 'pausado', T0 + 1);
-        expect((await b.usage.signals([zed])).facts.get(zed)?.status).toBe('pausado');
+        await a.graph.setStatus('Zed', 'paused', T0 + 1);
+        expect((await b.usage.signals([zed])).facts.get(zed)?.status).toBe('paused');
         await a.graph.deleteEntities(['Zed']);
         expect((await b.usage.signals([zed])).facts.has(zed)).toBe(false);
         expect(await b.keywords.search('"kites"', 10)).toEqual([]);
@@ -206,6 +206,39 @@ if (server === undefined) {
     });
   });
 
+  describe('PostgreSQL schema upgrades (issue 25)', () => {
+    it('upgrades a database of schema 8: its relations have no context, its kinds become keywords', async () => {
+      const url = await (server as PgServer).createDatabase();
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        const client = await pool.connect();
+        try {
+          await migrate(client, 8);
+          await client.query(`INSERT INTO entities (name, entity_type, created_at, updated_at) VALUES ('A', 't', $1, $1)`, [T0]);
+          await client.query(
+            `INSERT INTO observations (entity_id, content, kind, created_at) SELECT id, 'dark roast', 'preference', $1 FROM entities`,
+            [T0],
+          );
+          await client.query(`INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES ('A', 'B', 'knows', $1)`, [T0]);
+        } finally {
+          client.release();
+        }
+      } finally {
+        await pool.end();
+      }
+      const store = openPgStore({ url });
+      try {
+        expect((await store.graph.readGraph()).relations).toEqual([{ from: 'A', to: 'B', relationType: 'knows' }]);
+        const [a] = await store.graph.idsByName(['A']);
+        expect((await store.keywords.search('"preference"', 10)).map((h) => h.id)).toEqual([a]);
+        expect((await store.keywords.search('"roast"', 10)).map((h) => h.id)).toEqual([a]);
+      } finally {
+        await store.close();
+        await server?.dropDatabase(url);
+      }
+    });
+  });
+
   describe('limbic migrate between SQLite and PostgreSQL', () => {
     /** Everything a memory holds, by name, for comparing two backends. */
     async function snapshot(store: Store) {
@@ -244,7 +277,7 @@ if (server === undefined) {
       try {
         await seed(sqlite.graph);
         await sqlite.graph.addObservations([{ entityName: 'Acme', contents: ['source: crm'], kind: 'metadata' }], T0 + 5);
-        await sqlite.graph.setStatus('Bob', 'archivado', T0 + 6);
+        await sqlite.graph.setStatus('Bob', 'archived', T0 + 6);
         const [alice, acme] = await sqlite.graph.idsByName(['Alice', 'Acme']);
         await sqlite.usage.recordAccess(
           [alice, acme].filter((id) => id !== undefined),

@@ -28,6 +28,7 @@ describe('SqliteMaintenance', () => {
       'ALTER TABLE tuning_events DROP COLUMN reflection_boost; ALTER TABLE tuning_events DROP COLUMN reflections; ALTER TABLE tuning_candidates DROP COLUMN boosted; DROP INDEX IF EXISTS tuning_candidates_entity;',
     );
     db.exec('ALTER TABLE keyword_log DROP COLUMN nonce; ALTER TABLE vector_log DROP COLUMN nonce;');
+    db.exec('ALTER TABLE relations DROP COLUMN context;');
     db.pragma('user_version = 6');
     db.close();
 
@@ -40,6 +41,37 @@ describe('SqliteMaintenance', () => {
       await expectMaintenanceOnUpgradedFacts(store.maintenance, T0);
       // The keyword rows were rebuilt from the current observations.
       expect(await store.keywords.search('old', 10)).toEqual([]);
+    } finally {
+      await store.close();
+      tmp.cleanup();
+    }
+  });
+
+  it('migrates a schema-11 file (issue 25): its relations have no context, its kinds become keywords', async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, 'memory.db');
+    const made = openSqliteStore({ path, vectors: false, keywordTopK: false });
+    await made.graph.createEntities([{ name: 'A', entityType: 't', observations: ['likes tea'] }], T0);
+    await made.graph.addObservations([{ entityName: 'A', contents: ['dark roast'], kind: 'preference' }], T0);
+    await made.graph.createRelations([{ from: 'A', to: 'B', relationType: 'knows' }], T0);
+    await made.close();
+    // Back to what schema 11 wrote: no context column, keyword rows without kinds.
+    const db = new Database(path);
+    db.exec('ALTER TABLE relations DROP COLUMN context;');
+    db.exec(
+      "DELETE FROM entity_fts WHERE rowid = 1; INSERT INTO entity_fts (rowid, name, entity_type, obs_text) VALUES (1, 'A', 't', 'likes tea | dark roast');",
+    );
+    db.pragma('user_version = 11');
+    db.close();
+
+    const store = openSqliteStore({ path, vectors: false, keywordTopK: false });
+    try {
+      expect((await store.graph.readGraph()).relations).toEqual([{ from: 'A', to: 'B', relationType: 'knows' }]);
+      expect((await store.keywords.search('"preference"', 10)).map((h) => h.id)).toEqual([asEntityId(1)]);
+      const check = new Database(path, { readonly: true });
+      expect(check.prepare("SELECT 1 FROM sqlite_master WHERE name = 'keyword_resync'").get()).toBeUndefined();
+      expect(check.prepare('SELECT count(*) FROM embedding_queue').pluck().get()).toBe(1); // queued when made, not again
+      check.close();
     } finally {
       await store.close();
       tmp.cleanup();

@@ -174,13 +174,13 @@ describe('keyword term pruning on SQLite', () => {
     const [a, b] = await reader.graph.idsByName(['A', 'B']);
     if (a === undefined || b === undefined) throw new Error('missing');
     const first = await reader.usage.signals([a, b]);
-    expect(first.facts.get(a)).toMatchObject({ status: 'activo', updatedAt: 1 });
+    expect(first.facts.get(a)).toMatchObject({ status: 'active', updatedAt: 1 });
     expect(first.degree.get(a)).toBe(0);
-    await writer.graph.setStatus('A', 'archivado', 2);
+    await writer.graph.setStatus('A', 'archived', 2);
     await writer.graph.createRelations([{ from: 'A', to: 'B', relationType: 'knows' }], 3);
     await writer.usage.recordAccess([a], 4);
     const second = await reader.usage.signals([a, b]);
-    expect(second.facts.get(a)).toMatchObject({ status: 'archivado' });
+    expect(second.facts.get(a)).toMatchObject({ status: 'archived' });
     expect(second.degree.get(a)).toBe(1);
     expect(second.access.get(a)).toEqual({ accessCount: 1, lastAccess: 4, accessDays: 1 });
     await writer.graph.deleteEntities(['B']);

@@ -110,6 +110,7 @@ export function registerServeCommand(program: Command, app: App): void {
           // Off unless LIMBIC_AUTO_TUNE_MINUTES is set, as on stdio: each namespace tunes on its own log.
           autoTuneMinutes: root.autoTuneMinutes,
           heavySlots: { slots: root.heavyToolSlots, waitMs: root.heavyToolWaitMs },
+          inverseRelations: root.inverseRelations,
         },
       );
     });

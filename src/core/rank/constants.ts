@@ -27,10 +27,10 @@ export const FTS_BASE_SPAN = 0.6;
 
 /** Status deboosts: the final score's status factor (docs/ranking.md). */
 export const STATUS_DEBOOST = {
-  activo: 1.0,
-  pausado: 0.85,
-  completado: 0.7,
-  archivado: 0.5,
+  active: 1.0,
+  paused: 0.85,
+  completed: 0.7,
+  archived: 0.5,
 } as const;
 
 /** More than this share of metadata observations triggers the penalty. */

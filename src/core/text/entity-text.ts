@@ -3,8 +3,19 @@
  * `{name} ({entityType}) | obs | obs | ... | Rel: type → target; ...` within a token budget,
  * choosing observations Head + Tail + Diversity when they do not all fit.
  */
-import type { Entity, Relation } from '../types.js';
+import { DEFAULT_OBSERVATION_KIND, type Entity, type Relation } from '../types.js';
 import { tokenizeWords } from './fts-query.js';
+
+/**
+ * An observation as the keyword index holds it: a kind other than generic goes first, in brackets
+ * (the seed system's FTS text), so "decision" or "preference" finds the observations of that kind
+ * (issue 25). Generic observations, most of them, are indexed as they are: queries that name no kind
+ * score as before. The substring index of search_nodes never gets the kind (official contract).
+ * @example keywordObservation('use SQLite', 'decision') // '[decision] use SQLite'
+ */
+export function keywordObservation(content: string, kind: string): string {
+  return kind === DEFAULT_OBSERVATION_KIND ? content : `[${kind}] ${content}`;
+}
 
 /** The spec's budget (MAX_TOKENS). */
 export const MAX_ENTITY_TOKENS = 480;

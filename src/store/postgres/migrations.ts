@@ -241,6 +241,14 @@ const MIGRATIONS: readonly string[] = [
   DELETE FROM entity_access_days;
   DELETE FROM entity_access;
   `,
+  // 9 (issue 25), as SQLite's schema 12: a relation's optional context; and the entities whose
+  // keyword rows are rebuilt with their observations' kinds (pg-graph.ts resyncListedKeywords, run
+  // by pg-connection.ts in the migrating transaction).
+  `
+  ALTER TABLE relations ADD COLUMN context text;
+  CREATE TABLE keyword_resync (entity_id integer PRIMARY KEY);
+  INSERT INTO keyword_resync (entity_id) SELECT DISTINCT entity_id FROM observations WHERE kind <> 'generic';
+  `,
 ];
 
 /** The text search_nodes narrows its candidates on (LIKE, sped up by pg_trgm when present). */

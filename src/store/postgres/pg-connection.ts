@@ -10,6 +10,7 @@ import { loadPgDriver } from './pg-driver.js';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { redactPassword } from '../../core/redact.js';
 import { migrate } from './migrations.js';
+import { resyncListedKeywords } from './pg-graph.js';
 
 export interface PgConnectionOptions {
   /** postgres:// or postgresql:// URL; TLS options (sslmode, sslrootcert...) pass through to node-postgres. */
@@ -172,7 +173,10 @@ export class PgConnection {
         }
       }
       // The guard commits with the migrations: no one ever sees a namespace's schema half made.
-      await migrate(client, undefined, this.options.schema === undefined ? undefined : () => guardFallThrough(client));
+      await migrate(client, undefined, async () => {
+        await resyncListedKeywords(escaping(client));
+        if (this.options.schema !== undefined) await guardFallThrough(client);
+      });
     } finally {
       client.release();
     }

@@ -17,11 +17,14 @@ import {
   type ObservationAdditionResult,
   type ObservationDeletion,
   type Relation,
+  STORED_STATUS,
 } from '../../core/types.js';
 import type { GraphStore, ImportBatch, ImportCounts } from '../graph-store.js';
 import type { Queryable } from './pg-connection.js';
 import { PgGraphReads } from './pg-graph-reads.js';
 import { foldWords } from './pg-text.js';
+import { keywordObservation } from '../../core/text/entity-text.js';
+import { toRelation, type RelationRow } from '../rows.js';
 
 const newQueueVersion = (): number => randomInt(1, 2 ** 47);
 
@@ -145,7 +148,8 @@ export class PgGraph extends PgGraphReads implements GraphStore {
   async setStatus(name: string, status: EntityStatus, now: number): Promise<boolean> {
     return this.conn.write(
       async (db) =>
-        ((await db.query('UPDATE entities SET status = $1, updated_at = $2 WHERE name = $3', [status, now, name])).rowCount ?? 0) > 0,
+        ((await db.query('UPDATE entities SET status = $1, updated_at = $2 WHERE name = $3', [STORED_STATUS[status], now, name]))
+          .rowCount ?? 0) > 0,
     );
   }
 
@@ -183,7 +187,7 @@ async function insertEntities(db: Queryable, entities: readonly NewEntity[], now
     `INSERT INTO entities (name, entity_type, status, created_at, updated_at)
      SELECT n, t, s, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS x(n, t, s, i) ORDER BY i
      ON CONFLICT (name) DO NOTHING RETURNING id, name`,
-    [entities.map((e) => e.name), entities.map((e) => e.entityType), entities.map((e) => e.status ?? 'activo'), now],
+    [entities.map((e) => e.name), entities.map((e) => e.entityType), entities.map((e) => STORED_STATUS[e.status ?? 'active']), now],
   );
   const idOf = new Map(rows.rows.map((r) => [r.name, asEntityId(r.id)]));
   return entities.map((e) => {
@@ -219,14 +223,22 @@ async function insertRelations(db: Queryable, given: readonly Relation[], now: n
     const key = JSON.stringify([r.from, r.to, r.relationType]);
     return !seen.has(key) && seen.add(key);
   });
-  const rows = await db.query<{ from_name: string; to_name: string; relation_type: string }>(
-    `INSERT INTO relations (from_name, to_name, relation_type, created_at)
-     SELECT f, t, ty, $4 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS x(f, t, ty, i) ORDER BY i
-     ON CONFLICT (md5(from_name), md5(to_name), md5(relation_type)) DO UPDATE SET ended_at = NULL WHERE relations.ended_at IS NOT NULL
-     RETURNING from_name, to_name, relation_type`,
-    [relations.map((r) => r.from), relations.map((r) => r.to), relations.map((r) => r.relationType), now],
+  // A relation that exists keeps its context; one that end_relation ended takes the new one, if given.
+  const rows = await db.query<RelationRow>(
+    `INSERT INTO relations (from_name, to_name, relation_type, created_at, context)
+     SELECT f, t, ty, $4, c FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) WITH ORDINALITY AS x(f, t, ty, c, i) ORDER BY i
+     ON CONFLICT (md5(from_name), md5(to_name), md5(relation_type))
+       DO UPDATE SET ended_at = NULL, context = coalesce(excluded.context, relations.context) WHERE relations.ended_at IS NOT NULL
+     RETURNING from_name, to_name, relation_type, context`,
+    [
+      relations.map((r) => r.from),
+      relations.map((r) => r.to),
+      relations.map((r) => r.relationType),
+      now,
+      relations.map((r) => r.context ?? null),
+    ],
   );
-  return rows.rows.map((r) => ({ from: r.from_name, to: r.to_name, relationType: r.relation_type }));
+  return rows.rows.map(toRelation);
 }
 
 async function idsOf(db: Queryable, names: readonly string[]): Promise<Map<string, EntityId>> {
@@ -275,12 +287,14 @@ export async function queueEmbedding(db: Queryable, ids: readonly EntityId[]): P
  * Keyword sync: rebuilds the keyword and substring rows of these entities from
  * their current state, keeps the collection totals BM25 reads in step, and queues their vectors.
  */
-export async function syncEntities(db: Queryable, ids: readonly EntityId[]): Promise<void> {
+export async function syncEntities(db: Queryable, ids: readonly EntityId[], queueVectors = true): Promise<void> {
   if (ids.length === 0) return;
   const sorted = [...new Set(ids)].sort((a, b) => a - b);
-  const rows = await db.query<{ id: number; name: string; entity_type: string; obs: string[] | null }>(
-    `SELECT e.id, e.name, e.entity_type, (SELECT array_agg(o.content ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs
-       FROM entities e WHERE e.id = ANY($1) ORDER BY e.id`,
+  const rows = await db.query<{ id: number; name: string; entity_type: string; obs: string[] | null; kinds: string[] | null }>(
+    `SELECT e.id, e.name, e.entity_type, o.obs, o.kinds
+       FROM entities e LEFT JOIN LATERAL (SELECT array_agg(content ORDER BY id) AS obs, array_agg(kind ORDER BY id) AS kinds
+                                          FROM observations WHERE entity_id = e.id) o ON true
+      WHERE e.id = ANY($1) ORDER BY e.id`,
     [sorted],
   );
   const columns = {
@@ -295,7 +309,9 @@ export async function syncEntities(db: Queryable, ids: readonly EntityId[]): Pro
   };
   for (const r of rows.rows) {
     const obs = r.obs ?? [];
-    const words = [foldWords(r.name), foldWords(r.entity_type), obs.flatMap(foldWords).slice(0, MAX_INDEXED_WORDS)];
+    // Keywords find an observation by its kind too; the substring text of search_nodes (lobs) does not.
+    const keywordObs = obs.map((content, i) => keywordObservation(content, r.kinds?.[i] ?? DEFAULT_OBSERVATION_KIND));
+    const words = [foldWords(r.name), foldWords(r.entity_type), keywordObs.flatMap(foldWords).slice(0, MAX_INDEXED_WORDS)];
     columns.id.push(r.id);
     columns.name.push(words[0]?.join(' ') ?? '');
     columns.type.push(words[1]?.join(' ') ?? '');
@@ -322,10 +338,24 @@ export async function syncEntities(db: Queryable, ids: readonly EntityId[]): Pro
     )
   ).rows;
   await addToTotals(db, Number(change?.docs ?? 0), Number(change?.tokens ?? 0));
+  if (!queueVectors) return;
   await queueEmbedding(
     db,
     rows.rows.map((r) => asEntityId(r.id)),
   );
+}
+
+/**
+ * Keyword rows written before kinds were indexed: the migration that began indexing them listed the
+ * entities with a kind other than generic in keyword_resync; they are rebuilt once (their vectors
+ * are unaffected), in the migrating transaction, then the list goes.
+ */
+export async function resyncListedKeywords(db: Queryable): Promise<void> {
+  const [table] = (await db.query<{ t: string | null }>("SELECT to_regclass('keyword_resync')::text AS t")).rows;
+  if (table?.t === null || table?.t === undefined) return;
+  const listed = (await db.query<{ entity_id: number }>('SELECT entity_id FROM keyword_resync')).rows.map((r) => asEntityId(r.entity_id));
+  for (let i = 0; i < listed.length; i += 500) await syncEntities(db, listed.slice(i, i + 500), false);
+  await db.query('DROP TABLE keyword_resync');
 }
 
 /**

@@ -8,7 +8,7 @@
  * observation record it once and the second is refused.
  */
 import { entityNotFound } from '../../core/errors.js';
-import { DEFAULT_OBSERVATION_KIND, asEntityId, type EntityId, type EntityStatus, type Relation } from '../../core/types.js';
+import { DEFAULT_OBSERVATION_KIND, asEntityId, type EntityId, statusFromStored, STORED_STATUS, type Relation } from '../../core/types.js';
 import type {
   EndRelationOutcome,
   EndedRelation,
@@ -137,7 +137,7 @@ export class PgMaintenance implements MaintenanceStore {
   }
 
   async observationsOf(name: string): Promise<EntityObservations | undefined> {
-    const [entity] = await this.conn.query<{ id: number; entity_type: string; status: EntityStatus }>(
+    const [entity] = await this.conn.query<{ id: number; entity_type: string; status: string }>(
       'SELECT id, entity_type, status FROM entities WHERE name = $1',
       [name],
     );
@@ -146,14 +146,14 @@ export class PgMaintenance implements MaintenanceStore {
       'SELECT content, kind FROM observations WHERE entity_id = $1 ORDER BY id',
       [entity.id],
     );
-    return { name, entityType: entity.entity_type, status: entity.status, observations };
+    return { name, entityType: entity.entity_type, status: statusFromStored(entity.status), observations };
   }
 
   async overview(): Promise<EntityOverview[]> {
     const rows = await this.conn.query<{
       name: string;
       entity_type: string;
-      status: EntityStatus;
+      status: string;
       created_at: number;
       n: number;
       s: number;
@@ -169,7 +169,7 @@ export class PgMaintenance implements MaintenanceStore {
     return rows.map((r) => ({
       name: r.name,
       entityType: r.entity_type,
-      status: r.status,
+      status: statusFromStored(r.status),
       observationCount: r.n,
       supersededCount: r.s,
       createdAt: r.created_at,
@@ -200,7 +200,7 @@ export class PgMaintenance implements MaintenanceStore {
       const childIds: EntityId[] = [];
       for (const child of plan.children) {
         const inserted = await db.query<{ id: number }>(
-          `INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES ($1, $2, 'activo', $3, $3) RETURNING id`,
+          `INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES ($1, $2, '${STORED_STATUS.active}', $3, $3) RETURNING id`,
           [child.name, child.entityType, now],
         );
         const id = asEntityId(inserted.rows[0]?.id ?? 0);

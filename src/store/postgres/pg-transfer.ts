@@ -82,7 +82,7 @@ export class PgTransfer implements TransferStore {
 
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
     const rows = await this.conn.query<RelationRecordRow>(
-      'SELECT id, from_name, to_name, relation_type, created_at, ended_at FROM relations WHERE id > $1 ORDER BY id LIMIT $2',
+      'SELECT id, from_name, to_name, relation_type, context, created_at, ended_at FROM relations WHERE id > $1 ORDER BY id LIMIT $2',
       [cursor, limit],
     );
     return page(rows.map(toRelationRecord), limit, rows.at(-1)?.id ?? cursor);
@@ -189,8 +189,8 @@ export class PgTransfer implements TransferStore {
     if (records.length === 0) return 0;
     // The endpoints' vectors were made with these relations in their text: nothing is re-queued.
     const rows = await this.conn.query(
-      `INSERT INTO relations (from_name, to_name, relation_type, created_at, ended_at)
-       SELECT f, t, ty, c, x.e FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS x(f, t, ty, c, e, i) ORDER BY i
+      `INSERT INTO relations (from_name, to_name, relation_type, created_at, ended_at, context)
+       SELECT f, t, ty, c, x.e, x.ctx FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[]) WITH ORDINALITY AS x(f, t, ty, c, e, ctx, i) ORDER BY i
        ON CONFLICT DO NOTHING RETURNING id`,
       [
         records.map((r) => r.from),
@@ -198,6 +198,7 @@ export class PgTransfer implements TransferStore {
         records.map((r) => r.relationType),
         records.map((r) => r.createdAt),
         records.map((r) => r.endedAt ?? null),
+        records.map((r) => r.context ?? null),
       ],
     );
     return rows.length;

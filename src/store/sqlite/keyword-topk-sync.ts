@@ -14,6 +14,7 @@ import { unlink } from 'node:fs/promises';
 import { readKeywordFile, saveKeywordFile } from './keyword-topk-file.js';
 import { KeywordTopK, type CorpusStats, type DocTerms, type TopKHit } from './keyword-topk.js';
 import { logMark, type SqliteConnection } from './sqlite-connection.js';
+import { keywordObservation } from '../../core/text/entity-text.js';
 
 /** The tokenize string of entity_fts (schema.ts); the temporary table must split text the same way. */
 const TOKENIZE = `'porter unicode61 remove_diacritics 2'`;
@@ -303,14 +304,16 @@ export class KeywordTopKSync {
     this.ensureTemp();
     const docs = new Map<number, { terms: Map<string, number>; length: number }>();
     const entity = this.conn.stmt<[number], { name: string; entity_type: string }>('SELECT name, entity_type FROM entities WHERE id = ?');
-    const observations = this.conn.stmt<[number], { content: string }>('SELECT content FROM observations WHERE entity_id = ? ORDER BY id');
+    const observations = this.conn.stmt<[number], { content: string; kind: string }>(
+      'SELECT content, kind FROM observations WHERE entity_id = ? ORDER BY id',
+    );
     const insert = this.conn.stmt('INSERT INTO temp.topk_docs (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)');
     for (const id of ids) {
       const row = entity.get(id);
       if (row === undefined) continue;
       const obsText = observations
         .all(id)
-        .map((o) => o.content)
+        .map((o) => keywordObservation(o.content, o.kind))
         .join(OBS_SEPARATOR);
       insert.run(id, row.name, row.entity_type, obsText);
       docs.set(id, { terms: new Map(), length: 0 });

@@ -210,6 +210,15 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE keyword_log ADD COLUMN nonce INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE vector_log ADD COLUMN nonce INTEGER NOT NULL DEFAULT 0;
   `,
+  // 12 (issue 25): a relation's optional context, the seed system's free text on why it holds (NULL
+  // for every relation made before). And observation kinds go into the keyword rows
+  // (sqlite-graph.ts syncEntity): the entities with a kind other than generic are listed for their
+  // rows to be rebuilt once, in code, when the store opens (resyncListedKeywords).
+  `
+  ALTER TABLE relations ADD COLUMN context TEXT;
+  CREATE TABLE keyword_resync (entity_id INTEGER PRIMARY KEY);
+  INSERT INTO keyword_resync (entity_id) SELECT DISTINCT entity_id FROM observations WHERE kind <> 'generic';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,7 +5,7 @@
  */
 import { asEntityId, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
-import { cleanPage, publicEntity, toRelation, toStoredEntity, type EntityRow, type RelationRow } from '../rows.js';
+import { cleanPage, publicEntity, toRelation, toStoredEntity, withContext, type EntityRow, type RelationRow } from '../rows.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 import { registerSubstringFunctions, shaped, substringIndex, substringSearch } from './sqlite-substring.js';
 
@@ -145,7 +145,10 @@ export class SqliteGraphReads {
   }
 
   private allRelations(): Relation[] {
-    return this.conn.stmt<[], RelationRow>('SELECT from_name, to_name, relation_type FROM relations ORDER BY id').all().map(toRelation);
+    return this.conn
+      .stmt<[], RelationRow>('SELECT from_name, to_name, relation_type, context FROM relations ORDER BY id')
+      .all()
+      .map(toRelation);
   }
 
   /**
@@ -158,7 +161,7 @@ export class SqliteGraphReads {
         ? []
         : this.conn
             .stmt<[string], RelationRow>(
-              'SELECT from_name, to_name, relation_type FROM relations WHERE from_name IN (SELECT value FROM json_each(?)) ORDER BY id',
+              'SELECT from_name, to_name, relation_type, context FROM relations WHERE from_name IN (SELECT value FROM json_each(?)) ORDER BY id',
             )
             .all(json(names));
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
@@ -166,7 +169,7 @@ export class SqliteGraphReads {
     // A scan of the relations, paid once per walk through the graph, by its last page.
     const dangling = this.conn
       .stmt<[], RelationRow>(
-        `SELECT from_name, to_name, relation_type FROM relations r
+        `SELECT from_name, to_name, relation_type, context FROM relations r
         WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name) ORDER BY id`,
       )
       .all();
@@ -177,14 +180,14 @@ export class SqliteGraphReads {
     if (names.length === 0) return [];
     const list = json(names);
     // Rows as arrays: a broad search_nodes returns thousands of relations.
-    return shaped<[string, string], [string, string, string]>(
+    return shaped<[string, string], [string, string, string, string | null]>(
       this.conn,
       'raw',
-      `SELECT from_name, to_name, relation_type FROM relations
+      `SELECT from_name, to_name, relation_type, context FROM relations
         WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
     )
       .all(list, list)
-      .map((r) => ({ from: r[0], to: r[1], relationType: r[2] }));
+      .map((r) => withContext(r[0], r[1], r[2], r[3]));
   }
 }
 

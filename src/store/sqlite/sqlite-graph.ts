@@ -15,12 +15,14 @@ import {
   type ObservationAdditionResult,
   type ObservationDeletion,
   type Relation,
+  STORED_STATUS,
 } from '../../core/types.js';
 import type { GraphStore, ImportBatch, ImportCounts } from '../graph-store.js';
 import { json, LOG_NONCE_SQL } from './sqlite-connection.js';
-import type { EntityRow } from '../rows.js';
+import { withContext, type EntityRow } from '../rows.js';
 import { SqliteGraphReads } from './sqlite-graph-reads.js';
 import { deleteObservationVectors } from './sqlite-vectors.js';
+import { keywordObservation } from '../../core/text/entity-text.js';
 
 /** Entity text is joined with this separator in the FTS index (docs/ranking.md, "Legs"). */
 const OBS_SEPARATOR = ' | ';
@@ -46,13 +48,19 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
     return this.conn.write(() => {
       const added: Relation[] = [];
       const touched = new Set<string>();
-      // Creating a relation that end_relation ended makes it current again (and counts as added).
+      // Creating a relation that end_relation ended makes it current again (and counts as added);
+      // a relation that exists keeps its context.
       const insert = this.conn.stmt(
-        'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(from_name, to_name, relation_type) DO UPDATE SET ended_at = NULL WHERE ended_at IS NOT NULL',
+        'INSERT INTO relations (from_name, to_name, relation_type, created_at, context) VALUES (?, ?, ?, ?, ?) ON CONFLICT(from_name, to_name, relation_type) DO UPDATE SET ended_at = NULL, context = coalesce(excluded.context, context) WHERE ended_at IS NOT NULL',
+      );
+      // Without a context of its own, a relation made current again shows the one it had.
+      const storedContext = this.conn.stmt<[string, string, string], { context: string | null }>(
+        'SELECT context FROM relations WHERE from_name = ? AND to_name = ? AND relation_type = ?',
       );
       for (const r of relations) {
-        if (insert.run(r.from, r.to, r.relationType, now).changes === 0) continue;
-        added.push({ from: r.from, to: r.to, relationType: r.relationType });
+        if (insert.run(r.from, r.to, r.relationType, now, r.context ?? null).changes === 0) continue;
+        const context = r.context ?? storedContext.get(r.from, r.to, r.relationType)?.context;
+        added.push(withContext(r.from, r.to, r.relationType, context));
         touched.add(r.from).add(r.to);
       }
       this.resyncNames(touched, now);
@@ -122,7 +130,8 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
 
   async setStatus(name: string, status: EntityStatus, now: number): Promise<boolean> {
     return this.conn.write(
-      () => this.conn.stmt('UPDATE entities SET status = ?, updated_at = ? WHERE name = ?').run(status, now, name).changes > 0,
+      () =>
+        this.conn.stmt('UPDATE entities SET status = ?, updated_at = ? WHERE name = ?').run(STORED_STATUS[status], now, name).changes > 0,
     );
   }
 
@@ -173,7 +182,7 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
     // also write FTS5 tables (found with bench/latency's import).
     const result = this.conn
       .stmt('INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING')
-      .run(entity.name, entity.entityType, entity.status ?? 'activo', now, now);
+      .run(entity.name, entity.entityType, STORED_STATUS[entity.status ?? 'active'], now, now);
     if (result.changes === 0) return undefined;
     this.countEntities(1);
     return asEntityId(Number(result.lastInsertRowid));
@@ -223,22 +232,40 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
    * Rebuild the keyword rows from the entity's current state.
    * Public for sqlite-maintenance.ts, whose writes (supersede, split) run in the caller's transaction.
    */
-  syncEntity(id: EntityId): void {
+  syncEntity(id: EntityId, queueVector = true): void {
     const row = this.conn.stmt<[number], EntityRow>('SELECT * FROM entities WHERE id = ?').get(id);
     if (row === undefined) return;
-    const obsText = this.conn
-      .stmt<[number], { content: string }>('SELECT content FROM observations WHERE entity_id = ? ORDER BY id')
-      .all(id)
-      .map((o) => o.content)
-      .join(OBS_SEPARATOR);
+    const observations = this.conn
+      .stmt<[number], { content: string; kind: string }>('SELECT content, kind FROM observations WHERE entity_id = ? ORDER BY id')
+      .all(id);
+    // Keywords find an observation by its kind too; the substring test of search_nodes does not.
+    const text = {
+      entity_fts: observations.map((o) => keywordObservation(o.content, o.kind)).join(OBS_SEPARATOR),
+      entity_trigram: observations.map((o) => o.content).join(OBS_SEPARATOR),
+    };
     this.conn.noteKeywordChange(id);
-    for (const table of ['entity_fts', 'entity_trigram']) {
+    for (const table of ['entity_fts', 'entity_trigram'] as const) {
       this.conn.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(id);
       this.conn
         .stmt(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`)
-        .run(id, row.name, row.entity_type, obsText);
+        .run(id, row.name, row.entity_type, text[table]);
     }
-    this.queueEmbedding(id);
+    if (queueVector) this.queueEmbedding(id);
+  }
+
+  /**
+   * Keyword rows written before kinds were indexed: the migration that began indexing them listed
+   * the entities with a kind other than generic in keyword_resync; they are rebuilt once (their
+   * vectors are unaffected), then the list goes.
+   */
+  resyncListedKeywords(): void {
+    if (!this.conn.tableExists('keyword_resync')) return;
+    this.conn.write(() => {
+      if (!this.conn.tableExists('keyword_resync')) return; // another process did it meanwhile
+      const listed = this.conn.db.prepare('SELECT entity_id FROM keyword_resync').all() as { entity_id: number }[];
+      for (const r of listed) this.syncEntity(asEntityId(r.entity_id), false);
+      this.conn.db.exec('DROP TABLE keyword_resync');
+    });
   }
 
   private deleteIndexes(id: EntityId): void {

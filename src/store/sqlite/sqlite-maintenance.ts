@@ -6,7 +6,7 @@
  * entity (the seed system left them without one).
  */
 import { entityNotFound } from '../../core/errors.js';
-import { DEFAULT_OBSERVATION_KIND, asEntityId, type EntityId, type EntityStatus, type Relation } from '../../core/types.js';
+import { DEFAULT_OBSERVATION_KIND, asEntityId, type EntityId, statusFromStored, STORED_STATUS, type Relation } from '../../core/types.js';
 import type {
   EndRelationOutcome,
   EndedRelation,
@@ -124,15 +124,13 @@ export class SqliteMaintenance implements MaintenanceStore {
 
   async observationsOf(name: string): Promise<EntityObservations | undefined> {
     const entity = this.conn
-      .stmt<[string], { id: number; entity_type: string; status: EntityStatus }>(
-        'SELECT id, entity_type, status FROM entities WHERE name = ?',
-      )
+      .stmt<[string], { id: number; entity_type: string; status: string }>('SELECT id, entity_type, status FROM entities WHERE name = ?')
       .get(name);
     if (entity === undefined) return undefined;
     const observations = this.conn
       .stmt<[number], { content: string; kind: string }>('SELECT content, kind FROM observations WHERE entity_id = ? ORDER BY id')
       .all(entity.id);
-    return { name, entityType: entity.entity_type, status: entity.status, observations };
+    return { name, entityType: entity.entity_type, status: statusFromStored(entity.status), observations };
   }
 
   async overview(): Promise<EntityOverview[]> {
@@ -142,7 +140,7 @@ export class SqliteMaintenance implements MaintenanceStore {
         {
           name: string;
           entity_type: string;
-          status: EntityStatus;
+          status: string;
           created_at: number;
           n: number;
           s: number;
@@ -160,7 +158,7 @@ export class SqliteMaintenance implements MaintenanceStore {
       .map((r) => ({
         name: r.name,
         entityType: r.entity_type,
-        status: r.status,
+        status: statusFromStored(r.status),
         observationCount: r.n,
         supersededCount: r.s,
         createdAt: r.created_at,
@@ -197,7 +195,7 @@ export class SqliteMaintenance implements MaintenanceStore {
       let moved = 0;
       let relationsCreated = 0;
       for (const child of plan.children) {
-        const id = asEntityId(Number(insertEntity.run(child.name, child.entityType, 'activo', now, now).lastInsertRowid));
+        const id = asEntityId(Number(insertEntity.run(child.name, child.entityType, STORED_STATUS.active, now, now).lastInsertRowid));
         this.conn.stmt("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'entity_count'").run();
         for (const content of child.observations) {
           const o = current.get(content);

@@ -92,6 +92,7 @@ export class SqliteStore implements Store {
     this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);
     this.maintenance = new SqliteMaintenance(this.conn, this.graph);
     this.graph.backfillIndexes();
+    this.graph.resyncListedKeywords();
   }
 
   /** The vector index, for callers that cannot go on without it (benches, tests). */

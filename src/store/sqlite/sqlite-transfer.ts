@@ -9,7 +9,7 @@
  * vector index's put, which also tells every process's vector cache.
  */
 import { mayNotFitOneVector } from '../../core/text/entity-text.js';
-import { asEntityId, type EntityStatus } from '../../core/types.js';
+import { asEntityId, statusFromStored } from '../../core/types.js';
 import type {
   CoOccurrenceRecord,
   EntityRecord,
@@ -130,7 +130,7 @@ export class SqliteTransfer implements TransferStore {
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
     const rows = this.conn
       .stmt<[number, number], RelationRecordRow>(
-        'SELECT id, from_name, to_name, relation_type, created_at, ended_at FROM relations WHERE id > ? ORDER BY id LIMIT ?',
+        'SELECT id, from_name, to_name, relation_type, context, created_at, ended_at FROM relations WHERE id > ? ORDER BY id LIMIT ?',
       )
       .all(cursor, limit);
     return page(rows.map(toRelationRecord), limit, rows.at(-1)?.id ?? cursor);
@@ -163,7 +163,7 @@ export class SqliteTransfer implements TransferStore {
         entities: records.map((r) => ({
           name: r.name,
           entityType: r.entityType,
-          status: r.status as EntityStatus,
+          status: statusFromStored(r.status),
           observations: r.observations.map((o) => o.content),
         })),
         relations: [],
@@ -249,9 +249,12 @@ export class SqliteTransfer implements TransferStore {
     // The endpoints' vectors were made with these relations in their text: nothing is re-queued.
     return this.conn.write(() => {
       const insert = this.conn.stmt(
-        'INSERT INTO relations (from_name, to_name, relation_type, created_at, ended_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        'INSERT INTO relations (from_name, to_name, relation_type, created_at, ended_at, context) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
       );
-      return records.reduce((n, r) => n + insert.run(r.from, r.to, r.relationType, r.createdAt, r.endedAt ?? null).changes, 0);
+      return records.reduce(
+        (n, r) => n + insert.run(r.from, r.to, r.relationType, r.createdAt, r.endedAt ?? null, r.context ?? null).changes,
+        0,
+      );
     });
   }
 

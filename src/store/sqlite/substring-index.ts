@@ -25,6 +25,7 @@
 import type { Entity, Relation } from '../../core/types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { json } from './sqlite-connection.js';
+import { toRelation, type RelationRow } from '../rows.js';
 
 /** Over this many entities the index would hold over 140 MB: SQL answers. */
 export const MAX_ENTITIES = 50_000;
@@ -259,8 +260,9 @@ export class SubstringIndex {
         const read = () => ({
           changes: Number(this.conn.metaGet('graph_changes') ?? 0),
           rows: this.conn
-            .stmt<[], Relation>('SELECT from_name AS "from", to_name AS "to", relation_type AS relationType FROM relations ORDER BY id')
-            .all(),
+            .stmt<[], RelationRow>('SELECT from_name, to_name, relation_type, context FROM relations ORDER BY id')
+            .all()
+            .map(toRelation),
         });
         const { changes, rows } = this.conn.db.inTransaction ? read() : this.conn.db.transaction(read)();
         const byName = new Map<string, number[]>();

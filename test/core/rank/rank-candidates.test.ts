@@ -25,7 +25,7 @@ const NO_SIGNALS: CandidateSignals<RankFacts> = { facts: new Map(), access: new 
 const opts = (limit: number, strategy: RoutingStrategy = 'hybrid_balanced'): RankOptions => ({ limit, strategy, now: NOW });
 
 function facts(entries: readonly (readonly [number, Partial<RankFacts>])[]): Map<EntityId, RankFacts> {
-  return new Map(entries.map(([n, f]) => [id(n), { status: 'activo', createdAt: NOW, metadataRatio: 0, ...f }]));
+  return new Map(entries.map(([n, f]) => [id(n), { status: 'active', createdAt: NOW, metadataRatio: 0, ...f }]));
 }
 
 function fused(entity: number, rrfScore: number, distance: number | undefined): FusedCandidate {
@@ -46,10 +46,10 @@ function expectSortedByScore(ranked: readonly RankedCandidate[]): void {
 
 describe('statusMultiplier (spec/limbic-system.md "Status Deboosts", "Metadata Penalty")', () => {
   it.each([
-    ['activo', 1.0],
-    ['pausado', 0.85],
-    ['completado', 0.7],
-    ['archivado', 0.5],
+    ['active', 1.0],
+    ['paused', 0.85],
+    ['completed', 0.7],
+    ['archived', 0.5],
   ] as const)('%s → %f', (status, expected) => {
     expect(statusMultiplier({ status, createdAt: NOW, metadataRatio: 0 })).toBeCloseTo(expected, 12);
     expect(STATUS_DEBOOST[status]).toBe(expected);
@@ -57,13 +57,13 @@ describe('statusMultiplier (spec/limbic-system.md "Status Deboosts", "Metadata P
 
   it('metadata penalty 0.7 applies above 50% only', () => {
     expect(METADATA_PENALTY).toBe(0.7);
-    expect(statusMultiplier({ status: 'activo', createdAt: NOW, metadataRatio: 0.5 })).toBe(1);
-    expect(statusMultiplier({ status: 'activo', createdAt: NOW, metadataRatio: 0.51 })).toBeCloseTo(0.7, 12);
-    expect(statusMultiplier({ status: 'activo', createdAt: NOW, metadataRatio: 1 })).toBeCloseTo(0.7, 12);
+    expect(statusMultiplier({ status: 'active', createdAt: NOW, metadataRatio: 0.5 })).toBe(1);
+    expect(statusMultiplier({ status: 'active', createdAt: NOW, metadataRatio: 0.51 })).toBeCloseTo(0.7, 12);
+    expect(statusMultiplier({ status: 'active', createdAt: NOW, metadataRatio: 1 })).toBeCloseTo(0.7, 12);
   });
 
   it('status and metadata multiply', () => {
-    expect(statusMultiplier({ status: 'archivado', createdAt: NOW, metadataRatio: 0.9 })).toBeCloseTo(0.35, 12);
+    expect(statusMultiplier({ status: 'archived', createdAt: NOW, metadataRatio: 0.9 })).toBeCloseTo(0.35, 12);
   });
 
   it('unknown facts → no multiplier', () => {
@@ -175,7 +175,7 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
     const signals: CandidateSignals<RankFacts> = {
       ...NO_SIGNALS,
       facts: facts([
-        [1, { status: 'archivado' }],
+        [1, { status: 'archived' }],
         [2, {}],
       ]),
     };
@@ -190,7 +190,7 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
     expect(byId(ranked, 1).score).toBeLessThanOrEqual(byId(ranked, 2).score * 0.5 + 1e-12);
   });
 
-  it.each(['pausado', 'completado', 'archivado'] as const)('%s ranks below an identical active entity', (status) => {
+  it.each(['paused', 'completed', 'archived'] as const)('%s ranks below an identical active entity', (status) => {
     const signals: CandidateSignals<RankFacts> = {
       ...NO_SIGNALS,
       facts: facts([
@@ -228,7 +228,7 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
     const signals: CandidateSignals<RankFacts> = {
       ...NO_SIGNALS,
       facts: facts([
-        [1, { status: 'archivado' }],
+        [1, { status: 'archived' }],
         [2, {}],
         [3, {}],
       ]),
@@ -251,8 +251,8 @@ describe('status deboosts and metadata penalty apply before the sort', () => {
     const signals: CandidateSignals<RankFacts> = {
       ...NO_SIGNALS,
       facts: facts([
-        [1, { status: 'archivado' }],
-        [2, { status: 'completado' }],
+        [1, { status: 'archived' }],
+        [2, { status: 'completed' }],
         [3, {}],
       ]),
       access: new Map([[id(3), { accessCount: 10, lastAccess: NOW, accessDays: 1 }]]),
@@ -417,7 +417,7 @@ describe('properties of rankHybridCandidates over random candidates and signals'
       fc.property(
         scenarioArb.filter((s) => s.candidates.length > 0),
         fc.nat(),
-        fc.constantFrom<EntityStatus>('pausado', 'completado', 'archivado'),
+        fc.constantFrom<EntityStatus>('paused', 'completed', 'archived'),
         ({ candidates, signals, strategy }, pick, status) => {
           const target = candidates[pick % candidates.length]!.id;
           const base = signals.facts.get(target)!;
@@ -426,7 +426,7 @@ describe('properties of rankHybridCandidates over random candidates and signals'
             facts: new Map([...signals.facts, [target, { ...base, status: s }]]),
           });
           const options = { limit: candidates.length, strategy, now: NOW };
-          const active = byId(rankHybridCandidates(candidates, withStatus('activo'), options), target);
+          const active = byId(rankHybridCandidates(candidates, withStatus('active'), options), target);
           const deboosted = byId(rankHybridCandidates(candidates, withStatus(status), options), target);
           expect(deboosted.score).toBeLessThanOrEqual(active.score);
           expect(deboosted.score).toBeLessThanOrEqual(active.score * STATUS_DEBOOST[status] + 1e-12);
@@ -527,7 +527,7 @@ describe('the usage bound (issue 24): usage reorders only near-ties', () => {
   );
   const sameStatus = (signals: CandidateSignals<RankFacts>): CandidateSignals<RankFacts> => ({
     ...signals,
-    facts: new Map([...signals.facts].map(([k, f]) => [k, { ...f, status: 'activo', metadataRatio: 0 }])),
+    facts: new Map([...signals.facts].map(([k, f]) => [k, { ...f, status: 'active', metadataRatio: 0 }])),
   });
 
   it('never puts a candidate ahead of one whose base is more than USAGE_BOUND higher, whatever its usage and weights', () => {

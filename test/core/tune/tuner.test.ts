@@ -68,7 +68,7 @@ const candidateSet = fc.record({
       count: fc.integer({ min: 0, max: 40 }),
       hoursAgo: fc.integer({ min: 0, max: 20_000 }),
       degree: fc.integer({ min: 0, max: 20 }),
-      status: fc.constantFrom<EntityStatus>('activo', 'pausado', 'completado', 'archivado'),
+      status: fc.constantFrom<EntityStatus>('active', 'paused', 'completed', 'archived'),
     }),
     { minLength: 12, maxLength: 12 },
   ),

@@ -125,11 +125,11 @@ export function graphConformance(name: string, makeStore: StoreFactory): void {
 
     it('sets status and reports missing entities', async () => {
       await seed(graph());
-      expect(await graph().setStatus('Alice', 'archivado', T0)).toBe(true);
-      expect(await graph().setStatus('Ghost', 'archivado', T0)).toBe(false);
+      expect(await graph().setStatus('Alice', 'archived', T0)).toBe(true);
+      expect(await graph().setStatus('Ghost', 'archived', T0)).toBe(false);
       const [id] = await graph().idsByName(['Alice']);
       const alice = (await graph().entitiesById([id ?? asEntityId(0)])).get(id ?? asEntityId(0));
-      expect(alice?.status).toBe('archivado');
+      expect(alice?.status).toBe('archived');
     });
 
     it('gives the edges touching a set as id pairs, leaving out relations to names that are no entity', async () => {

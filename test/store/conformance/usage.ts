@@ -69,7 +69,7 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
       const { graph, usage } = store();
       await seed(graph);
       await graph.addObservations([{ entityName: 'Acme', contents: ['source: crm', 'id: 42', 'imported 2026'], kind: 'metadata' }], T0 + 5);
-      await graph.setStatus('Bob', 'archivado', T0 + 6);
+      await graph.setStatus('Bob', 'archived', T0 + 6);
       const [alice, acme, bob] = await graph.idsByName(['Alice', 'Acme', 'Bob']);
       if (alice === undefined || acme === undefined || bob === undefined) throw new Error('seed missing');
       await graph.deleteEntities(['Alice']);
@@ -79,12 +79,12 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
         id: acme,
         name: 'Acme',
         entityType: 'company',
-        status: 'activo',
+        status: 'active',
         createdAt: T0,
         updatedAt: T0 + 5,
         metadataRatio: 3 / 4,
       });
-      expect(facts.get(bob)).toMatchObject({ name: 'Bob', status: 'archivado', metadataRatio: 0 });
+      expect(facts.get(bob)).toMatchObject({ name: 'Bob', status: 'archived', metadataRatio: 0 });
     });
   });
 }
