@@ -91,6 +91,7 @@ async function runSearch(q) {
   $('results').replaceChildren();
   if (!q) {
     $('search-summary').textContent = 'Type words or a question, then Enter.';
+    await showRecent();
     return;
   }
   $('search-summary').textContent = 'Searching…';
@@ -114,6 +115,28 @@ async function runSearch(q) {
   });
 }
 
+/** The home view: how large the memory is and its newest entities, each a link to its page. */
+async function showRecent() {
+  const recent = await api('/api/recent');
+  if (recent.total === 0) {
+    $('search-summary').textContent = 'This memory is empty: an agent connected to Limbic fills it as it learns.';
+    return;
+  }
+  $('search-summary').textContent =
+    `${recent.total} ${recent.total === 1 ? 'entity' : 'entities'} in this memory. The newest, or type words or a question, then Enter:`;
+  $('results').replaceChildren(
+    ...recent.entities.map((e) =>
+      el(
+        'li',
+        { class: 'recent' },
+        el('a', { class: 'result-link', href: `#/entity/${encodeURIComponent(e.name)}` }, e.name),
+        el('span', { class: 'type' }, e.entityType),
+        el('span', { class: 'count' }, `${e.observationCount} observation${e.observationCount === 1 ? '' : 's'}`),
+      ),
+    ),
+  );
+}
+
 /** Up to two observations, those holding a word of the query first (the one that matched, not merely the first). */
 function snippet(observations, query) {
   const fold = (t) =>
@@ -135,13 +158,23 @@ function drawGraph(view) {
     ...view.neighbours.map((n) => ({ data: { id: n.name, label: `${n.name}\n(${n.entityType})` } })),
   ];
   const ids = new Set(nodes.map((n) => n.data.id));
+  const around = view.neighbours.length;
+  const radius = Math.max(170, (around * 110) / (2 * Math.PI));
+  const ring = new Map([[view.name, { x: 0, y: 0 }]]);
+  view.neighbours.forEach((n, i) => {
+    const angle = -Math.PI / 2 + (2 * Math.PI * (i + 0.5)) / around;
+    ring.set(n.name, { x: radius * Math.cos(angle), y: radius * Math.sin(angle) });
+  });
   const edges = view.relations
     .filter((r) => ids.has(r.from) && ids.has(r.to))
     .map((r, i) => ({ data: { id: `e${i}`, source: r.from, target: r.to, label: r.relationType } }));
   graph = window.cytoscape({
     container: $('graph'),
     elements: [...nodes, ...edges],
-    layout: { name: nodes.length > 2 ? 'cose' : 'grid', animate: false, padding: 20 },
+    // The entity in the middle, its neighbours on a ring around it, far enough apart for their
+    // labels: the same drawing every time, and a relation's name (at its middle, along it) clear of
+    // the entities' names (below them). No neighbour sits straight below, under the centre's name.
+    layout: { name: 'preset', positions: (node) => ring.get(node.id()), fit: true, padding: 30, animate: false },
     wheelSensitivity: 0.3,
     style: [
       {
@@ -161,6 +194,10 @@ function drawGraph(view) {
         style: {
           label: 'data(label)',
           'font-size': 9,
+          'text-rotation': 'autorotate',
+          'text-background-color': '#ffffff',
+          'text-background-opacity': 0.85,
+          'text-background-padding': 2,
           'curve-style': 'bezier',
           'target-arrow-shape': 'triangle',
           width: 1.5,

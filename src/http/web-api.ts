@@ -75,6 +75,14 @@ export async function serveApi(url: URL, service: MemoryService, token: TokenRec
       sendJson(res, 200, await entityView(service, url.searchParams.get('name') ?? ''));
       return true;
     }
+    case '/api/recent': {
+      // The page's home: the newest entities (creation order, newest first) and the memory's size.
+      const limit = 10;
+      const { total = 0 } = await service.graphView({ compact: true, page: { limit: 1, offset: 0 } });
+      const newest = await service.graphView({ compact: true, page: { limit, offset: Math.max(0, total - limit) } });
+      sendJson(res, 200, { total, entities: [...newest.entities].reverse() });
+      return true;
+    }
     case '/api/stats': {
       // Any token may read this, read-only ones included: the memory's name, never where the server keeps it (issue 26).
       const stats = await service.statistics();

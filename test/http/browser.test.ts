@@ -96,6 +96,9 @@ describe.skipIf(!present)('the web page in chromium', () => {
     await page.fill('#token', token);
     await page.click('#login button[type=submit]');
     await expect.poll(() => page.textContent('#who')).toBe('namespace garden');
+    // The page after login is not empty: the memory's size and its newest entities, newest first.
+    await expect.poll(() => page.textContent('#search-summary')).toMatch(/^4 entities in this memory/);
+    expect(await page.locator('#results li.recent a').allTextContents()).toEqual(['Aphids', 'Greenhouse', 'Basil', 'Tomato']);
     await page.fill('#q', 'tomatoes sun');
     await page.press('#q', 'Enter');
     await expect.poll(() => page.locator('#results li').count()).toBeGreaterThan(0);
@@ -136,6 +139,16 @@ describe.skipIf(!present)('the web page in chromium', () => {
     expect(await page.locator('#graph canvas').count()).toBe(0);
     await page.evaluate("location.hash = '#/entity/Basil'");
     await expect.poll(() => page.getAttribute('#graph', 'data-nodes')).toBe('3');
+    // No relation's label lies over an entity's name (issue 25): label boxes from cytoscape itself.
+    const overlaps = await page.evaluate(`(() => {
+      const cy = document.getElementById('graph')._cyreg.cy;
+      const box = (e) => e.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false });
+      const meet = (a, b) => a.w > 0 && b.w > 0 && a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+      const found = [];
+      cy.edges().forEach((e) => cy.nodes().forEach((n) => { if (meet(box(e), box(n))) found.push(e.data('label') + ' / ' + n.id()); }));
+      return found;
+    })()`);
+    expect(overlaps).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, 'entity.png'), fullPage: true });
   });
 
