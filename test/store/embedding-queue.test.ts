@@ -4,11 +4,13 @@
  * a job whose entity changed while it was embedded is embedded again without holding the head.
  * The three-process drain with real child processes is test/faults/queue-drain.test.ts.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EmbeddingJob } from '../../src/store/vector-index.js';
 import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const names = (jobs: readonly EmbeddingJob[]): string[] => jobs.map((j) => j.entity.name);
@@ -74,6 +76,29 @@ describe('embedding queue shared by several processes (SQLite, issue 26)', () =>
     expect(hits).toHaveLength(10);
     expect(hits.every((h) => h.distance < 1e-6)).toBe(true);
     expect(await survivor.requireVectors().status()).toMatchObject({ indexed: 10, pending: 0 });
+  });
+
+  it('takes at once the jobs of a process that was killed, without waiting for its lease', async () => {
+    const store = open();
+    await store.requireVectors().configure('fake-model', 3);
+    await create(store, ...tenEntities);
+    const holder = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(REPO_ROOT, 'test', 'store', 'queue-claim-holder.ts'), join(tmp.dir, 'memory.db'), '4'],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const exited = once(holder, 'exit');
+    try {
+      await once(holder.stdout, 'data');
+      expect(names(await store.requireVectors().takeJobs(2))).toEqual(['E4', 'E5']); // its four are held while it runs
+    } finally {
+      holder.kill('SIGKILL');
+      await exited;
+    }
+    expect(names(await store.requireVectors().takeJobs(10))).toEqual(tenEntities);
   });
 
   it('embeds again a job whose entity changed while it was embedded, behind the jobs waiting, not at the head', async () => {

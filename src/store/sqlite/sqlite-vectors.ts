@@ -49,6 +49,23 @@ const TAKE_SQL = `UPDATE embedding_queue SET claimed_until = ${NOW_MS_SQL} + @le
   RETURNING entity_id, version, queued_at`;
 
 /**
+ * A claim's owner: the process id (every process sharing a SQLite file runs on its machine, WAL
+ * needs that) times 2^21, plus a random part telling two stores of one process apart.
+ */
+const OWNER_PID_STEP = 2 ** 21;
+const newOwner = (): number => process.pid * OWNER_PID_STEP + randomInt(0, OWNER_PID_STEP);
+
+/** Whether the process that made this claim still runs (one of another user counts as running). */
+function ownerRuns(owner: number): boolean {
+  try {
+    process.kill(Math.floor(owner / OWNER_PID_STEP), 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
  * Entities that may not fit one vector (entity-text.ts mayNotFitOneVector, in SQL), queued once
  * when a memory made before observation vectors gains them. The model's tokenizer decides when
  * each is embedded; one that fits is embedded as before.
@@ -105,7 +122,7 @@ export class SqliteVectorIndex implements VectorIndex {
   private readonly keeper: VectorCacheKeeper | undefined;
   private readonly leaseMs: number;
   /** This index's token in the queue's claimed_by: another process's, or another store's, differs. */
-  private readonly owner = randomInt(1, 2 ** 47);
+  private readonly owner = newOwner();
   /** Jobs taken here and not put yet, by entity: the version taken. */
   private readonly taken = new Map<number, number>();
 
@@ -209,13 +226,22 @@ export class SqliteVectorIndex implements VectorIndex {
     // An empty queue (every drain's last look) takes no write lock.
     if (limit <= 0 || this.conn.stmt('SELECT 1 FROM embedding_queue LIMIT 1').get() === undefined) return [];
     const queued = this.conn
-      .write(
-        () =>
-          this.conn
-            .stmt<{ lease: number; owner: number; limit: number }, { entity_id: number; version: number; queued_at: number }>(TAKE_SQL)
-            .all({ lease: this.leaseMs, owner: this.owner, limit }),
-        false,
-      )
+      .write(() => {
+        // The claims of a process that was killed are free at once, not when their lease runs out.
+        // A process id reused since is taken for the dead one's: its claims wait for their lease.
+        const owners = this.conn
+          .stmt<[number], { owner: number }>(
+            'SELECT DISTINCT claimed_by AS owner FROM embedding_queue WHERE claimed_by IS NOT NULL AND claimed_by <> ?',
+          )
+          .all(this.owner);
+        for (const { owner } of owners) {
+          if (!ownerRuns(owner))
+            this.conn.stmt('UPDATE embedding_queue SET claimed_until = NULL, claimed_by = NULL WHERE claimed_by = ?').run(owner);
+        }
+        return this.conn
+          .stmt<{ lease: number; owner: number; limit: number }, { entity_id: number; version: number; queued_at: number }>(TAKE_SQL)
+          .all({ lease: this.leaseMs, owner: this.owner, limit });
+      }, false)
       .sort((a, b) => a.queued_at - b.queued_at || a.entity_id - b.entity_id);
     for (const q of queued) this.taken.set(q.entity_id, q.version);
     const entities = hydrate(
