@@ -5,9 +5,10 @@
  *
  * Every process sharing the file may drain the queue, as on PostgreSQL (pg-vectors.ts): takeJobs
  * claims the oldest queued jobs under a lease in one write transaction, so no two processes embed
- * the same entity at once, and a killed process's jobs are taken again when its lease runs out. A
- * job whose entity changed while it was embedded goes behind the others at put, so entities that
- * keep changing never hold the head of the queue (issue 26).
+ * the same entity at once, and a killed process's jobs are taken again (at once when its process is
+ * gone, at the latest when its lease runs out). A job whose entity changed while it was embedded
+ * goes behind the others at put, so entities that keep changing never hold the head of the queue
+ * (issue 26).
  */
 import { randomInt } from 'node:crypto';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
@@ -123,8 +124,8 @@ export class SqliteVectorIndex implements VectorIndex {
   private readonly leaseMs: number;
   /** This index's token in the queue's claimed_by: another process's, or another store's, differs. */
   private readonly owner = newOwner();
-  /** Jobs taken here and not put yet, by entity: the version taken. */
-  private readonly taken = new Map<number, number>();
+  /** Entities whose jobs were taken here and not put yet. */
+  private readonly taken = new Set<number>();
 
   constructor(
     private readonly conn: SqliteConnection,
@@ -243,7 +244,7 @@ export class SqliteVectorIndex implements VectorIndex {
           .all({ lease: this.leaseMs, owner: this.owner, limit });
       }, false)
       .sort((a, b) => a.queued_at - b.queued_at || a.entity_id - b.entity_id);
-    for (const q of queued) this.taken.set(q.entity_id, q.version);
+    for (const q of queued) this.taken.add(q.entity_id);
     const entities = hydrate(
       this.conn,
       queued.map((q) => q.entity_id),
