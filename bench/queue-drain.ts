@@ -4,7 +4,8 @@
  * writer creates its own entities and keeps changing the same 32 old ones (one observation added,
  * the previous removed, every `--churn-ms`), as agents sharing a memory do; the importer loads a
  * memory.jsonl as `limbic import` does. Every process drains the queue as a server does (the
- * service's background indexer). Timed from the first process's start:
+ * service's background indexer, the model in a worker thread on one core fewer than the machine
+ * has). Timed from the first process's start:
  *
  * - written: every process's writes and the import are in;
  * - drained: every entity but the 32 that keep changing has its vector (the stall of issue 26);

@@ -7,14 +7,17 @@
  * creates its own entities and imports its file, prints `written` when those are in, and then
  * answers lines on stdin: `stop-churn` (prints `churn-stopped`) and `exit` (closes and exits 0).
  */
+import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { importFile } from '../../src/cli/import-file.js';
+import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
 import type { Logger } from '../../src/core/logger.js';
-import { LazyEmbedder } from '../../src/embed/embedder.js';
+import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
+import { ThreadedEmbedder } from '../../src/embed/onnx/threaded-embedder.js';
 import { MemoryService } from '../../src/service/memory-service.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { FakeEmbedder, realEmbedder } from './fixtures.js';
+import { FakeEmbedder, modelCacheDir } from './fixtures.js';
 import type { WorkerPlan } from './queue-drain.js';
 
 /** The fake embedder, taking as long per batch as a model would: the queue's timing, none of its meaning. */
@@ -35,7 +38,18 @@ const stderrLogger: Logger = {
 
 const plan = JSON.parse(process.argv[2] ?? '{}') as WorkerPlan;
 const store = openSqliteStore({ path: plan.db, logger: stderrLogger });
-const embedder = new LazyEmbedder(async () => (plan.embedder === 'real' ? realEmbedder() : new FakeSlowEmbedder(plan.fakeBatchMs ?? 100)));
+/** The installed model as a server runs it (src/cli/main.ts buildEmbedder): a worker thread on one core fewer than the machine has. */
+const serverEngine = (): Promise<Embedder> =>
+  ThreadedEmbedder.start({
+    model: {
+      modelDir: undefined,
+      cacheDir: modelCacheDir(),
+      modelId: DEFAULT_MODEL_ID,
+      allowRemote: false,
+      threads: Math.max(1, availableParallelism() - 1),
+    },
+  });
+const embedder = new LazyEmbedder(async () => (plan.embedder === 'real' ? serverEngine() : new FakeSlowEmbedder(plan.fakeBatchMs ?? 100)));
 const service = new MemoryService({ store, embedder, clock: Date.now, logger: stderrLogger });
 service.warm();
 

@@ -12,7 +12,7 @@ import { REPO_ROOT } from './fixtures.js';
 
 export interface WorkerPlan {
   readonly db: string;
-  /** `fake`: a fake embedder that sleeps per batch (meaning does not matter for draining); `real`: the installed model. */
+  /** `fake`: a fake embedder that sleeps per batch (meaning does not matter for draining); `real`: the installed model, run as a server runs it. */
   readonly embedder: 'fake' | 'real';
   /** The fake's time per batch, as the model would take (a sleep: it leaves the CPU to the others). @default 100 */
   readonly fakeBatchMs?: number;
