@@ -20,6 +20,8 @@ export const CATCH_UP_LIMIT = 64;
  * short entities take about a second on one core of these machines.
  */
 export const CATCH_UP_WAIT_MS = 2_000;
+/** How often a search waiting for entities another process is embedding looks again. */
+const CLAIMED_POLL_MS = 50;
 
 /** What a search by meaning may be missing: entities written but not embedded yet. */
 export interface Freshness {
@@ -80,7 +82,8 @@ export class EmbeddingIndexer {
 
   /**
    * Before a search by meaning: a small queue (a client that just wrote) is embedded first, for at
-   * most `waitMs`; a large one (a bulk load) is left to the background drain. Never throws.
+   * most `waitMs`, by this process or by another sharing the store that claimed those entities; a
+   * large one (a bulk load) is left to the background drain. Never throws.
    */
   async catchUp(waitMs: number = this.catchUpWaitMs): Promise<Freshness> {
     const vectors = this.store.vectors;
@@ -88,17 +91,24 @@ export class EmbeddingIndexer {
     const limit = CATCH_UP_LIMIT + 1;
     let pending = await vectors.countPending(limit);
     if (pending === 0) return { pending };
-    const drained = this.drain().then(
-      () => true,
-      () => false,
-    );
+    const drain = (): Promise<'drained' | 'failed'> =>
+      this.drain().then(
+        () => 'drained' as const,
+        () => 'failed' as const,
+      );
+    let drained = drain();
     if (pending <= CATCH_UP_LIMIT) {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, waitMs, false)));
-      await Promise.race([drained, timedOut]);
-      clearTimeout(timer);
-      pending = await vectors.countPending(limit);
-      if (pending === 0) return { pending };
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const ended = await within(drained, deadline - Date.now());
+        pending = await vectors.countPending(limit);
+        if (pending === 0) return { pending };
+        // Drained with jobs left: another process holds them (vector-index.ts takeJobs) and embeds
+        // them now. Waited for while this one has an engine; then drained again, for a lease that ran out.
+        if (ended !== 'drained' || this.configured === undefined || this.stopped || Date.now() >= deadline) break;
+        await within(undefined, Math.min(CLAIMED_POLL_MS, deadline - Date.now()));
+        drained = drain();
+      }
     }
     const count = pending > CATCH_UP_LIMIT ? `More than ${CATCH_UP_LIMIT}` : String(pending);
     return {
@@ -172,4 +182,15 @@ async function observationVectors(embedder: Embedder, jobs: readonly EmbeddingJo
     at += j.entity.observations.length;
   }
   return jobs.map((j) => byId.get(j.id));
+}
+
+/** `work`'s outcome, or 'timeout' after `ms` (at once for ms <= 0; a plain wait when work is undefined). */
+async function within<T>(work: Promise<T> | undefined, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), 'timeout')));
+  try {
+    return await (work === undefined ? timedOut : Promise.race([work, timedOut]));
+  } finally {
+    clearTimeout(timer);
+  }
 }

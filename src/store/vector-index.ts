@@ -47,7 +47,10 @@ export interface VectorIndex {
 
   /** Queued jobs, counted up to `upTo` (cheap: the search path asks on every call). */
   countPending(upTo: number): Promise<number>;
-  /** Oldest queued jobs first. */
+  /**
+   * Oldest queued jobs first, claimed: another process sharing the store does not take them until
+   * they are put or their lease runs out (the process died).
+   */
   takeJobs(limit: number): Promise<EmbeddingJob[]>;
   /** Stores vectors; a job whose entity changed again since it was taken stays queued. */
   put(results: readonly EmbeddingResult[]): Promise<void>;

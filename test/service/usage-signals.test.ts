@@ -135,6 +135,9 @@ describe('usage signals: being listed is not being used', () => {
     const db = new Database(path);
     db.exec('ALTER TABLE keyword_log DROP COLUMN nonce; ALTER TABLE vector_log DROP COLUMN nonce;'); // schema 11's
     db.exec('ALTER TABLE relations DROP COLUMN context;'); // schema 12's
+    db.exec(
+      'DROP INDEX embedding_queue_order; DROP INDEX embedding_queue_claims; ALTER TABLE embedding_queue DROP COLUMN queued_at; ALTER TABLE embedding_queue DROP COLUMN claimed_until; ALTER TABLE embedding_queue DROP COLUMN claimed_by;',
+    ); // schema 13's
     db.pragma('user_version = 9');
     db.close();
 

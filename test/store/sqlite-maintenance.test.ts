@@ -29,6 +29,9 @@ describe('SqliteMaintenance', () => {
     );
     db.exec('ALTER TABLE keyword_log DROP COLUMN nonce; ALTER TABLE vector_log DROP COLUMN nonce;');
     db.exec('ALTER TABLE relations DROP COLUMN context;');
+    db.exec(
+      'DROP INDEX embedding_queue_order; DROP INDEX embedding_queue_claims; ALTER TABLE embedding_queue DROP COLUMN queued_at; ALTER TABLE embedding_queue DROP COLUMN claimed_until; ALTER TABLE embedding_queue DROP COLUMN claimed_by;',
+    ); // schema 13's
     db.pragma('user_version = 6');
     db.close();
 
@@ -61,6 +64,9 @@ describe('SqliteMaintenance', () => {
     db.exec(
       "DELETE FROM entity_fts WHERE rowid = 1; INSERT INTO entity_fts (rowid, name, entity_type, obs_text) VALUES (1, 'A', 't', 'likes tea | dark roast');",
     );
+    db.exec(
+      'DROP INDEX embedding_queue_order; DROP INDEX embedding_queue_claims; ALTER TABLE embedding_queue DROP COLUMN queued_at; ALTER TABLE embedding_queue DROP COLUMN claimed_until; ALTER TABLE embedding_queue DROP COLUMN claimed_by;',
+    ); // schema 13's
     db.pragma('user_version = 11');
     db.close();
 

@@ -219,6 +219,19 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE keyword_resync (entity_id INTEGER PRIMARY KEY);
   INSERT INTO keyword_resync (entity_id) SELECT DISTINCT entity_id FROM observations WHERE kind <> 'generic';
   `,
+  // 13: the embedding queue is claimed and fair (issue 26; sqlite-vectors.ts takeJobs). A process
+  // takes jobs under a lease (claimed_until, ms; claimed_by, its token), so processes sharing the
+  // file embed different entities, and a killed one's jobs are taken again (at once when its
+  // process is gone, else when the lease runs out). Jobs go oldest queued first (queued_at, ms), and
+  // one that changed while it was being embedded goes behind the others instead of holding the
+  // head. Rows queued before this go first (0).
+  `
+  ALTER TABLE embedding_queue ADD COLUMN queued_at INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE embedding_queue ADD COLUMN claimed_until INTEGER;
+  ALTER TABLE embedding_queue ADD COLUMN claimed_by INTEGER;
+  CREATE INDEX embedding_queue_order ON embedding_queue(queued_at);
+  CREATE INDEX embedding_queue_claims ON embedding_queue(claimed_by) WHERE claimed_by IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

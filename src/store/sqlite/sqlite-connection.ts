@@ -20,6 +20,12 @@ import { migrate } from './schema.js';
 export const LOG_NONCE_SQL = '(random() & 1048575)';
 
 /**
+ * The time in ms by SQLite's clock, for the embedding queue's order and leases (schema 12): one
+ * clock for every process sharing the file, read where the row is written.
+ */
+export const NOW_MS_SQL = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+
+/**
  * The mark a side file keeps of the log row at its position: the entity's low 32 bits and the row's
  * nonce, exact in a double; 0 for position 0 (an empty log). Rows of two timelines share a mark once
  * in a million.

@@ -18,7 +18,7 @@ import {
   STORED_STATUS,
 } from '../../core/types.js';
 import type { GraphStore, ImportBatch, ImportCounts } from '../graph-store.js';
-import { json, LOG_NONCE_SQL } from './sqlite-connection.js';
+import { json, LOG_NONCE_SQL, NOW_MS_SQL } from './sqlite-connection.js';
 import { withContext, type EntityRow } from '../rows.js';
 import { SqliteGraphReads } from './sqlite-graph-reads.js';
 import { deleteObservationVectors } from './sqlite-vectors.js';
@@ -218,12 +218,14 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
 
   /**
    * Queued even when this process has no vector index: the file may be shared with one that has,
-   * and it embeds the backlog.
+   * and it embeds the backlog. An entity already queued keeps its place (and any claim on it: the
+   * process embedding it sees the new version at put and queues it again, sqlite-vectors.ts).
    */
   private queueEmbedding(id: EntityId): void {
     this.conn
       .stmt(
-        'INSERT INTO embedding_queue (entity_id, version) VALUES (?, ?) ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
+        `INSERT INTO embedding_queue (entity_id, version, queued_at) VALUES (?, ?, ${NOW_MS_SQL})
+         ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version`,
       )
       .run(id, newQueueVersion());
   }

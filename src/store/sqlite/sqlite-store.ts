@@ -47,6 +47,11 @@ export interface SqliteStoreOptions {
    * (keyword-topk.ts); off sends every query to FTS5. @default true
    */
   readonly keywordTopK?: boolean;
+  /**
+   * How long an embedding job this process took is left to it before another process sharing the
+   * file may take it (sqlite-vectors.ts). @default 120000
+   */
+  readonly embeddingLeaseMs?: number;
 }
 
 /** Graphs from this size split the keyword leg over two cores (at 10k entities: 4.5 -> 3.6 ms median). */
@@ -87,6 +92,7 @@ export class SqliteStore implements Store {
           cache: options.vectorCache ?? true,
           cacheFile: options.vectorCacheFile ?? true,
           logger: options.logger ?? noopLogger,
+          leaseMs: options.embeddingLeaseMs,
         })
       : undefined;
     this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);

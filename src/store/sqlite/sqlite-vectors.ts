@@ -2,14 +2,22 @@
  * The vector index on SQLite: sqlite-vec's vec0 table, the embedding queue the graph writes fill,
  * and the in-memory copy searched with usearch (vector-cache.ts), kept in a file next to the
  * database between starts (vector-cache-keeper.ts). Exists only when sqlite-vec loaded.
+ *
+ * Every process sharing the file may drain the queue, as on PostgreSQL (pg-vectors.ts): takeJobs
+ * claims the oldest queued jobs under a lease in one write transaction, so no two processes embed
+ * the same entity at once, and a killed process's jobs are taken again (at once when its process is
+ * gone, at the latest when its lease runs out). A job whose entity changed while it was embedded
+ * goes behind the others at put, so entities that keep changing never hold the head of the queue
+ * (issue 26).
  */
+import { randomInt } from 'node:crypto';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import { asEntityId } from '../../core/types.js';
 import type { VectorHit } from '../../core/signals.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
-import { LOG_NONCE_SQL, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
+import { LOG_NONCE_SQL, NOW_MS_SQL, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
 import { publicEntity } from '../rows.js';
 import { hydrate } from './sqlite-graph-reads.js';
 import { LOG_KEEP, RESET_ALL, VectorCache, type ExactSearch } from './vector-cache.js';
@@ -22,6 +30,40 @@ export interface SqliteVectorOptions {
   /** Save the in-memory copy next to the database (never for `:memory:`). */
   readonly cacheFile: boolean;
   readonly logger: Logger;
+  /**
+   * How long a taken job is left to this process before another may take it: long enough for a
+   * batch of long entities on a loaded machine, as on PostgreSQL. @default 120000
+   */
+  readonly leaseMs?: number;
+}
+
+const LEASE_MS = 120_000;
+
+/**
+ * Claims the oldest jobs no other process holds: unclaimed, lease run out, or this process's own
+ * (taken before and not put: its embedding failed, so it tries again now).
+ */
+const TAKE_SQL = `UPDATE embedding_queue SET claimed_until = ${NOW_MS_SQL} + @lease, claimed_by = @owner
+   WHERE entity_id IN (SELECT entity_id FROM embedding_queue
+                        WHERE claimed_until IS NULL OR claimed_until <= ${NOW_MS_SQL} OR claimed_by = @owner
+                        ORDER BY queued_at, entity_id LIMIT @limit)
+  RETURNING entity_id, version, queued_at`;
+
+/**
+ * A claim's owner: the process id (every process sharing a SQLite file runs on its machine, WAL
+ * needs that) times 2^21, plus a random part telling two stores of one process apart.
+ */
+const OWNER_PID_STEP = 2 ** 21;
+const newOwner = (): number => process.pid * OWNER_PID_STEP + randomInt(0, OWNER_PID_STEP);
+
+/** Whether the process that made this claim still runs (one of another user counts as running). */
+function ownerRuns(owner: number): boolean {
+  try {
+    process.kill(Math.floor(owner / OWNER_PID_STEP), 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
@@ -29,8 +71,8 @@ export interface SqliteVectorOptions {
  * when a memory made before observation vectors gains them. The model's tokenizer decides when
  * each is embedded; one that fits is embedded as before.
  */
-const REQUEUE_LONG_SQL = `INSERT INTO embedding_queue (entity_id, version)
-  SELECT entity_id, abs(random()) % 140737488355328 + 1 FROM observations WHERE superseded_at IS NULL
+const REQUEUE_LONG_SQL = `INSERT INTO embedding_queue (entity_id, version, queued_at)
+  SELECT entity_id, abs(random()) % 140737488355328 + 1, ${NOW_MS_SQL} FROM observations WHERE superseded_at IS NULL
    GROUP BY entity_id HAVING count(*) > 1 AND sum(length(content)) > ${MAY_NOT_FIT_CHARS}
   ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version`;
 
@@ -46,8 +88,9 @@ const MAX_OBSERVATION_VECTORS = 2 ** 20;
 const entityOfKey = (key: number): number => key % KEY_STRIDE;
 
 /** Every entity, queued with a fresh random version, as the graph's writes queue one (sqlite-graph.ts). */
-const REQUEUE_ALL_SQL =
-  'INSERT INTO embedding_queue (entity_id, version) SELECT id, abs(random()) % 140737488355328 + 1 FROM entities WHERE true ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version';
+const REQUEUE_ALL_SQL = `INSERT INTO embedding_queue (entity_id, version, queued_at)
+  SELECT id, abs(random()) % 140737488355328 + 1, ${NOW_MS_SQL} FROM entities WHERE true
+  ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version`;
 
 function ensureObservationTable(conn: SqliteConnection): void {
   conn.db.exec('CREATE TABLE IF NOT EXISTS observation_vectors (key INTEGER PRIMARY KEY, entity_id INTEGER NOT NULL)');
@@ -78,12 +121,18 @@ export class SqliteVectorIndex implements VectorIndex {
   private cache: Promise<VectorCache | undefined> | undefined;
   /** Reads and saves the cache's file; undefined for `:memory:` or when switched off. */
   private readonly keeper: VectorCacheKeeper | undefined;
+  private readonly leaseMs: number;
+  /** This index's token in the queue's claimed_by: another process's, or another store's, differs. */
+  private readonly owner = newOwner();
+  /** Entities whose jobs were taken here and not put yet. */
+  private readonly taken = new Set<number>();
 
   constructor(
     private readonly conn: SqliteConnection,
     options: SqliteVectorOptions,
   ) {
     this.useCache = options.cache;
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
     const saveCache = options.cache && options.cacheFile && conn.path !== ':memory:';
     this.keeper = saveCache ? new VectorCacheKeeper(conn.db, vectorFilePath(conn.path), options.logger) : undefined;
   }
@@ -175,9 +224,27 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   async takeJobs(limit: number): Promise<EmbeddingJob[]> {
+    // An empty queue (every drain's last look) takes no write lock.
+    if (limit <= 0 || this.conn.stmt('SELECT 1 FROM embedding_queue LIMIT 1').get() === undefined) return [];
     const queued = this.conn
-      .stmt<[number], { entity_id: number; version: number }>('SELECT entity_id, version FROM embedding_queue ORDER BY entity_id LIMIT ?')
-      .all(limit);
+      .write(() => {
+        // The claims of a process that was killed are free at once, not when their lease runs out.
+        // A process id reused since is taken for the dead one's: its claims wait for their lease.
+        const owners = this.conn
+          .stmt<[number], { owner: number }>(
+            'SELECT DISTINCT claimed_by AS owner FROM embedding_queue WHERE claimed_by IS NOT NULL AND claimed_by <> ?',
+          )
+          .all(this.owner);
+        for (const { owner } of owners) {
+          if (!ownerRuns(owner))
+            this.conn.stmt('UPDATE embedding_queue SET claimed_until = NULL, claimed_by = NULL WHERE claimed_by = ?').run(owner);
+        }
+        return this.conn
+          .stmt<{ lease: number; owner: number; limit: number }, { entity_id: number; version: number; queued_at: number }>(TAKE_SQL)
+          .all({ lease: this.leaseMs, owner: this.owner, limit });
+      }, false)
+      .sort((a, b) => a.queued_at - b.queued_at || a.entity_id - b.entity_id);
+    for (const q of queued) this.taken.add(q.entity_id);
     const entities = hydrate(
       this.conn,
       queued.map((q) => q.entity_id),
@@ -199,12 +266,24 @@ export class SqliteVectorIndex implements VectorIndex {
       const exists = this.conn.stmt('SELECT 1 FROM entities WHERE id = ?');
       const remove = this.conn.stmt('DELETE FROM entity_embeddings WHERE rowid = ?');
       const insert = this.conn.stmt('INSERT INTO entity_embeddings (rowid, embedding) VALUES (?, ?)');
-      const dequeue = this.conn.stmt('DELETE FROM embedding_queue WHERE entity_id = ? AND version = ?');
+      const queued = this.conn.stmt<[number], { version: number; claimed_by: number | null }>(
+        'SELECT version, claimed_by FROM embedding_queue WHERE entity_id = ?',
+      );
+      const dequeue = this.conn.stmt('DELETE FROM embedding_queue WHERE entity_id = ?');
+      const requeue = this.conn.stmt(
+        `UPDATE embedding_queue SET queued_at = max(${NOW_MS_SQL}, (SELECT max(queued_at) + 1 FROM embedding_queue)), claimed_until = NULL, claimed_by = NULL
+          WHERE entity_id = ?`,
+      );
       const log = this.conn.stmt(`INSERT INTO vector_log (entity_id, nonce) VALUES (?, ${LOG_NONCE_SQL})`);
       const observations = this.conn.tableExists('observation_vectors');
       const addKey = this.conn.stmt('INSERT INTO observation_vectors (key, entity_id) VALUES (?, ?)');
       for (const r of results) {
+        const ours = this.taken.delete(r.id);
         if (exists.get(r.id) === undefined) continue; // deleted while it was being embedded
+        const job = queued.get(r.id);
+        // Taken here, then its lease ran out and another process embedded it since: that vector
+        // is of the entity's current text, this one may be older.
+        if (ours && job === undefined) continue;
         remove.run(BigInt(r.id));
         insert.run(BigInt(r.id), vectorBytes(r.vector));
         if (observations) {
@@ -217,7 +296,9 @@ export class SqliteVectorIndex implements VectorIndex {
               log.run(key);
             });
         }
-        dequeue.run(r.id, r.version);
+        if (job?.version === r.version) dequeue.run(r.id);
+        // Changed while it was embedded: queued again, behind the jobs waiting, and free to take.
+        else if (job !== undefined && job.claimed_by === this.owner) requeue.run(r.id);
         log.run(r.id);
       }
       this.conn.stmt('DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?').run(LOG_KEEP);
