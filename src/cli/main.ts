@@ -44,7 +44,7 @@ import { progressBar } from './progress.js';
 import type { TuneFlags } from './tune.js';
 import { WholeLines } from './stdin-lines.js';
 import { SCREEN_MAX_BYTES, screenLine } from './stdin-screen.js';
-import { DEFAULT_HTTP_PORT, serveHttp } from './serve-http.js';
+import { DEFAULT_HTTP_PORT, httpLimitsFromEnv, serveHttp } from './serve-http.js';
 import { registerTokenCommands } from './token.js';
 import { DEFAULT_NAMESPACE, namespaceDbPath, namespaceSchema } from '../http/namespaces.js';
 import { openSqliteTokenStore } from '../store/sqlite/sqlite-tokens.js';
@@ -325,7 +325,7 @@ program
       fail(new Error('With --http each token picks its namespace: drop --namespace.'));
     const root = rootConfig();
     return serveHttp(
-      { host: o.host, port: Number(o.port), allowedHosts: o.allowedHost ?? [] },
+      { host: o.host, port: Number(o.port), allowedHosts: o.allowedHost ?? [], limits: httpLimitsFromEnv(process.env) },
       {
         dbPath: root.dbPath,
         openStore: openStoreAt,
