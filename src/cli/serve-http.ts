@@ -26,10 +26,13 @@ export const DEFAULT_HTTP_PORT = 7411;
  * clients hold; 500 per namespace lets five such tokens share one; 1,000 in all as before.
  *
  * Requests in flight: the server answers on one thread, so more than a few calls at once does not
- * make answers come sooner; it only holds more half-built answers in memory (200 concurrent
- * read_graph calls took 1.2 GB). 32 at once in all, 16 per namespace, 8 per token keeps room for
- * other tokens while one floods; 64 waiting per token lets 50 clients sharing one token
- * (npm run bench:http) queue instead of failing; a request still waiting after 30 s is refused.
+ * make answers come sooner; it only holds more answers in memory, each until its client has read
+ * it. 400 concurrent whole-graph reads (4.3 MiB answers, 3,000 entities) by clients slower than the
+ * server took the server from 133 to 2,831 MB with no bound; with 16 at once in all, 8 per
+ * namespace and 4 per token, to 592 MB for one token's flood (332 refused with 429) and 1,332 MB
+ * for eight tokens' (npm run bench:http-flood -- --full --slow-clients). 64 waiting per token lets
+ * 50 clients sharing one token (npm run bench:http) queue instead of failing; a request still
+ * waiting after 30 s is refused.
  */
 export const DEFAULT_LIMITS: HttpLimits = {
   maxBodyBytes: 8 * LIMITS.maxCallTextBytes,
@@ -39,9 +42,9 @@ export const DEFAULT_LIMITS: HttpLimits = {
   maxSessionsPerToken: 100,
   sessionReplaceAfterMs: 60_000,
   sessionIdleMs: 30 * 60_000,
-  maxInFlight: 32,
-  maxInFlightPerNamespace: 16,
-  maxInFlightPerToken: 8,
+  maxInFlight: 16,
+  maxInFlightPerNamespace: 8,
+  maxInFlightPerToken: 4,
   maxQueuedPerToken: 64,
   queueWaitMs: 30_000,
   drainMs: 30_000,
