@@ -76,7 +76,13 @@ export interface RunningHttpServer {
 
 interface Session extends SessionEntry {
   readonly transport: StreamableHTTPServerTransport;
+  /** Ids of the requests under way on it: the transport routes each answer by id alone. */
+  readonly pending: Set<RequestId>;
 }
+
+/** The ids of the requests (not notifications or responses) in a screened body. */
+const requestIds = (body: unknown): RequestId[] =>
+  (Array.isArray(body) ? body : [body]).flatMap((m) => (isJSONRPCRequest(m as JSONRPCMessage) ? [(m as { id: RequestId }).id] : []));
 
 /** Revoked tokens are looked for at most this often when room is needed, besides the periodic sweep. */
 const REVOCATION_CHECK_MS = 1_000;
@@ -162,6 +168,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
           namespace: token.namespace,
           lastUsed: Date.now(),
           busy: 0,
+          pending: new Set(),
         });
       },
     });
@@ -254,6 +261,26 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     }
     if (req.method === 'POST') {
       if (session !== undefined) {
+        // A second request with the id of one under way would take over its answer, and the first
+        // would never be answered (the client waits for its timeout): it is refused instead.
+        const ids = requestIds(body);
+        const reused = ids.find((rid, i) => session.pending.has(rid) || ids.indexOf(rid) !== i);
+        if (reused !== undefined) {
+          sendJson(
+            res,
+            400,
+            refuse(
+              reused,
+              INVALID_REQUEST,
+              `id ${JSON.stringify(reused)} is already used by a request under way on this session; give each request its own id`,
+            ),
+          );
+          return;
+        }
+        for (const rid of ids) session.pending.add(rid);
+        res.once('close', () => {
+          for (const rid of ids) session.pending.delete(rid);
+        });
         await session.transport.handleRequest(req, res, body);
         return;
       }

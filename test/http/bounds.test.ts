@@ -230,6 +230,27 @@ describe('serve --http: malformed JSON-RPC and statistics (issue 26)', () => {
     expect(JSON.parse(fine.body)).toMatchObject({ id: 15, result: { structuredContent: { entities: 0 } } });
   });
 
+  it('a request reusing the id of one under way on its session gets a JSON-RPC error with that id; the first is still answered', async () => {
+    const held = holdGraphMethod('readGraph');
+    const s = await start({}, undefined, held.wrap);
+    const { token } = await s.token('default');
+    const session = (await initialize(s, token)).headers['mcp-session-id'] as string;
+    const first = toolCall(s, token, session, 5, 'read_graph');
+    await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(1);
+    const second = await toolCall(s, token, session, 5, 'read_graph');
+    expect(second.status).toBe(400);
+    expect(JSON.parse(second.body)).toMatchObject({
+      id: 5,
+      error: { code: -32600, message: expect.stringMatching(/already used/) as unknown },
+    });
+    held.releaseAll();
+    const answered = await first;
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.body)).toMatchObject({ id: 5, result: { structuredContent: { entities: [] } } });
+    // Once answered, the id may be used again.
+    expect((await toolCall(s, token, session, 5, 'read_graph')).status).toBe(200);
+  });
+
   it('get_statistics over HTTP and /api/stats name the database file and show no absolute path, even in a model error', async () => {
     const modelDir = `${tmpdir()}/limbic-no-such-models`;
     const s = await start({}, () =>
