@@ -6,9 +6,33 @@
  * small so a few requests show what thousands did.
  */
 import { tmpdir } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { HttpLimits } from '../../src/http/http-server.js';
+import { startPgServer, type PgServer } from '../helpers/pg-server.js';
 import { connect, holdGraphMethod, INITIALIZE, rawRequest, startTestServer, type HttpClient, type TestServer } from './http-helpers.js';
+
+const pgStarted = await startPgServer();
+const pgServer: PgServer | undefined = 'url' in pgStarted ? pgStarted : undefined;
+const pgDatabases: string[] = [];
+afterAll(async () => {
+  for (const url of pgDatabases) await pgServer?.dropDatabase(url);
+  await pgServer?.stop();
+});
+/** Where tokens and memories live: a SQLite file, or a fresh PostgreSQL database (tokens in a table there). */
+const backends: { name: string; url: () => Promise<string | undefined> }[] = [{ name: 'SQLite', url: async () => undefined }];
+if (pgServer !== undefined)
+  backends.push({
+    name: 'PostgreSQL',
+    url: async () => {
+      const url = await pgServer.createDatabase();
+      pgDatabases.push(url);
+      return url;
+    },
+  });
+else
+  describe('bounds on PostgreSQL', () => {
+    it.skip(`skipped: ${'unavailable' in pgStarted ? pgStarted.unavailable : ''}`, () => undefined);
+  });
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -106,28 +130,31 @@ describe('serve --http: sessions are bounded per token, per namespace and in all
     expect(s.server.sessionCount()).toBe(2);
   });
 
-  it("revoking a token frees its sessions: at that token's next request, or when another token needs the room", async () => {
-    const s = await start({ limits: bounds({ maxSessions: 3, maxSessionsPerToken: 3 }) });
-    const keeper = await client(s, (await s.token('default')).token);
-    // Revoked and then presented again: its sessions close at once.
-    const loud = await s.token('default');
-    expect((await initialize(s, loud.token)).status).toBe(200);
-    expect((await initialize(s, loud.token)).status).toBe(200);
-    expect(s.server.sessionCount()).toBe(3);
-    await s.revoke(loud.id); // as `limbic token revoke` in another process: straight to the token store
-    expect((await initialize(s, loud.token)).status).toBe(401);
-    expect(s.server.sessionCount()).toBe(1);
-    // Revoked and silent: the next token that needs room frees all of them, not just one.
-    const quiet = await s.token('work');
-    expect((await initialize(s, quiet.token)).status).toBe(200);
-    expect((await initialize(s, quiet.token)).status).toBe(200);
-    expect(s.server.sessionCount()).toBe(3);
-    await s.revoke(quiet.id);
-    const next = await client(s, (await s.token('other')).token);
-    await next.ok('get_statistics');
-    expect(s.server.sessionCount()).toBe(2);
-    await keeper.ok('get_statistics');
-  });
+  it.each(backends)(
+    "revoking a token frees its sessions: at that token's next request, or when another token needs the room ($name)",
+    async ({ url }) => {
+      const s = await start({ limits: bounds({ maxSessions: 3, maxSessionsPerToken: 3 }) }, undefined, undefined, await url());
+      const keeper = await client(s, (await s.token('default')).token);
+      // Revoked and then presented again: its sessions close at once.
+      const loud = await s.token('default');
+      expect((await initialize(s, loud.token)).status).toBe(200);
+      expect((await initialize(s, loud.token)).status).toBe(200);
+      expect(s.server.sessionCount()).toBe(3);
+      await s.revoke(loud.id); // as `limbic token revoke` in another process: straight to the token store
+      expect((await initialize(s, loud.token)).status).toBe(401);
+      expect(s.server.sessionCount()).toBe(1);
+      // Revoked and silent: the next token that needs room frees all of them, not just one.
+      const quiet = await s.token('work');
+      expect((await initialize(s, quiet.token)).status).toBe(200);
+      expect((await initialize(s, quiet.token)).status).toBe(200);
+      expect(s.server.sessionCount()).toBe(3);
+      await s.revoke(quiet.id);
+      const next = await client(s, (await s.token('other')).token);
+      await next.ok('get_statistics');
+      expect(s.server.sessionCount()).toBe(2);
+      await keeper.ok('get_statistics');
+    },
+  );
 });
 
 describe('serve --http: requests in flight are bounded per token, per namespace and in all (issue 26)', () => {
@@ -251,24 +278,32 @@ describe('serve --http: malformed JSON-RPC and statistics (issue 26)', () => {
     expect((await toolCall(s, token, session, 5, 'read_graph')).status).toBe(200);
   });
 
-  it('get_statistics over HTTP and /api/stats name the database file and show no absolute path, even in a model error', async () => {
-    const modelDir = `${tmpdir()}/limbic-no-such-models`;
-    const s = await start({}, () =>
-      Promise.reject(new Error(`No embedding model is installed in ${modelDir}. Run "limbic model install".`)),
-    );
-    const { token } = await s.token('default', true);
-    const c = await client(s, token);
-    await c.call('search_semantic', { query: 'load the model' }).catch(() => undefined);
-    await expect
-      .poll(async () => (await c.ok<{ embeddings: { state: string } }>('get_statistics')).embeddings.state, { timeout: 20_000 })
-      .toBe('unavailable');
-    const tool = await c.ok<{ database: { path: string }; embeddings: { reason: string } }>('get_statistics');
-    expect(tool.database.path).toBe('memory.db');
-    expect(tool.embeddings.reason).toMatch(/installed in limbic-no-such-models\./);
-    const api = await rawRequest(s.url, { method: 'GET', path: '/api/stats', headers: { authorization: `Bearer ${token}` } });
-    for (const text of [JSON.stringify(tool), api.body]) {
-      expect(text).not.toContain(tmpdir());
-      expect(text).not.toContain(s.dir);
-    }
-  });
+  it.each(backends)(
+    'get_statistics over HTTP and /api/stats name the database, never its path, even in a model error ($name)',
+    async ({ url }) => {
+      const modelDir = `${tmpdir()}/limbic-no-such-models`;
+      const pgUrl = await url();
+      const s = await start(
+        {},
+        () => Promise.reject(new Error(`No embedding model is installed in ${modelDir}. Run "limbic model install".`)),
+        undefined,
+        pgUrl,
+      );
+      const { token } = await s.token('default', true);
+      const c = await client(s, token);
+      await c.call('search_semantic', { query: 'load the model' }).catch(() => undefined);
+      await expect
+        .poll(async () => (await c.ok<{ embeddings: { state: string } }>('get_statistics')).embeddings.state, { timeout: 20_000 })
+        .toBe('unavailable');
+      const tool = await c.ok<{ database: { path: string }; embeddings: { reason: string } }>('get_statistics');
+      expect(tool.database.path).toBe(pgUrl === undefined ? 'memory.db' : 'PostgreSQL');
+      expect(tool.embeddings.reason).toMatch(/installed in limbic-no-such-models\./);
+      const api = await rawRequest(s.url, { method: 'GET', path: '/api/stats', headers: { authorization: `Bearer ${token}` } });
+      for (const text of [JSON.stringify(tool), api.body]) {
+        expect(text).not.toContain(tmpdir());
+        expect(text).not.toContain(s.dir);
+        if (pgUrl !== undefined) expect(text).not.toContain(new URL(pgUrl).host);
+      }
+    },
+  );
 });
