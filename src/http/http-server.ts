@@ -209,6 +209,19 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   const handleMcp = async (token: TokenRecord, tokenHash: string, req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const sessionId = req.headers['mcp-session-id'];
     const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (session !== undefined && session.tokenId === token.id) {
+      session.lastUsed = Date.now();
+      // Busy from now (before its body is read), so the session is not given up under it. A session
+      // whose only open request is its SSE stream (GET) is idle: that stream waits for
+      // notifications as long as the session lives.
+      if (req.method !== 'GET') {
+        session.busy++;
+        res.once('close', () => {
+          session.busy--;
+          session.lastUsed = Date.now();
+        });
+      }
+    }
     let body: unknown;
     let id: RequestId | null = null;
     if (req.method === 'POST') {
@@ -248,16 +261,6 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         sendRpcError(res, 403, 'This MCP session was opened with another token; a session answers only the token that opened it.', {}, id);
         return;
       }
-      session.lastUsed = Date.now();
-      // A session whose only open request is its SSE stream (GET) is idle: that stream waits for
-      // notifications as long as the session lives.
-      if (req.method !== 'GET') {
-        session.busy++;
-        res.once('close', () => {
-          session.busy--;
-          session.lastUsed = Date.now();
-        });
-      }
     }
     if (req.method === 'POST') {
       if (session !== undefined) {
@@ -292,7 +295,9 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         sendRpcError(res, 400, 'No MCP session: send initialize first, then the session id it returns (header Mcp-Session-Id).', {}, id);
         return;
       }
-      if (sessions.full(token.namespace)) await closeRevoked();
+      if (sessions.full(token.namespace)) {
+        await closeRevoked().catch((error: unknown) => o.logger.warn('could not check the tokens for revoked ones', error));
+      }
       const place = sessions.reserve(token.id, token.namespace);
       if ('status' in place) {
         sendRpcError(res, place.status, place.message, { 'retry-after': String(place.retryAfterSeconds) }, id);
