@@ -3,6 +3,7 @@
  * the sessions: who runs next, who is refused, whose session is given up.
  */
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS, httpLimitsFromEnv } from '../../src/cli/serve-http.js';
 import { RequestGate, type Admission, type RequestBounds } from '../../src/http/request-gate.js';
 import { SessionTable, type Refusal, type Reservation, type SessionEntry } from '../../src/http/session-table.js';
 
@@ -154,5 +155,25 @@ describe('SessionTable', () => {
     expect([a.closed, b.closed]).toEqual([true, false]);
     expect(table.size).toBe(1);
     expect(table.tokenOfHash('hash-a')).toBeUndefined();
+  });
+});
+
+describe('httpLimitsFromEnv', () => {
+  it('reads each bound from its variable, leaves the unset ones to the defaults, and refuses a value that is not a whole number', () => {
+    expect(
+      httpLimitsFromEnv({ LIMBIC_HTTP_MAX_IN_FLIGHT_PER_TOKEN: '2', LIMBIC_HTTP_MAX_SESSIONS: ' 50 ', LIMBIC_HTTP_QUEUE_WAIT_MS: '' }),
+    ).toEqual({
+      maxInFlightPerToken: 2,
+      maxSessions: 50,
+    });
+    expect(() => httpLimitsFromEnv({ LIMBIC_HTTP_MAX_QUEUED_PER_TOKEN: '0' })).toThrow(
+      /LIMBIC_HTTP_MAX_QUEUED_PER_TOKEN=0 .*default \(64\)/,
+    );
+    expect(() => httpLimitsFromEnv({ LIMBIC_HTTP_MAX_IN_FLIGHT: 'many' })).toThrow(/whole number/);
+    // Every bound has a setting, and the defaults leave other tokens room beside any one token.
+    expect(DEFAULT_LIMITS.maxInFlightPerToken).toBeLessThan(DEFAULT_LIMITS.maxInFlightPerNamespace);
+    expect(DEFAULT_LIMITS.maxInFlightPerNamespace).toBeLessThan(DEFAULT_LIMITS.maxInFlight);
+    expect(DEFAULT_LIMITS.maxSessionsPerToken).toBeLessThan(DEFAULT_LIMITS.maxSessionsPerNamespace);
+    expect(DEFAULT_LIMITS.maxSessionsPerNamespace).toBeGreaterThan(DEFAULT_LIMITS.maxInFlight);
   });
 });
