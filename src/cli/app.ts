@@ -35,6 +35,8 @@ import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { Where } from './connect.js';
 import { checkDbLocation, willCreate } from './db-location.js';
+import { httpLimitsFromEnv } from './serve-http.js';
+import type { HttpLimits } from '../http/http-server.js';
 import type { DoctorProbes } from './doctor.js';
 
 /** What a --db location is, as the PostgreSQL backend reads it. */
@@ -145,6 +147,11 @@ export class App {
 
   redact(location: string): string {
     return redactPassword(location);
+  }
+
+  /** serve --http's bounds on sessions and requests in flight set in the environment (LIMBIC_HTTP_*). */
+  httpLimits(): Partial<HttpLimits> {
+    return httpLimitsFromEnv(this.env);
   }
 
   /** Where connect and doctor look for clients and commands: this user's environment. */

@@ -6,9 +6,10 @@
  * and reported with the request id when one can be read from its ends.
  */
 import { Transform, type TransformCallback } from 'node:stream';
+import { requestIdFromEnds, type RequestId } from '../mcp/jsonrpc-screen.js';
 
-/** A JSON-RPC id, as the request that was dropped carried it. */
-export type RequestId = string | number;
+/** How a dropped line's request id is read, shared with the screens of stdio and HTTP. */
+export { requestIdFromEnds, type RequestId } from '../mcp/jsonrpc-screen.js';
 
 export interface DroppedLine {
   /** Bytes of the line, without its newline. */
@@ -19,22 +20,6 @@ export interface DroppedLine {
 
 /** Bytes kept from each end of a dropped line to find its id. */
 const ENDS = 256;
-const ID = String.raw`"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")`;
-/** `{"jsonrpc":"2.0","id":…` or `{"id":…` at the start (the Python SDK's order). */
-const ID_AT_START = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?${ID}`);
-/** `…,"id":…}` or `…"id":…,"jsonrpc":"2.0"}` at the end (the TypeScript SDK's order). */
-const ID_AT_END = new RegExp(String.raw`,\s*${ID}\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`);
-
-/** The id of a JSON-RPC request from the first and last bytes of its line, if they show it. */
-export function requestIdFromEnds(head: string, tail: string): RequestId | undefined {
-  const found = ID_AT_START.exec(head)?.[1] ?? ID_AT_END.exec(tail)?.[1];
-  if (found === undefined) return undefined;
-  try {
-    return JSON.parse(found) as RequestId;
-  } catch {
-    return undefined;
-  }
-}
 
 const firstBytes = (parts: readonly Buffer[], n: number): Buffer => {
   const kept: Buffer[] = [];

@@ -78,7 +78,9 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
     });
   token
     .command('revoke')
-    .description('remove a token by its id (from "token list"); a running server refuses it from the next request on')
+    .description(
+      'remove a token by its id (from "token list"); a running server refuses it from the next request on and closes its sessions',
+    )
     .argument('<id>', 'the token id')
     .action(async (id: string) => {
       let removed = false;
@@ -88,6 +90,8 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
         deps.fail(error);
       }
       if (!removed) deps.fail(new Error(`No token with id ${id}. "limbic token list" shows the ids.`));
-      process.stderr.write(`limbic: revoked token ${id}\n`);
+      process.stderr.write(
+        `limbic: revoked token ${id}. A running server refuses it from its next request and closes its MCP sessions then, or within a minute.\n`,
+      );
     });
 }

@@ -60,9 +60,16 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-/** A JSON-RPC error as an HTTP answer, so MCP clients show its message. */
-export function sendRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  sendJson(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null }, headers);
+/** A JSON-RPC error as an HTTP answer, so MCP clients show its message; `id`, the request's when it is known. */
+export function sendRpcError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: string | number | null = null,
+  code = -32000,
+): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id }, headers);
 }
 
 export type Authorized =

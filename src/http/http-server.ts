@@ -6,28 +6,44 @@
  * lets the ones under way finish (so a write in flight is committed and answered), then closes
  * every session and memory. Requests still arriving on open connections meanwhile are served
  * (each answer closes its connection), up to HttpLimits.drainMs.
+ *
+ * No token can take what the others need (issue 26): sessions are bounded per token, per namespace
+ * and in all (session-table.ts), requests in flight the same way with a short fair queue
+ * (request-gate.ts), and a revoked token's sessions close as soon as the server learns of it.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { isMemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import {
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  refuse,
+  requestIdFromEnds,
+  screenMessage,
+  usableId,
+  type Refusal,
+  type RequestId,
+} from '../mcp/jsonrpc-screen.js';
 import { createMcpServer, type ServerInfo } from '../mcp/server.js';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
 import { BodyTooLarge, allowedHostNames, authorize, readBody, rebindingRefusal, sendJson, sendRpcError } from './guard.js';
 import type { NamespaceRegistry } from './namespaces.js';
+import { withPublicStatistics } from './public-stats.js';
 import { gateWritingTools, readOnlyService, readOnlyToolNames } from './read-only.js';
+import { RequestGate, type RequestBounds } from './request-gate.js';
+import { SessionTable, type SessionBounds, type SessionEntry } from './session-table.js';
+import { bearerOf, hashToken } from './tokens.js';
 import { serveApi, serveStatic } from './web-api.js';
 
-export interface HttpLimits {
+export interface HttpLimits extends SessionBounds, RequestBounds {
   /** Bytes of one request body; larger → 413. */
   readonly maxBodyBytes: number;
   /** Bytes of one JSON-RPC answer; larger → a JSON-RPC error saying how to ask for less. */
   readonly maxAnswerBytes: number;
-  /** Open MCP sessions at once; more → 503 until one ends or idles out. */
-  readonly maxSessions: number;
   /** A session unused this long is closed (its client re-initializes on its next call). */
   readonly sessionIdleMs: number;
   /** How long shutdown waits for requests under way. */
@@ -50,17 +66,51 @@ export interface RunningHttpServer {
   readonly url: string;
   readonly port: number;
   sessionCount(): number;
-  /** Requests being answered now (SSE streams not counted). */
+  /** Requests received and not yet answered, waiting ones included (SSE streams not counted). */
   inFlightCount(): number;
+  /** Requests waiting for a place (request-gate.ts). */
+  queuedCount(): number;
   /** Graceful: finishes requests under way, then closes sessions and memories. */
   close(): Promise<void>;
 }
 
-interface Session {
+interface Session extends SessionEntry {
   readonly transport: StreamableHTTPServerTransport;
-  readonly close: () => Promise<void>;
-  readonly tokenId: string;
-  lastUsed: number;
+  /** Ids of the requests under way on it: the transport routes each answer by id alone. */
+  readonly pending: Set<RequestId>;
+}
+
+/** The ids of the requests (not notifications or responses) in a screened body. */
+const requestIds = (body: unknown): RequestId[] =>
+  (Array.isArray(body) ? body : [body]).flatMap((m) => (isJSONRPCRequest(m as JSONRPCMessage) ? [(m as { id: RequestId }).id] : []));
+
+/** Revoked tokens are looked for at most this often when room is needed, besides the periodic sweep. */
+const REVOCATION_CHECK_MS = 1_000;
+
+/** The id of a parsed request body, when it has a usable one. */
+const idOf = (body: unknown): RequestId | null => {
+  const id = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  return usableId(id) ? id : null;
+};
+
+/**
+ * Why a parsed body is not JSON-RPC the transport would answer with the request's id, as the
+ * answer to send: one error, or for a batch one per message with an id (the well-formed requests
+ * of a batch holding a malformed one are not run either, and say so).
+ */
+function screenBody(body: unknown): Refusal | Refusal[] | undefined {
+  if (!Array.isArray(body)) return screenMessage(body);
+  if (body.length === 0) return refuse(null, INVALID_REQUEST, 'an empty batch holds no message');
+  const refusals = body.map((m) => screenMessage(m));
+  if (refusals.every((r) => r === undefined)) return undefined;
+  return body.flatMap((m, i) => {
+    const refusal = refusals[i];
+    if (refusal !== undefined) return [refusal];
+    const message = m as JSONRPCMessage;
+    return isJSONRPCRequest(message)
+      ? [refuse(message.id, INVALID_REQUEST, 'another message in this batch is malformed, so none was run')]
+      : [];
+  });
 }
 
 /** The JSON-RPC id of an answer, when `message` is one. */
@@ -69,16 +119,36 @@ const answerId = (message: JSONRPCMessage): string | number | undefined =>
 
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const allowed = allowedHostNames(o.host, o.allowedHosts);
-  const sessions = new Map<string, Session>();
+  const sessions = new SessionTable<Session>(o.limits);
+  const gate = new RequestGate(o.limits);
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing = false;
   /** Which tools a read-only token may call; asked of the server once, on the first read-only session. */
   let readOnlyTools: Promise<ReadonlySet<string>> | undefined;
 
-  const openSession = async (token: TokenRecord, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+  /** Closes the sessions of tokens revoked meanwhile (by this process or another on the same database). */
+  let checkedAt = 0;
+  const closeRevoked = async (force = false): Promise<void> => {
+    if (!force && Date.now() - checkedAt < REVOCATION_CHECK_MS) return;
+    checkedAt = Date.now();
+    const holders = sessions.holders();
+    if (holders.size === 0) return;
+    const valid = new Set((await o.tokens.list()).map((t) => t.id));
+    const closed = sessions.closeTokens((id) => !valid.has(id));
+    if (closed > 0) o.logger.info(`closed ${closed} MCP session${closed === 1 ? '' : 's'} of revoked tokens`);
+  };
+
+  const openSession = async (
+    token: TokenRecord,
+    tokenHash: string,
+    place: { commit(session: Session): void },
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+  ): Promise<void> => {
     const base = o.registry.service(token.namespace);
-    const service = token.readOnly ? readOnlyService(base, token.namespace) : base;
+    const service = withPublicStatistics(token.readOnly ? readOnlyService(base, token.namespace) : base);
     const server = createMcpServer(service, o.info, o.logger);
     let id: string | undefined;
     const transport = new StreamableHTTPServerTransport({
@@ -89,11 +159,21 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
       enableJsonResponse: true,
       onsessioninitialized: (sessionId) => {
         id = sessionId;
-        sessions.set(sessionId, { transport, close: () => server.close(), tokenId: token.id, lastUsed: Date.now() });
+        place.commit({
+          id: sessionId,
+          transport,
+          close: () => server.close(),
+          tokenId: token.id,
+          tokenHash,
+          namespace: token.namespace,
+          lastUsed: Date.now(),
+          busy: 0,
+          pending: new Set(),
+        });
       },
     });
     transport.onclose = () => {
-      if (id !== undefined) sessions.delete(id);
+      if (id !== undefined) sessions.forget(id);
     };
     // Answers over the limit become an error that says how to ask for less, so no client receives
     // a reply it would choke on. Measuring costs one more JSON.stringify per answer.
@@ -126,56 +206,108 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     await transport.handleRequest(req, res, body);
   };
 
-  const handleMcp = async (token: TokenRecord, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handleMcp = async (token: TokenRecord, tokenHash: string, req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const sessionId = req.headers['mcp-session-id'];
     const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-    if (typeof sessionId === 'string') {
-      if (session === undefined) {
-        sendRpcError(res, 404, 'No such MCP session (it ended, idled out, or the server restarted). Initialize a new one.');
-        return;
-      }
-      if (session.tokenId !== token.id) {
-        sendRpcError(res, 403, 'This MCP session was opened with another token; a session answers only the token that opened it.');
-        return;
-      }
+    if (session !== undefined && session.tokenId === token.id) {
       session.lastUsed = Date.now();
+      // Busy from now (before its body is read), so the session is not given up under it. A session
+      // whose only open request is its SSE stream (GET) is idle: that stream waits for
+      // notifications as long as the session lives.
+      if (req.method !== 'GET') {
+        session.busy++;
+        res.once('close', () => {
+          session.busy--;
+          session.lastUsed = Date.now();
+        });
+      }
     }
+    let body: unknown;
+    let id: RequestId | null = null;
     if (req.method === 'POST') {
-      let body: unknown;
+      let raw: Buffer;
       try {
-        const raw = await readBody(req, o.limits.maxBodyBytes);
-        body = JSON.parse(raw.toString('utf8'));
+        raw = await readBody(req, o.limits.maxBodyBytes);
       } catch (error) {
         if (error instanceof BodyTooLarge) {
           sendRpcError(res, 413, error.message, { connection: 'close' });
           req.resume();
           return;
         }
-        sendRpcError(res, 400, `The request body is not JSON: ${error instanceof Error ? error.message : String(error)}.`);
+        throw error;
+      }
+      const text = raw.toString('utf8');
+      try {
+        body = JSON.parse(text);
+      } catch (error) {
+        const why = `the body is not JSON (${error instanceof Error ? error.message : String(error)})`;
+        const found = requestIdFromEnds(text.slice(0, 256), text.slice(-256)) ?? null;
+        sendJson(res, 400, refuse(found, PARSE_ERROR, why));
         return;
       }
+      const refusal = screenBody(body);
+      if (refusal !== undefined) {
+        sendJson(res, 400, refusal);
+        return;
+      }
+      id = idOf(body);
+    }
+    if (typeof sessionId === 'string') {
+      if (session === undefined) {
+        sendRpcError(res, 404, 'No such MCP session (it ended, idled out, or the server restarted). Initialize a new one.', {}, id);
+        return;
+      }
+      if (session.tokenId !== token.id) {
+        sendRpcError(res, 403, 'This MCP session was opened with another token; a session answers only the token that opened it.', {}, id);
+        return;
+      }
+    }
+    if (req.method === 'POST') {
       if (session !== undefined) {
+        // A second request with the id of one under way would take over its answer, and the first
+        // would never be answered (the client waits for its timeout): it is refused instead.
+        const ids = requestIds(body);
+        const reused = ids.find((rid, i) => session.pending.has(rid) || ids.indexOf(rid) !== i);
+        if (reused !== undefined) {
+          sendJson(
+            res,
+            400,
+            refuse(
+              reused,
+              INVALID_REQUEST,
+              `id ${JSON.stringify(reused)} is already used by a request under way on this session; give each request its own id`,
+            ),
+          );
+          return;
+        }
+        for (const rid of ids) session.pending.add(rid);
+        res.once('close', () => {
+          for (const rid of ids) session.pending.delete(rid);
+        });
         await session.transport.handleRequest(req, res, body);
         return;
       }
       if (closing) {
-        sendRpcError(res, 503, 'The server is shutting down; retry against the next one.', { 'retry-after': '2' });
+        sendRpcError(res, 503, 'The server is shutting down; retry against the next one.', { 'retry-after': '2' }, id);
         return;
       }
       if (!isInitializeRequest(body)) {
-        sendRpcError(res, 400, 'No MCP session: send initialize first, then the session id it returns (header Mcp-Session-Id).');
+        sendRpcError(res, 400, 'No MCP session: send initialize first, then the session id it returns (header Mcp-Session-Id).', {}, id);
         return;
       }
-      if (sessions.size >= o.limits.maxSessions) {
-        sendRpcError(
-          res,
-          503,
-          `This server holds its limit of ${o.limits.maxSessions} MCP sessions; retry shortly (idle sessions close after ${Math.round(o.limits.sessionIdleMs / 1000)} s).`,
-          { 'retry-after': '5' },
-        );
+      if (sessions.full(token.namespace)) {
+        await closeRevoked().catch((error: unknown) => o.logger.warn('could not check the tokens for revoked ones', error));
+      }
+      const place = sessions.reserve(token.id, token.namespace);
+      if ('status' in place) {
+        sendRpcError(res, place.status, place.message, { 'retry-after': String(place.retryAfterSeconds) }, id);
         return;
       }
-      await openSession(token, req, res, body);
+      try {
+        await openSession(token, tokenHash, place, req, res, body);
+      } finally {
+        place.cancel(); // gives the place back when initialize opened no session
+      }
       return;
     }
     if (session === undefined) {
@@ -203,12 +335,41 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     // sent them before the stop), each answer closing its connection; new sessions are refused.
     if (closing) res.setHeader('connection', 'close');
     const auth = await authorize(req, o.tokens);
+    const presented = bearerOf(req.headers.authorization);
+    const tokenHash = presented === undefined ? '' : hashToken(presented);
     if (!auth.ok) {
+      // A token that held sessions and no longer passes was revoked: what it held is freed now.
+      const revoked = presented === undefined ? undefined : sessions.tokenOfHash(tokenHash);
+      if (revoked !== undefined) {
+        const closed = sessions.closeTokens((tokenId) => tokenId === revoked);
+        o.logger.info(`token ${revoked} was revoked: closed its ${closed} MCP session${closed === 1 ? '' : 's'}`);
+      }
       sendRpcError(res, auth.status, auth.message, { 'www-authenticate': auth.challenge });
       return;
     }
+    // An SSE stream (GET /mcp) lasts as long as its session, which is bounded already; every other
+    // request takes a place (request-gate.ts) before its body is read.
+    if (!(isMcp && req.method === 'GET')) {
+      let gone = false;
+      const abandoned = new AbortController();
+      res.once('close', () => {
+        gone = true;
+        abandoned.abort();
+      });
+      const admission = await gate.acquire(auth.token.id, auth.token.namespace, abandoned.signal);
+      if (!admission.ok) {
+        if (!gone) sendRpcError(res, admission.status, admission.message, { 'retry-after': String(admission.retryAfterSeconds) });
+        req.resume();
+        return;
+      }
+      if (gone) {
+        admission.release();
+        return;
+      }
+      res.once('close', admission.release);
+    }
     if (isMcp) {
-      await handleMcp(auth.token, req, res);
+      await handleMcp(auth.token, tokenHash, req, res);
       return;
     }
     if (req.method !== 'GET' || !(await serveApi(url, o.registry.service(auth.token.namespace), auth.token, res))) {
@@ -250,13 +411,8 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
 
   const sweeper = setInterval(
     () => {
-      const cutoff = Date.now() - o.limits.sessionIdleMs;
-      for (const [id, s] of sessions) {
-        if (s.lastUsed < cutoff) {
-          sessions.delete(id);
-          void s.close().catch(() => undefined);
-        }
-      }
+      sessions.closeIdle(Date.now() - o.limits.sessionIdleMs);
+      closeRevoked(true).catch((error: unknown) => o.logger.warn('could not check the tokens for revoked ones', error));
     },
     Math.min(60_000, o.limits.sessionIdleMs),
   ).unref();
@@ -276,6 +432,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     port,
     sessionCount: () => sessions.size,
     inFlightCount: () => inFlight,
+    queuedCount: () => gate.queued(),
     async close() {
       if (closing) return;
       closing = true;
@@ -288,9 +445,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
           setTimeout(resolve, o.limits.drainMs).unref();
         });
       }
-      const open = [...sessions.values()];
-      sessions.clear();
-      await Promise.all(open.map((s) => s.close().catch(() => undefined)));
+      await sessions.closeAll();
       http.closeAllConnections();
       await o.registry.close();
     },

@@ -6,12 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ServerResponse } from 'node:http';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toHybridOptions, HybridSearchInputSchema } from '../mcp/hybrid-options.js';
 import type { MemoryService } from '../service/memory-service.js';
 import type { TokenRecord } from '../store/token-store.js';
 import { sendJson } from './guard.js';
+import { publicStatistics } from './public-stats.js';
 
 /** The page's files: web/ at the package root (beside src/ and dist/). */
 const WEB_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'web');
@@ -85,18 +86,12 @@ export async function serveApi(url: URL, service: MemoryService, token: TokenRec
     }
     case '/api/stats': {
       // Any token may read this, read-only ones included: the memory's name, never where the server keeps it (issue 26).
-      const stats = await service.statistics();
-      sendJson(res, 200, { ...stats, database: { ...stats.database, path: publicName(stats.database.path) } });
+      sendJson(res, 200, publicStatistics(await service.statistics()));
       return true;
     }
     default:
       return false;
   }
-}
-
-/** A database location as the page may show it: a file's name, or "PostgreSQL" (no folder, host or user). */
-export function publicName(location: string): string {
-  return /^postgres(ql)?:\/\//i.test(location) ? 'PostgreSQL' : basename(location);
 }
 
 /**

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/core/config.js';
 import { DEFAULT_NAMESPACE } from '../../src/http/namespaces.js';
+import { DEFAULT_LIMITS, LIMIT_SETTINGS } from '../../src/cli/serve-http.js';
 import { heavySlotOptionsFromEnv } from '../../src/service/heavy-slots.js';
 import { autoTuneMinutes } from '../../src/service/tuning.js';
 
@@ -80,6 +81,10 @@ function variableDefaults(): Map<string, string> {
     ['LIMBIC_AUTO_TUNE_MINUTES', autoTuneMinutes({}) === undefined ? 'off' : String(autoTuneMinutes({}))],
     ['LIMBIC_PG_POOL_SIZE', pgDefault('poolSize')],
     ['LIMBIC_PG_STATEMENT_TIMEOUT_MS', pgDefault('statementTimeoutMs')],
+    ...Object.entries(LIMIT_SETTINGS).map(([key, name]): [string, string] => [
+      name,
+      String(DEFAULT_LIMITS[key as keyof typeof DEFAULT_LIMITS]),
+    ]),
   ]);
 }
 

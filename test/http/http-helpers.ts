@@ -147,3 +147,43 @@ export const INITIALIZE = JSON.stringify({
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
 });
+
+/**
+ * A store wrapper that holds every call of one graph method until released, so requests are truly
+ * under way at once; `entered` counts the calls that reached the store.
+ */
+export function holdGraphMethod(method: string): {
+  wrap: (store: Store) => Store;
+  entered: () => number;
+  releaseOne: () => void;
+  releaseAll: () => void;
+} {
+  const waiting: (() => void)[] = [];
+  let entered = 0;
+  let open = false;
+  const wrap = (store: Store): Store => {
+    const graph = new Proxy(store.graph, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (property !== method || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          entered++;
+          if (!open) await new Promise<void>((resolve) => waiting.push(resolve));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    return new Proxy(store, {
+      get: (target, property, receiver) => (property === 'graph' ? graph : (Reflect.get(target, property, receiver) as unknown)),
+    });
+  };
+  return {
+    wrap,
+    entered: () => entered,
+    releaseOne: () => waiting.shift()?.(),
+    releaseAll: () => {
+      open = true;
+      for (const release of waiting.splice(0)) release();
+    },
+  };
+}

@@ -99,7 +99,7 @@ export function registerServeCommand(program: Command, app: App): void {
       if (app.namespaceFlagGiven()) fail(new Error('With --http each token picks its namespace: drop --namespace.'));
       const root = app.rootConfig();
       return serveHttp(
-        { host: o.host, port: Number(o.port), allowedHosts: o.allowedHost ?? [] },
+        { host: o.host, port: Number(o.port), allowedHosts: o.allowedHost ?? [], limits: app.httpLimits() },
         {
           dbPath: root.dbPath,
           openStore: (location, namespace) => app.openStore(location, namespace, root),

@@ -1,0 +1,185 @@
+/**
+ * Bounds on requests in flight (issue 26: 200 concurrent read_graph calls took the server from
+ * 458 to 1,682 MB and stalled everyone's calls for 24.6 s). A request runs when its token, its
+ * namespace and the server are each under their bound; otherwise it waits in a short queue, and a
+ * token whose queue is full is refused at once (429). Waiting requests start fairest first: the
+ * one whose token has the fewest requests running, then the token served longest ago (round
+ * robin), then the oldest, so a flooding token's backlog never stands in front of another token's
+ * request. A request that waited too long is refused
+ * (429 when its own token is at its bound, 503 when others filled the server), with Retry-After.
+ * Nothing is read from a waiting request's body, so waiting costs a socket, not memory.
+ */
+
+export interface RequestBounds {
+  /** Requests running at once, all tokens together. */
+  readonly maxInFlight: number;
+  /** Requests running at once for the tokens of one namespace. */
+  readonly maxInFlightPerNamespace: number;
+  /** Requests running at once for one token. */
+  readonly maxInFlightPerToken: number;
+  /** Requests of one token waiting for a place; one more is refused at once (429). */
+  readonly maxQueuedPerToken: number;
+  /** How long a request may wait for a place before it is refused. */
+  readonly queueWaitMs: number;
+}
+
+export type Admission =
+  | { readonly ok: true; readonly release: () => void }
+  | { readonly ok: false; readonly status: 429 | 503; readonly message: string; readonly retryAfterSeconds: number };
+
+interface Waiter {
+  readonly tokenId: string;
+  readonly namespace: string;
+  readonly arrived: number;
+  readonly settle: (admission: Admission) => void;
+}
+
+const bump = (counts: Map<string, number>, key: string, by: number): void => {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next === 0) counts.delete(key);
+  else counts.set(key, next);
+};
+
+export class RequestGate {
+  private running = 0;
+  private readonly runningByToken = new Map<string, number>();
+  private readonly runningByNamespace = new Map<string, number>();
+  private readonly queuedByToken = new Map<string, number>();
+  private readonly waiting: Waiter[] = [];
+  private arrivals = 0;
+  /** When each token with requests running or waiting last started one (a sequence number). */
+  private readonly lastStarted = new Map<string, number>();
+  private starts = 0;
+
+  constructor(private readonly bounds: RequestBounds) {}
+
+  /** Requests running now. */
+  inFlight(): number {
+    return this.running;
+  }
+
+  /** Requests waiting for a place now. */
+  queued(): number {
+    return this.waiting.length;
+  }
+
+  /**
+   * A place for one request of `tokenId` in `namespace`: at once, after a wait, or a refusal.
+   * `abandoned` (the client went away) gives up the place in the queue.
+   * @example const a = await gate.acquire(token.id, token.namespace); if (a.ok) try { … } finally { a.release(); }
+   */
+  acquire(tokenId: string, namespace: string, abandoned?: AbortSignal): Promise<Admission> {
+    if (this.fits(tokenId, namespace)) return Promise.resolve(this.start(tokenId, namespace));
+    const queued = this.queuedByToken.get(tokenId) ?? 0;
+    if (queued >= this.bounds.maxQueuedPerToken) {
+      return Promise.resolve({
+        ok: false,
+        status: 429,
+        message: `This token has ${this.runningByToken.get(tokenId) ?? 0} requests under way and ${queued} waiting, its limit (${this.bounds.maxInFlightPerToken} at once, ${this.bounds.maxQueuedPerToken} waiting); nothing was done. Retry after a second, or send fewer calls at once.`,
+        retryAfterSeconds: 1,
+      });
+    }
+    return new Promise<Admission>((resolve) => {
+      const leave = (): boolean => {
+        const at = this.waiting.indexOf(waiter);
+        if (at < 0) return false;
+        this.waiting.splice(at, 1);
+        bump(this.queuedByToken, tokenId, -1);
+        if (!this.runningByToken.has(tokenId) && !this.queuedByToken.has(tokenId)) this.lastStarted.delete(tokenId);
+        clearTimeout(timer);
+        abandoned?.removeEventListener('abort', onAbort);
+        return true;
+      };
+      const waiter: Waiter = {
+        tokenId,
+        namespace,
+        arrived: this.arrivals++,
+        settle: (admission) => {
+          leave();
+          resolve(admission);
+        },
+      };
+      const onAbort = (): void => {
+        if (leave()) resolve({ ok: false, status: 503, message: 'The client went away while waiting.', retryAfterSeconds: 1 });
+      };
+      const timer = setTimeout(() => {
+        if (!leave()) return;
+        const own = (this.runningByToken.get(tokenId) ?? 0) >= this.bounds.maxInFlightPerToken;
+        const seconds = Math.round(this.bounds.queueWaitMs / 1000);
+        resolve(
+          own
+            ? {
+                ok: false,
+                status: 429,
+                message: `This request waited ${seconds} s behind this token's own ${this.bounds.maxInFlightPerToken} requests under way and was not run; nothing was done. Retry later, or send fewer calls at once.`,
+                retryAfterSeconds: 5,
+              }
+            : {
+                ok: false,
+                status: 503,
+                message: `This request waited ${seconds} s for one of this server's ${this.bounds.maxInFlight} places (${this.bounds.maxInFlightPerNamespace} per namespace) and was not run; nothing was done. Retry shortly.`,
+                retryAfterSeconds: 5,
+              },
+        );
+      }, this.bounds.queueWaitMs);
+      timer.unref();
+      abandoned?.addEventListener('abort', onAbort);
+      this.waiting.push(waiter);
+      bump(this.queuedByToken, tokenId, 1);
+    });
+  }
+
+  private fits(tokenId: string, namespace: string): boolean {
+    return (
+      this.running < this.bounds.maxInFlight &&
+      (this.runningByNamespace.get(namespace) ?? 0) < this.bounds.maxInFlightPerNamespace &&
+      (this.runningByToken.get(tokenId) ?? 0) < this.bounds.maxInFlightPerToken
+    );
+  }
+
+  private start(tokenId: string, namespace: string): Admission {
+    this.running++;
+    this.lastStarted.set(tokenId, ++this.starts);
+    bump(this.runningByToken, tokenId, 1);
+    bump(this.runningByNamespace, namespace, 1);
+    let released = false;
+    return {
+      ok: true,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.running--;
+        bump(this.runningByToken, tokenId, -1);
+        bump(this.runningByNamespace, namespace, -1);
+        if (!this.runningByToken.has(tokenId) && !this.queuedByToken.has(tokenId)) this.lastStarted.delete(tokenId);
+        this.dispatch();
+      },
+    };
+  }
+
+  /** Whether waiting request `a` should start before `b`. */
+  private before(a: Waiter, b: Waiter): boolean {
+    const load = (this.runningByToken.get(a.tokenId) ?? 0) - (this.runningByToken.get(b.tokenId) ?? 0);
+    if (load !== 0) return load < 0;
+    const served = (this.lastStarted.get(a.tokenId) ?? 0) - (this.lastStarted.get(b.tokenId) ?? 0);
+    if (served !== 0) return served < 0;
+    return a.arrived < b.arrived;
+  }
+
+  /** Starts every waiting request that now fits, those of the least busy tokens first. */
+  private dispatch(): void {
+    for (;;) {
+      let best: Waiter | undefined;
+      for (const w of this.waiting) {
+        if (!this.fits(w.tokenId, w.namespace)) continue;
+        if (best === undefined) {
+          best = w;
+          continue;
+        }
+        if (this.before(w, best)) best = w;
+      }
+      if (best === undefined) return;
+      best.settle(this.start(best.tokenId, best.namespace));
+    }
+  }
+}
