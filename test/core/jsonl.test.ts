@@ -260,9 +260,17 @@ describe('formatMemoryFile', () => {
         const lines = file === '' ? [] : file.split('\n');
         expect(lines).toHaveLength(entities.length + relations.length);
         const parsed = lines.map(parseMemoryLine);
+        // Text comes back in NFC, the form every tool stores (issue 26).
+        const nfc = (t: string) => t.normalize('NFC');
         expect(parsed).toEqual([
-          ...entities.map((entity) => ({ kind: 'entity', entity })),
-          ...relations.map((relation) => ({ kind: 'relation', relation })),
+          ...entities.map((e) => ({
+            kind: 'entity',
+            entity: { name: nfc(e.name), entityType: nfc(e.entityType), observations: e.observations.map(nfc) },
+          })),
+          ...relations.map((r) => ({
+            kind: 'relation',
+            relation: { from: nfc(r.from), to: nfc(r.to), relationType: nfc(r.relationType) },
+          })),
         ]);
       }),
       { numRuns: 300 },

@@ -7,8 +7,12 @@
  */
 import type pg from 'pg';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { foldAccents, planNfcRenames, relationEnd, toNfc } from '../../core/text/fold.js';
 
-const MIGRATIONS: readonly string[] = [
+/** A step: SQL, or a function where JavaScript must compute the new values (Unicode forms). */
+type Migration = string | ((client: pg.PoolClient) => Promise<void>);
+
+const MIGRATIONS: readonly Migration[] = [
   // 1: the knowledge graph, signals, keyword and substring rows, the embedding queue.
   `
   CREATE TABLE entities (
@@ -80,7 +84,8 @@ const MIGRATIONS: readonly string[] = [
     entity_id integer PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
     tsv       tsvector NOT NULL,
     doc_len   integer NOT NULL,
-    -- Lower-cased (by JavaScript, as the official server's toLowerCase) for search_nodes.
+    -- Lower-cased (by JavaScript, as the official server's toLowerCase) for search_nodes; folded
+    -- (accents removed too) since schema 9.
     lname     text NOT NULL,
     ltype     text NOT NULL,
     lobs      text NOT NULL
@@ -241,6 +246,69 @@ const MIGRATIONS: readonly string[] = [
   DELETE FROM entity_access_days;
   DELETE FROM entity_access;
   `,
+  // 9: names and text in NFC, and search_nodes' substring columns folded, as SQLite's schema 12
+  // (issue 26, fold.ts): what was stored in another form is brought to NFC, an entity whose NFC
+  // name another holds keeps both apart under the first free "Name (2)" (planNfcRenames), relation
+  // ends follow their entity, an observation equal to another of its entity once in NFC is dropped.
+  // The keyword vectors are unchanged (foldWords drops combining marks either way).
+  async (client) => {
+    const entities = (await client.query<{ id: number; name: string }>('SELECT id, name FROM entities ORDER BY id')).rows;
+    const renames = planNfcRenames(entities.map((e) => e.name));
+    for (const e of entities) {
+      const to = renames.get(e.name);
+      if (to !== undefined) await client.query('UPDATE entities SET name = $1 WHERE id = $2', [to, e.id]);
+    }
+    const relations = await client.query<{ id: string; from_name: string; to_name: string; relation_type: string }>(
+      'SELECT id, from_name, to_name, relation_type FROM relations ORDER BY id',
+    );
+    for (const r of relations.rows) {
+      const next = [relationEnd(renames, r.from_name), relationEnd(renames, r.to_name), toNfc(r.relation_type)];
+      if (next[0] === r.from_name && next[1] === r.to_name && next[2] === r.relation_type) continue;
+      // Dropped when the NFC relation exists already: then this one was a copy of it.
+      const moved = await client.query(
+        `UPDATE relations SET from_name = $1, to_name = $2, relation_type = $3 WHERE id = $4 AND NOT EXISTS
+           (SELECT 1 FROM relations WHERE md5(from_name) = md5($1) AND md5(to_name) = md5($2) AND md5(relation_type) = md5($3))`,
+        [...next, r.id],
+      );
+      if (moved.rowCount === 0) await client.query('DELETE FROM relations WHERE id = $1', [r.id]);
+    }
+    const observations = await client.query<{ id: string; entity_id: number; content: string }>(
+      'SELECT id, entity_id, content FROM observations ORDER BY id',
+    );
+    for (const o of observations.rows) {
+      const nfc = toNfc(o.content);
+      if (nfc === o.content) continue;
+      const moved = await client.query(
+        `UPDATE observations SET content = $1 WHERE id = $2 AND NOT EXISTS
+           (SELECT 1 FROM observations WHERE entity_id = $3 AND md5(content) = md5($1))`,
+        [nfc, o.id, o.entity_id],
+      );
+      if (moved.rowCount === 0) await client.query('DELETE FROM observations WHERE id = $1', [o.id]);
+    }
+    const superseded = await client.query<{ id: string; content: string }>('SELECT id, content FROM superseded_observations');
+    for (const o of superseded.rows) {
+      if (toNfc(o.content) !== o.content)
+        await client.query('UPDATE superseded_observations SET content = $1 WHERE id = $2', [toNfc(o.content), o.id]);
+    }
+    // The substring columns again, folded as search_nodes now compares (pg-graph.ts syncEntities).
+    const texts = await client.query<{ id: number; name: string; entity_type: string; obs: string[] | null }>(
+      `SELECT e.id, e.name, e.entity_type, (SELECT array_agg(o.content ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs
+         FROM entities e ORDER BY e.id`,
+    );
+    for (let at = 0; at < texts.rows.length; at += 1000) {
+      const batch = texts.rows.slice(at, at + 1000);
+      await client.query(
+        `UPDATE entity_keywords k SET lname = x.lname, ltype = x.ltype, lobs = x.lobs
+           FROM unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS x(id, lname, ltype, lobs) WHERE k.entity_id = x.id`,
+        [
+          batch.map((t) => t.id),
+          batch.map((t) => foldAccents(t.name)),
+          batch.map((t) => foldAccents(t.entity_type)),
+          batch.map((t) => (t.obs ?? []).map(foldAccents).join('\n')),
+        ],
+      );
+    }
+  },
 ];
 
 /** The text search_nodes narrows its candidates on (LIKE, sped up by pg_trgm when present). */
@@ -269,7 +337,9 @@ export async function migrate(client: pg.PoolClient, upTo = PG_SCHEMA_VERSION, i
       );
     }
     for (let version = current; version < upTo; version++) {
-      await client.query(MIGRATIONS[version] ?? '');
+      const migration = MIGRATIONS[version] ?? '';
+      if (typeof migration === 'string') await client.query(migration);
+      else await migration(client);
       await client.query('INSERT INTO limbic_schema (version) VALUES ($1)', [version + 1]);
     }
     if (trigrams) {

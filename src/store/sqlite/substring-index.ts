@@ -1,9 +1,9 @@
 /**
  * search_nodes in memory, for queries without whitespace: each entity's name, type and
- * observations, and the distinct case-folded words of that text with the entities holding each. A
- * case-folded query without whitespace lies inside one whitespace-separated word of the folded
- * text, so the entities holding a word that contains it are exactly those whose text contains it:
- * a look-up of about 20 µs and an answer read from memory, where FTS5's trigram doclists cost about
+ * observations, and the distinct folded words of that text (lower-cased, accents removed:
+ * fold.ts) with the entities holding each. A folded query without whitespace lies inside one
+ * whitespace-separated word of the folded text, so the entities holding a word that contains it
+ * are exactly those whose text contains it: a look-up of about 20 µs and an answer read from memory, where FTS5's trigram doclists cost about
  * 0.5 ms whatever the number of matches (every trigram of short words is in thousands of entities)
  * and reading the matches' rows about as much again.
  *
@@ -22,6 +22,7 @@
  * latency benchmark's graphs (5 observations of 8-24 words, one relation each): 28 MB at 10k
  * entities, about 140 MB at MAX_ENTITIES. Built in 0.5-0.8 s at 10k, in steps of about 20 ms.
  */
+import { foldAccents } from '../../core/text/fold.js';
 import type { Entity, Relation } from '../../core/types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { json } from './sqlite-connection.js';
@@ -41,7 +42,7 @@ const SPLIT = /\s+/u;
 
 /**
  * An entity as held: its answer (frozen: shared by every answer that returns it) and its name and
- * type lower-cased for the tiers.
+ * type folded (fold.ts) for the tiers.
  */
 export interface HeldEntity {
   readonly entity: Entity;
@@ -88,7 +89,7 @@ export class SubstringIndex {
   constructor(private readonly conn: SqliteConnection) {}
 
   /**
-   * The entities whose name, type or an observation contains `q` (already lower-cased), with
+   * The entities whose name, type or an observation contains `q` (already folded: fold.ts), with
    * perhaps a few that no longer do (test them), in creation order; undefined when this index
    * cannot answer (whitespace in the query, not built yet, graph too large) and SQL must.
    */
@@ -308,16 +309,17 @@ function list(built: Built, rows: readonly Text[]): number {
     Object.freeze(entity);
   };
   for (const { id, part, text } of rows) {
+    // Folded whole, as the test folds it (toLowerCase is context-sensitive), then split below.
+    const folded = foldAccents(text);
     if (part === 0) {
       done();
       entity = { name: text, entityType: '', observations: [] };
-      built.entities.set(id, { entity, name: text.toLowerCase(), type: '' });
+      built.entities.set(id, { entity, name: folded, type: '' });
     } else if (entity !== undefined && part === 1) {
       entity.entityType = text;
-      built.entities.set(id, { entity, name: (built.entities.get(id) as HeldEntity).name, type: text.toLowerCase() });
+      built.entities.set(id, { entity, name: (built.entities.get(id) as HeldEntity).name, type: folded });
     } else entity?.observations.push(text);
-    // Folded whole, as the exact test folds it (toLowerCase is context-sensitive), then split.
-    for (const word of text.toLowerCase().split(SPLIT)) {
+    for (const word of folded.split(SPLIT)) {
       if (word === '') continue;
       let w = built.ids.get(word);
       if (w === undefined) {
