@@ -190,7 +190,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Search Nodes',
       description:
-        'Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (case-insensitive), best matches first. Limbic: limit/offset return one page, with total and next_offset',
+        'Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (ignoring case and accents), best matches first. Limbic: limit/offset return one page, with total and next_offset',
       inputSchema: s.searchNodesInput,
       outputSchema: s.SearchNodesOutput,
       annotations: READ,

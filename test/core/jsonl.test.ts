@@ -101,6 +101,19 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
     if (parsed.kind === 'ignored') expect(parsed.reason).toContain('_aim');
   });
 
+  it('reads names, types, observations and relation ends in NFC, as the tools store them (issue 26)', () => {
+    expect(
+      parseMemoryLine(JSON.stringify({ type: 'entity', name: 'Cafe\u0301', entityType: 'pla\u0301ce', observations: ['nin\u0303o'] })),
+    ).toEqual({
+      kind: 'entity',
+      entity: { name: 'Café', entityType: 'pláce', observations: ['niño'] },
+    });
+    expect(parseMemoryLine(JSON.stringify({ type: 'relation', from: 'Cafe\u0301', to: 'A\u030a', relationType: 'vi\u0301a' }))).toEqual({
+      kind: 'relation',
+      relation: { from: 'Café', to: 'Å', relationType: 'vía' },
+    });
+  });
+
   it('ignores other unknown line types', () => {
     expect(parseMemoryLine('{"type":"comment","text":"hello"}').kind).toBe('ignored');
     expect(parseMemoryLine('{"hello":"world"}').kind).toBe('ignored');
