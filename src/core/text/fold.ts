@@ -7,6 +7,9 @@
 const NON_ASCII = /[^\p{ASCII}]/u;
 const MARKS = /\p{M}/gu;
 
+/** Whether text is all ASCII: it then folds by lower-casing alone. */
+export const isAscii = (text: string): boolean => !NON_ASCII.test(text);
+
 /**
  * Lower case with accents removed, as the keyword index compares words: lower-cased whole (as the
  * official server's toLowerCase), decomposed (NFD), combining marks dropped. Removing the marks of
@@ -15,8 +18,51 @@ const MARKS = /\p{M}/gu;
  * @example foldAccents('Ana García') // 'ana garcia'
  */
 export function foldAccents(text: string): string {
+  return foldLower(text.toLowerCase());
+}
+
+const foldLower = (lower: string): string =>
+  NON_ASCII.test(lower) ? (foldLatin(lower) ?? lower.normalize('NFD').replace(MARKS, '')) : lower;
+
+/**
+ * Whether folded `text` contains `needle` (itself folded), folding only when it can matter: text
+ * whose lower case already contains the needle contains it folded too, and ASCII text folds by
+ * lower-casing alone. Most text a search tests is one or the other.
+ * @example foldedIncludes('Ana García', 'garcia') // true
+ */
+export function foldedIncludes(text: string, needle: string): boolean {
   const lower = text.toLowerCase();
-  return NON_ASCII.test(lower) ? lower.normalize('NFD').replace(MARKS, '') : lower;
+  if (lower.includes(needle)) return true;
+  return NON_ASCII.test(lower) && foldLower(lower).includes(needle);
+}
+
+/** Code units below this are folded from LATIN_FOLDS; text with others takes the general path. */
+const LATIN_END = 0x370;
+/**
+ * Each character of Latin-1, Latin Extended and the combining diacritics (U+0080-U+036F) folded on
+ * its own (undefined: unchanged). Folding is character by character, so these give what the general
+ * path gives, at a third of its cost on accented text (no normalize()).
+ */
+const LATIN_FOLDS: readonly (string | undefined)[] = Array.from({ length: LATIN_END }, (_, c) => {
+  const char = String.fromCharCode(c);
+  const folded = char.normalize('NFD').replace(MARKS, '');
+  return c < 0x80 || folded === char ? undefined : folded;
+});
+
+/** Lower-cased text folded through LATIN_FOLDS; undefined when it holds a character past them. */
+function foldLatin(lower: string): string | undefined {
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < lower.length; i++) {
+    const c = lower.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c >= LATIN_END) return undefined;
+    const folded = LATIN_FOLDS[c];
+    if (folded === undefined) continue;
+    out += lower.slice(from, i) + folded;
+    from = i + 1;
+  }
+  return from === 0 ? lower : out + lower.slice(from);
 }
 
 /**
@@ -50,7 +96,7 @@ export function substringTest(query: string): SubstringTest {
     const prepare = (text: string): string => text.toLowerCase();
     return { needle, folded: false, prepare, matches: (text) => prepare(text).includes(needle) };
   }
-  return { needle: folded, folded: true, prepare: foldAccents, matches: (text) => foldAccents(text).includes(folded) };
+  return { needle: folded, folded: true, prepare: foldAccents, matches: (text) => foldedIncludes(text, folded) };
 }
 
 /**

@@ -16,7 +16,7 @@
  * reads in full only the entities on the page.
  */
 import type Database from 'better-sqlite3';
-import { foldAccents, substringTest, type SubstringTest } from '../../core/text/fold.js';
+import { foldedIncludes, substringTest, type SubstringTest } from '../../core/text/fold.js';
 import { buildSubstringQuery } from '../../core/text/fts-query.js';
 import type { Entity, Relation } from '../../core/types.js';
 import type { Page } from '../graph-store.js';
@@ -42,7 +42,8 @@ function nameTier(name: string, type: string, t: SubstringTest): number | null {
 export function registerSubstringFunctions(db: Database.Database): void {
   db.function('limbic_contains', { deterministic: true }, (text: unknown, needle: unknown, folded: unknown) => {
     const t = String(text);
-    return (folded === 1 ? foldAccents(t) : t.toLowerCase()).includes(String(needle)) ? 1 : 0;
+    const q = String(needle);
+    return (folded === 1 ? foldedIncludes(t, q) : t.toLowerCase().includes(q)) ? 1 : 0;
   });
 }
 
@@ -132,10 +133,10 @@ function inMemory(held: readonly HeldEntity[], t: SubstringTest, page: Page | un
   const q = t.needle;
   const named: { entity: Entity; tier: number }[] = [];
   const rest: Entity[] = [];
-  for (const { entity, name, type } of held) {
+  for (const { entity, name, type, observations } of held) {
     const tier = name === q ? 0 : name.startsWith(q) ? 1 : name.includes(q) ? 2 : type.includes(q) ? 3 : null;
     if (tier !== null) named.push({ entity, tier });
-    else if (entity.observations.some(t.matches)) rest.push(entity);
+    else if (observations === undefined ? entity.observations.some(t.matches) : observations.includes(q)) rest.push(entity);
   }
   named.sort((a, b) => a.tier - b.tier);
   const found = [...named.map((n) => n.entity), ...rest];
