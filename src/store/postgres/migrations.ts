@@ -8,6 +8,7 @@
 import type pg from 'pg';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { foldAccents, planNfcRenames, relationEnd, toNfc } from '../../core/text/fold.js';
+import { asEntityId } from '../../core/types.js';
 
 /** A step: SQL, or a function where JavaScript must compute the new values (Unicode forms). */
 type Migration = string | ((client: pg.PoolClient) => Promise<void>);
@@ -254,9 +255,12 @@ const MIGRATIONS: readonly Migration[] = [
   async (client) => {
     const entities = (await client.query<{ id: number; name: string }>('SELECT id, name FROM entities ORDER BY id')).rows;
     const renames = planNfcRenames(entities.map((e) => e.name));
+    const changed = new Set<number>();
     for (const e of entities) {
       const to = renames.get(e.name);
-      if (to !== undefined) await client.query('UPDATE entities SET name = $1 WHERE id = $2', [to, e.id]);
+      if (to === undefined) continue;
+      await client.query('UPDATE entities SET name = $1 WHERE id = $2', [to, e.id]);
+      changed.add(e.id);
     }
     const relations = await client.query<{ id: string; from_name: string; to_name: string; relation_type: string }>(
       'SELECT id, from_name, to_name, relation_type FROM relations ORDER BY id',
@@ -284,6 +288,7 @@ const MIGRATIONS: readonly Migration[] = [
         [nfc, o.id, o.entity_id],
       );
       if (moved.rowCount === 0) await client.query('DELETE FROM observations WHERE id = $1', [o.id]);
+      changed.add(o.entity_id);
     }
     const superseded = await client.query<{ id: string; content: string }>('SELECT id, content FROM superseded_observations');
     for (const o of superseded.rows) {
@@ -308,6 +313,10 @@ const MIGRATIONS: readonly Migration[] = [
         ],
       );
     }
+    // A changed entity's keyword row again (a dropped copy leaves it) and its vector queued. Imported
+    // here, not at the top: pg-graph.ts reads this module's SUBSTRING_TEXT.
+    const { syncEntities } = await import('./pg-graph.js');
+    await syncEntities(client, [...changed].map(asEntityId));
   },
 ];
 

@@ -2,6 +2,7 @@
  * Schema migrations, keyed by `PRAGMA user_version`. Each step runs in one transaction; a database
  * made by a newer Limbic is refused instead of being guessed at.
  */
+import { randomInt } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { foldAccents, planNfcRenames, relationEnd, toNfc } from '../../core/text/fold.js';
@@ -222,6 +223,8 @@ const MIGRATIONS: readonly Migration[] = [
   // dropped. The keyword rows are unchanged (unicode61 drops combining marks either way), but the
   // renamed entities are logged so every process's in-memory indexes read them again.
   (db) => {
+    // Only the rows to change are read into memory; the test runs in SQL, row by row.
+    db.function('limbic_not_nfc', { deterministic: true }, (text: unknown) => (toNfc(String(text)) === text ? 0 : 1));
     const changed = new Set<number>();
     const entities = db.prepare<[], { id: number; name: string }>('SELECT id, name FROM entities ORDER BY id').all();
     const renames = planNfcRenames(entities.map((e) => e.name));
@@ -233,12 +236,13 @@ const MIGRATIONS: readonly Migration[] = [
       changed.add(e.id);
     }
     const relations = db.prepare<[], { id: number; from_name: string; to_name: string; relation_type: string }>(
-      'SELECT id, from_name, to_name, relation_type FROM relations ORDER BY id',
+      'SELECT id, from_name, to_name, relation_type FROM relations WHERE limbic_not_nfc(from_name) OR limbic_not_nfc(to_name) OR limbic_not_nfc(relation_type) ORDER BY id',
     );
     const moveRelation = db.prepare<[string, string, string, number]>(
       'UPDATE OR IGNORE relations SET from_name = ?, to_name = ?, relation_type = ? WHERE id = ?',
     );
     const dropRelation = db.prepare<[number]>('DELETE FROM relations WHERE id = ?');
+    // A renamed name is not in NFC, so its relations are among these.
     for (const r of relations.all()) {
       const next = [relationEnd(renames, r.from_name), relationEnd(renames, r.to_name), toNfc(r.relation_type)] as const;
       if (next[0] === r.from_name && next[1] === r.to_name && next[2] === r.relation_type) continue;
@@ -246,7 +250,7 @@ const MIGRATIONS: readonly Migration[] = [
       if (moveRelation.run(...next, r.id).changes === 0) dropRelation.run(r.id);
     }
     const observations = db.prepare<[], { id: number; entity_id: number; content: string }>(
-      'SELECT id, entity_id, content FROM observations ORDER BY id',
+      'SELECT id, entity_id, content FROM observations WHERE limbic_not_nfc(content) ORDER BY id',
     );
     const moveObservation = db.prepare<[string, number]>('UPDATE OR IGNORE observations SET content = ? WHERE id = ?');
     const dropObservation = db.prepare<[number]>('DELETE FROM observations WHERE id = ?');
@@ -256,21 +260,45 @@ const MIGRATIONS: readonly Migration[] = [
       if (moveObservation.run(nfc, o.id).changes === 0) dropObservation.run(o.id);
       changed.add(o.entity_id);
     }
-    const superseded = db.prepare<[], { id: number; content: string }>('SELECT id, content FROM superseded_observations');
+    const superseded = db.prepare<[], { id: number; content: string }>(
+      'SELECT id, content FROM superseded_observations WHERE limbic_not_nfc(content)',
+    );
     const moveSuperseded = db.prepare<[string, number]>('UPDATE superseded_observations SET content = ? WHERE id = ?');
     for (const s of superseded.all()) if (toNfc(s.content) !== s.content) moveSuperseded.run(toNfc(s.content), s.id);
     // The substring index again, folded as search_nodes now compares (sqlite-graph.ts syncEntity).
     db.exec("INSERT INTO entity_trigram (entity_trigram) VALUES ('delete-all')");
-    const texts = db.prepare<[], { id: number; name: string; entity_type: string; obs: string | null }>(
-      `SELECT e.id, e.name, e.entity_type, (SELECT group_concat(content, ' | ' ORDER BY id) FROM observations o WHERE o.entity_id = e.id) AS obs
-         FROM entities e`,
-    );
+    const TEXT = `SELECT e.id, e.name, e.entity_type, (SELECT group_concat(content, ' | ' ORDER BY id) FROM observations o WHERE o.entity_id = e.id) AS obs
+                    FROM entities e`;
+    type Text = { id: number; name: string; entity_type: string; obs: string | null };
+    const texts = db.prepare<[number], Text>(`${TEXT} WHERE e.id > ? ORDER BY e.id LIMIT 1000`);
     const insert = db.prepare<[number, string, string, string]>(
       'INSERT INTO entity_trigram (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)',
     );
-    for (const t of texts.all()) insert.run(t.id, foldAccents(t.name), foldAccents(t.entity_type), foldAccents(t.obs ?? ''));
+    for (let batch = texts.all(0); batch.length > 0; batch = texts.all(batch[batch.length - 1]?.id ?? Infinity)) {
+      for (const t of batch) insert.run(t.id, foldAccents(t.name), foldAccents(t.entity_type), foldAccents(t.obs ?? ''));
+    }
+    // A changed entity's keyword row again (a dropped copy leaves it), its vector queued, and the
+    // change logged for every process's in-memory indexes, as sqlite-graph.ts syncEntity does.
+    const text = db.prepare<[number], Text>(`${TEXT} WHERE e.id = ?`);
+    const dropKeywords = db.prepare<[number]>('DELETE FROM entity_fts WHERE rowid = ?');
+    const keywords = db.prepare<[number, string, string, string]>(
+      'INSERT INTO entity_fts (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)',
+    );
+    const queue = db.prepare<[number, number]>(
+      'INSERT INTO embedding_queue (entity_id, version) VALUES (?, ?) ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
+    );
     const log = db.prepare<[number]>('INSERT INTO keyword_log (entity_id, nonce) VALUES (?, (random() & 1048575))');
-    for (const id of changed) log.run(id);
+    for (const id of changed) {
+      const t = text.get(id);
+      if (t === undefined) continue;
+      dropKeywords.run(id);
+      keywords.run(id, t.name, t.entity_type, t.obs ?? '');
+      queue.run(id, randomInt(1, 2 ** 47));
+      log.run(id);
+    }
+    db.prepare(
+      "INSERT INTO meta (key, value) VALUES ('keyword_changes', ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value",
+    ).run(changed.size);
   },
 ];
 
