@@ -85,8 +85,7 @@ const MIGRATIONS: readonly Migration[] = [
     entity_id integer PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
     tsv       tsvector NOT NULL,
     doc_len   integer NOT NULL,
-    -- Lower-cased (by JavaScript, as the official server's toLowerCase) for search_nodes; folded
-    -- (accents removed too) since schema 9.
+    -- Lower-cased (by JavaScript, as the official server's toLowerCase) for search_nodes.
     lname     text NOT NULL,
     ltype     text NOT NULL,
     lobs      text NOT NULL
@@ -276,10 +275,21 @@ const MIGRATIONS: readonly Migration[] = [
       );
       if (moved.rowCount === 0) await client.query('DELETE FROM relations WHERE id = $1', [r.id]);
     }
-    const observations = await client.query<{ id: string; entity_id: number; content: string }>(
-      'SELECT id, entity_id, content FROM observations ORDER BY id',
-    );
-    for (const o of observations.rows) {
+    // In batches by id: a large memory's text is never read whole.
+    const observations = async function* () {
+      for (let after = '0'; ;) {
+        const rows = (
+          await client.query<{ id: string; entity_id: number; content: string }>(
+            'SELECT id, entity_id, content FROM observations WHERE id > $1 ORDER BY id LIMIT 5000',
+            [after],
+          )
+        ).rows;
+        if (rows.length === 0) return;
+        yield* rows;
+        after = rows[rows.length - 1]?.id ?? after;
+      }
+    };
+    for await (const o of observations()) {
       const nfc = toNfc(o.content);
       if (nfc === o.content) continue;
       const moved = await client.query(
@@ -296,12 +306,16 @@ const MIGRATIONS: readonly Migration[] = [
         await client.query('UPDATE superseded_observations SET content = $1 WHERE id = $2', [toNfc(o.content), o.id]);
     }
     // The substring columns again, folded as search_nodes now compares (pg-graph.ts syncEntities).
-    const texts = await client.query<{ id: number; name: string; entity_type: string; obs: string[] | null }>(
-      `SELECT e.id, e.name, e.entity_type, (SELECT array_agg(o.content ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs
-         FROM entities e ORDER BY e.id`,
-    );
-    for (let at = 0; at < texts.rows.length; at += 1000) {
-      const batch = texts.rows.slice(at, at + 1000);
+    for (let after = 0; ;) {
+      const batch = (
+        await client.query<{ id: number; name: string; entity_type: string; obs: string[] | null }>(
+          `SELECT e.id, e.name, e.entity_type, (SELECT array_agg(o.content ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs
+             FROM entities e WHERE e.id > $1 ORDER BY e.id LIMIT 1000`,
+          [after],
+        )
+      ).rows;
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1]?.id ?? after;
       await client.query(
         `UPDATE entity_keywords k SET lname = x.lname, ltype = x.ltype, lobs = x.lobs
            FROM unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS x(id, lname, ltype, lobs) WHERE k.entity_id = x.id`,
@@ -320,7 +334,10 @@ const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** The text search_nodes narrows its candidates on (LIKE, sped up by pg_trgm when present). */
+/**
+ * The text search_nodes narrows its candidates on (LIKE, sped up by pg_trgm when present): lname,
+ * ltype and lobs hold it folded (fold.ts) since schema 9.
+ */
 export const SUBSTRING_TEXT = "lname || E'\\n' || ltype || E'\\n' || lobs";
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;

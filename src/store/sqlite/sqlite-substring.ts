@@ -1,9 +1,10 @@
 /**
  * search_nodes on SQLite: the official substring test (case-insensitive, on the name, the type or
- * any one observation), widened to accents (fold.ts: "Garcia" finds "García" and the other way round;
- * everything the official test finds is still found), ranked exact name, name prefix, name substring, type, observation; ties in
- * creation order, as the official server's file orders them. The trigram index only narrows the
- * candidates; the test itself is always the one below, applied exactly.
+ * any one observation), widened to accents (fold.ts: "Garcia" finds "García" and the other way
+ * round; everything the official test finds is still found), ranked exact name, name prefix, name
+ * substring, type, observation; ties in creation order, as the official server's file orders them.
+ * The trigram index only narrows the candidates; the test itself is always the one below, applied
+ * exactly.
  *
  * A query without whitespace is answered from memory once the connection's index is built
  * (substring-index.ts: the text and its words, kept in step with every process's writes); the rest
