@@ -22,6 +22,7 @@ afterAll(async () => {
 
 const NFD = 'Cafe\u0301';
 const NFC = 'Café';
+const FILLERS = 1_500;
 
 /** What an older Limbic stored: text exactly as sent, in whatever form. */
 async function writeOldMemory(store: Store): Promise<void> {
@@ -31,6 +32,12 @@ async function writeOldMemory(store: Store): Promise<void> {
       { name: 'Ana', entityType: 'person', observations: ['Lives in Ma\u0301laga'] },
       { name: 'Nin\u0303o', entityType: 'person', observations: ['decomposed'] },
       { name: 'Niño', entityType: 'person', observations: ['composed'] },
+      // More than one batch of the upgrade's substring index.
+      ...Array.from({ length: FILLERS }, (_, i) => ({
+        name: `Filler ${i}`,
+        entityType: 'note',
+        observations: [`re\u0301sume\u0301 ${i}`],
+      })),
     ],
     1,
   );
@@ -52,7 +59,8 @@ interface Graph {
 
 async function checkUpgraded(h: Harness): Promise<void> {
   const graph = await h.ok<Graph>('read_graph');
-  expect(graph.entities.map((e) => [e.name, e.observations])).toEqual([
+  expect(graph.entities).toHaveLength(4 + FILLERS);
+  expect(graph.entities.slice(0, 4).map((e) => [e.name, e.observations])).toEqual([
     [NFC, ['crème brûlée']],
     ['Ana', ['Lives in Málaga']],
     ['Niño (2)', ['decomposed']],
@@ -78,6 +86,8 @@ async function checkUpgraded(h: Harness): Promise<void> {
   expect(await found('malaga')).toEqual(['Ana']);
   expect(await found('cafe')).toEqual([NFC]);
   expect(await found('nino')).toEqual(['Niño', 'Niño (2)']); // the exact name first
+  expect(await found('resume 1499')).toEqual(['Filler 1499']);
+  expect(await found('RÉSUMÉ 1499')).toEqual(['Filler 1499']);
 }
 
 describe('a memory stored before NFC keeps working (issue 26)', () => {
