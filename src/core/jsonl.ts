@@ -2,6 +2,7 @@
  * The official `memory.jsonl` format (docs/migrating.md): parsing one line with
  * the field variants seen in the wild, and writing lines exactly as the official server does.
  */
+import { toNfc } from './text/fold.js';
 import type { KnowledgeGraph, NewEntity, Relation } from './types.js';
 
 export type ParsedLine =
@@ -67,7 +68,8 @@ export function parseMemoryLine(line: string): ParsedLine {
     }
     const illFormed = illFormedField([from, to, relationType].map((f) => [JSON.stringify(f.key), f.value] as const));
     if (illFormed !== undefined) return { kind: 'error', reason: illFormed };
-    return { kind: 'relation', relation: { from: from.value, to: to.value, relationType: relationType.value } };
+    // Stored and compared in NFC, as every tool's text is (fold.ts).
+    return { kind: 'relation', relation: { from: toNfc(from.value), to: toNfc(to.value), relationType: toNfc(relationType.value) } };
   }
   if (type === 'entity' || Array.isArray(record.observations)) {
     const name = firstField(record, ['name', 'entityName', 'id']);
@@ -85,7 +87,10 @@ export function parseMemoryLine(line: string): ParsedLine {
       ...observations.map((o, i) => [`"observations"[${i}]`, o] as const),
     ]);
     if (illFormed !== undefined) return { kind: 'error', reason: illFormed };
-    return { kind: 'entity', entity: { name: name.value, entityType: entityType?.value ?? 'entity', observations } };
+    return {
+      kind: 'entity',
+      entity: { name: toNfc(name.value), entityType: toNfc(entityType?.value ?? 'entity'), observations: observations.map(toNfc) },
+    };
   }
   return { kind: 'ignored', reason: `line of type ${JSON.stringify(record.type ?? null)}` };
 }

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { toNfc } from '../core/text/fold.js';
 import { toHybridOptions, HybridSearchInputSchema } from '../mcp/hybrid-options.js';
 import type { MemoryService } from '../service/memory-service.js';
 import type { TokenRecord } from '../store/token-store.js';
@@ -73,7 +74,7 @@ export async function serveApi(url: URL, service: MemoryService, token: TokenRec
       return true;
     }
     case '/api/entity': {
-      sendJson(res, 200, await entityView(service, url.searchParams.get('name') ?? ''));
+      sendJson(res, 200, await entityView(service, toNfc(url.searchParams.get('name') ?? '')));
       return true;
     }
     case '/api/recent': {

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { LIMITS } from '../core/limits.js';
+import { toNfc } from '../core/text/fold.js';
 
 /**
  * Text must be well-formed Unicode: a lone UTF-16 surrogate (valid in a JS string and in JSON's
@@ -24,11 +25,17 @@ const wellFormed = (what: string) => (value: string, ctx: z.RefinementCtx) => {
   });
 };
 
+/**
+ * A text field: bounded, well-formed, and put in NFC (fold.ts), so a name, a relation type or an
+ * observation is one value however the client composed its accents (issue 26). Every text a tool
+ * takes passes here: this is the one place text is normalised.
+ */
 const chars = (max: number, what: string) =>
   z
     .string()
     .max(max, { message: `${what} is longer than the limit of ${max} characters; shorten or split it` })
-    .superRefine(wellFormed(what));
+    .superRefine(wellFormed(what))
+    .overwrite(toNfc);
 const items = <T extends z.ZodTypeAny>(schema: T, max: number, what: string) =>
   z.array(schema).max(max, { message: `too many ${what} in one call: the limit is ${max}; split the call` });
 

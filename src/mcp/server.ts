@@ -216,7 +216,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Search Nodes',
       description:
-        "Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (case-insensitive), best matches first. Limbic: limit/offset return one page, with total and next_offset; observations_offset/observations_limit page each entity's observations",
+        "Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (ignoring case and accents), best matches first. Limbic: limit/offset return one page, with total and next_offset; observations_offset/observations_limit page each entity's observations",
       inputSchema: s.searchNodesInput,
       outputSchema: s.SearchNodesOutput,
       annotations: READ,

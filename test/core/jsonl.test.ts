@@ -101,6 +101,19 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
     if (parsed.kind === 'ignored') expect(parsed.reason).toContain('_aim');
   });
 
+  it('reads names, types, observations and relation ends in NFC, as the tools store them (issue 26)', () => {
+    expect(
+      parseMemoryLine(JSON.stringify({ type: 'entity', name: 'Cafe\u0301', entityType: 'pla\u0301ce', observations: ['nin\u0303o'] })),
+    ).toEqual({
+      kind: 'entity',
+      entity: { name: 'Café', entityType: 'pláce', observations: ['niño'] },
+    });
+    expect(parseMemoryLine(JSON.stringify({ type: 'relation', from: 'Cafe\u0301', to: 'A\u030a', relationType: 'vi\u0301a' }))).toEqual({
+      kind: 'relation',
+      relation: { from: 'Café', to: 'Å', relationType: 'vía' },
+    });
+  });
+
   it('ignores other unknown line types', () => {
     expect(parseMemoryLine('{"type":"comment","text":"hello"}').kind).toBe('ignored');
     expect(parseMemoryLine('{"hello":"world"}').kind).toBe('ignored');
@@ -260,9 +273,17 @@ describe('formatMemoryFile', () => {
         const lines = file === '' ? [] : file.split('\n');
         expect(lines).toHaveLength(entities.length + relations.length);
         const parsed = lines.map(parseMemoryLine);
+        // Text comes back in NFC, the form every tool stores (issue 26).
+        const nfc = (t: string) => t.normalize('NFC');
         expect(parsed).toEqual([
-          ...entities.map((entity) => ({ kind: 'entity', entity })),
-          ...relations.map((relation) => ({ kind: 'relation', relation })),
+          ...entities.map((e) => ({
+            kind: 'entity',
+            entity: { name: nfc(e.name), entityType: nfc(e.entityType), observations: e.observations.map(nfc) },
+          })),
+          ...relations.map((r) => ({
+            kind: 'relation',
+            relation: { from: nfc(r.from), to: nfc(r.to), relationType: nfc(r.relationType) },
+          })),
         ]);
       }),
       { numRuns: 300 },

@@ -399,7 +399,7 @@ function semanticExpectation(tool: string, args: Record<string, unknown>, model:
       // The two names of one field: one is required, and given both, they must agree.
       if (args.entity_name === undefined && args.name === undefined)
         return { outcome: 'error', mustName: ['entity_name'], pattern: /entity_name is required/ };
-      if (args.entity_name !== undefined && args.name !== undefined && args.entity_name !== args.name)
+      if (args.entity_name !== undefined && args.name !== undefined && nfc(args.entity_name as string) !== nfc(args.name as string))
         return { outcome: 'error', mustName: ['entity_name'], pattern: /two different entities/ };
       const target = (args.entity_name ?? args.name) as string;
       return model.has(target) ? { outcome: 'ok' } : missing(target);
@@ -465,7 +465,11 @@ interface ModelEntity {
   chars: number;
 }
 
-const relationKey = (r: { from: string; to: string; relationType: string }): string => JSON.stringify([r.from, r.to, r.relationType]);
+/** Text as the server stores and compares it: in NFC, whatever form a call sent (issue 26). */
+const nfc = (text: string): string => text.normalize('NFC');
+
+const relationKey = (r: { from: string; to: string; relationType: string }): string =>
+  JSON.stringify([nfc(r.from), nfc(r.to), nfc(r.relationType)]);
 
 /** What the graph must hold, updated from the answers to successful calls. */
 export class GraphModel {
@@ -475,7 +479,7 @@ export class GraphModel {
   storedChars = 0;
 
   has(name: string): boolean {
-    return this.entities.has(name);
+    return this.entities.has(nfc(name));
   }
 
   names(): string[] {
@@ -543,13 +547,13 @@ export class GraphModel {
         }
         return;
       case 'delete_entities':
-        for (const name of args.entityNames as string[]) this.removeEntity(name);
+        for (const name of args.entityNames as string[]) this.removeEntity(nfc(name));
         return;
       case 'delete_observations':
         for (const d of args.deletions as { entityName: string; observations: string[] }[]) {
-          const entity = this.entities.get(d.entityName);
+          const entity = this.entities.get(nfc(d.entityName));
           if (entity === undefined) continue;
-          for (const o of d.observations) {
+          for (const o of d.observations.map(nfc)) {
             if (!entity.observations.delete(o)) continue;
             const size = JSON.stringify(o).length;
             entity.chars -= size;
@@ -574,9 +578,10 @@ export class GraphModel {
         }
         return;
       case 'execute_entity_split': {
-        const original = args.entity_name as string;
-        const parent = (args.parent_entity_name as string | undefined) ?? original;
-        for (const split of args.approved_splits as { name: string; entity_type?: string; observations: string[] }[]) {
+        const original = nfc(args.entity_name as string);
+        const parent = nfc((args.parent_entity_name as string | undefined) ?? original);
+        for (const given of args.approved_splits as { name: string; entity_type?: string; observations: string[] }[]) {
+          const split = { name: nfc(given.name), observations: given.observations.map(nfc) };
           this.entities.set(split.name, { observations: new Set(), chars: JSON.stringify(split.name).length });
           this.storedChars += JSON.stringify(split.name).length;
           for (const o of split.observations) {
@@ -1318,7 +1323,8 @@ export function judge(call: FuzzCall, result: CallToolResult): string | undefine
   if (e.outcome === 'ok') return isError ? 'a valid call was answered with isError' : undefined;
   if (e.outcome === 'ok-or-error') return isError && !e.pattern.test(text) ? `error text does not match ${e.pattern}` : undefined;
   if (!isError) return 'bad input was accepted';
-  const unnamed = e.mustName.filter((name) => !text.includes(name));
+  // A name is echoed in NFC, the form it is stored in.
+  const unnamed = e.mustName.filter((name) => !text.includes(name) && !text.includes(nfc(name)));
   if (unnamed.length > 0)
     return `the error does not name ${unnamed.slice(0, 5).join(', ')}${unnamed.length > 5 ? ` (+${unnamed.length - 5})` : ''}`;
   if (!e.pattern.test(text)) return `the error does not say what was expected (${e.pattern})`;

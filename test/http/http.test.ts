@@ -178,6 +178,21 @@ describe('serve --http: tools, tokens and guards', () => {
     expect(api.body).not.toContain(tmpdir());
   });
 
+  it('the page finds an entity by either Unicode form of its name, as the tools do (issue 26)', async () => {
+    const writer = await connect(s.url, rw);
+    try {
+      await writer.ok('create_entities', { entities: [{ name: 'Café Page', entityType: 'place', observations: [] }] });
+    } finally {
+      await writer.close();
+    }
+    const page = await rawRequest(s.url, {
+      method: 'GET',
+      path: `/api/entity?name=${encodeURIComponent('Cafe\u0301 Page')}`,
+      headers: { authorization: `Bearer ${ro}` },
+    });
+    expect(JSON.parse(page.body)).toMatchObject({ found: true, name: 'Café Page', entityType: 'place' });
+  });
+
   it('a read-only token reads and searches, and every writing tool answers isError saying so', async () => {
     const writer = await connect(s.url, rw);
     await writer.ok('create_entities', { entities: [{ name: 'Kept', entityType: 't', observations: ['as it was'] }] });

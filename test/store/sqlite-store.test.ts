@@ -94,8 +94,9 @@ describe('SqliteStore on disk', () => {
     );
     expect((await store.graph.searchNodes('ñandú')).entities.map((e) => e.name)).toEqual(['Sesión 2026-03-28']);
     expect((await store.graph.searchNodes('SESIÓN')).entities.map((e) => e.name)).toEqual(['Sesión 2026-03-28']);
-    // Substring semantics: no accent folding here (the official contract is an exact substring).
-    expect((await store.graph.searchNodes('sesion')).entities).toEqual([]);
+    // Accents folded on top of the official substring test (issue 25).
+    expect((await store.graph.searchNodes('sesion')).entities.map((e) => e.name)).toEqual(['Sesión 2026-03-28']);
+    expect((await store.graph.searchNodes('nandu')).entities.map((e) => e.name)).toEqual(['Sesión 2026-03-28']);
     expect((await store.graph.searchNodes('-c')).entities.map((e) => e.name)).toEqual(['dom-cachorroink']);
     expect((await store.graph.searchNodes('"; DROP TABLE entities; --')).entities).toEqual([]);
     expect((await store.graph.readGraph()).entities).toHaveLength(2);

@@ -15,6 +15,7 @@ import lunr from 'lunr';
 import lunrSpanish from 'lunr-languages/lunr.es.js';
 import lunrStemmerSupport from 'lunr-languages/lunr.stemmer.support.js';
 import { eng } from 'stopword';
+import { foldAccents } from './fold.js';
 
 // lunr-languages registers its Spanish pipeline on a lunr object; its stopword filter returns
 // undefined for a stopword and the word otherwise.
@@ -24,8 +25,8 @@ const spanishFilter = (lunr as unknown as { es: { stopWordFilter: (word: string)
 
 const ENGLISH: ReadonlySet<string> = new Set(eng.map((w) => w.toLowerCase()));
 
-/** Lower case with accents removed, as the keyword index compares words. */
-export const foldAccents = (word: string): string => word.toLowerCase().normalize('NFD').replace(/\p{M}/gu, '');
+/** Lower case with accents removed, as the keyword index compares words (fold.ts). */
+export { foldAccents };
 
 const english = (lower: string, folded: string): boolean => ENGLISH.has(lower) || ENGLISH.has(folded);
 // The filter passes nothing through for an empty word, which is no stopword.

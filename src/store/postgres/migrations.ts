@@ -7,8 +7,13 @@
  */
 import type pg from 'pg';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { foldAccents, planNfcRenames, relationEnd, toNfc } from '../../core/text/fold.js';
+import { asEntityId } from '../../core/types.js';
 
-const MIGRATIONS: readonly string[] = [
+/** A step: SQL, or a function where JavaScript must compute the new values (Unicode forms). */
+type Migration = string | ((client: pg.PoolClient) => Promise<void>);
+
+const MIGRATIONS: readonly Migration[] = [
   // 1: the knowledge graph, signals, keyword and substring rows, the embedding queue.
   `
   CREATE TABLE entities (
@@ -249,9 +254,98 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE keyword_resync (entity_id integer PRIMARY KEY);
   INSERT INTO keyword_resync (entity_id) SELECT DISTINCT entity_id FROM observations WHERE kind <> 'generic';
   `,
+  // 10: names and text in NFC, and search_nodes' substring columns folded, as SQLite's schema 14
+  // (issue 26, fold.ts): what was stored in another form is brought to NFC, an entity whose NFC
+  // name another holds keeps both apart under the first free "Name (2)" (planNfcRenames), relation
+  // ends follow their entity, an observation equal to another of its entity once in NFC is dropped.
+  // The keyword vectors are unchanged (foldWords drops combining marks either way).
+  async (client) => {
+    const entities = (await client.query<{ id: number; name: string }>('SELECT id, name FROM entities ORDER BY id')).rows;
+    const renames = planNfcRenames(entities.map((e) => e.name));
+    const changed = new Set<number>();
+    for (const e of entities) {
+      const to = renames.get(e.name);
+      if (to === undefined) continue;
+      await client.query('UPDATE entities SET name = $1 WHERE id = $2', [to, e.id]);
+      changed.add(e.id);
+    }
+    const relations = await client.query<{ id: string; from_name: string; to_name: string; relation_type: string }>(
+      'SELECT id, from_name, to_name, relation_type FROM relations ORDER BY id',
+    );
+    for (const r of relations.rows) {
+      const next = [relationEnd(renames, r.from_name), relationEnd(renames, r.to_name), toNfc(r.relation_type)];
+      if (next[0] === r.from_name && next[1] === r.to_name && next[2] === r.relation_type) continue;
+      // Dropped when the NFC relation exists already: then this one was a copy of it.
+      const moved = await client.query(
+        `UPDATE relations SET from_name = $1, to_name = $2, relation_type = $3 WHERE id = $4 AND NOT EXISTS
+           (SELECT 1 FROM relations WHERE md5(from_name) = md5($1) AND md5(to_name) = md5($2) AND md5(relation_type) = md5($3))`,
+        [...next, r.id],
+      );
+      if (moved.rowCount === 0) await client.query('DELETE FROM relations WHERE id = $1', [r.id]);
+    }
+    // In batches by id: a large memory's text is never read whole.
+    const observations = async function* () {
+      for (let after = '0'; ;) {
+        const rows = (
+          await client.query<{ id: string; entity_id: number; content: string }>(
+            'SELECT id, entity_id, content FROM observations WHERE id > $1 ORDER BY id LIMIT 5000',
+            [after],
+          )
+        ).rows;
+        if (rows.length === 0) return;
+        yield* rows;
+        after = rows[rows.length - 1]?.id ?? after;
+      }
+    };
+    for await (const o of observations()) {
+      const nfc = toNfc(o.content);
+      if (nfc === o.content) continue;
+      const moved = await client.query(
+        `UPDATE observations SET content = $1 WHERE id = $2 AND NOT EXISTS
+           (SELECT 1 FROM observations WHERE entity_id = $3 AND md5(content) = md5($1))`,
+        [nfc, o.id, o.entity_id],
+      );
+      if (moved.rowCount === 0) await client.query('DELETE FROM observations WHERE id = $1', [o.id]);
+      changed.add(o.entity_id);
+    }
+    const superseded = await client.query<{ id: string; content: string }>('SELECT id, content FROM superseded_observations');
+    for (const o of superseded.rows) {
+      if (toNfc(o.content) !== o.content)
+        await client.query('UPDATE superseded_observations SET content = $1 WHERE id = $2', [toNfc(o.content), o.id]);
+    }
+    // The substring columns again, folded as search_nodes now compares (pg-graph.ts syncEntities).
+    for (let after = 0; ;) {
+      const batch = (
+        await client.query<{ id: number; name: string; entity_type: string; obs: string[] | null }>(
+          `SELECT e.id, e.name, e.entity_type, (SELECT array_agg(o.content ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs
+             FROM entities e WHERE e.id > $1 ORDER BY e.id LIMIT 1000`,
+          [after],
+        )
+      ).rows;
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1]?.id ?? after;
+      await client.query(
+        `UPDATE entity_keywords k SET lname = x.lname, ltype = x.ltype, lobs = x.lobs
+           FROM unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS x(id, lname, ltype, lobs) WHERE k.entity_id = x.id`,
+        [
+          batch.map((t) => t.id),
+          batch.map((t) => foldAccents(t.name)),
+          batch.map((t) => foldAccents(t.entity_type)),
+          batch.map((t) => (t.obs ?? []).map(foldAccents).join('\n')),
+        ],
+      );
+    }
+    // A changed entity's keyword row again (a dropped copy leaves it) and its vector queued. Imported
+    // here, not at the top: pg-graph.ts reads this module's SUBSTRING_TEXT.
+    const { syncEntities } = await import('./pg-graph.js');
+    await syncEntities(client, [...changed].map(asEntityId));
+  },
 ];
 
-/** The text search_nodes narrows its candidates on (LIKE, sped up by pg_trgm when present). */
+/**
+ * The text search_nodes narrows its candidates on (LIKE, sped up by pg_trgm when present): lname,
+ * ltype and lobs hold it folded (fold.ts) since schema 9.
+ */
 export const SUBSTRING_TEXT = "lname || E'\\n' || ltype || E'\\n' || lobs";
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
@@ -277,7 +371,9 @@ export async function migrate(client: pg.PoolClient, upTo = PG_SCHEMA_VERSION, i
       );
     }
     for (let version = current; version < upTo; version++) {
-      await client.query(MIGRATIONS[version] ?? '');
+      const migration = MIGRATIONS[version] ?? '';
+      if (typeof migration === 'string') await client.query(migration);
+      else await migration(client);
       await client.query('INSERT INTO limbic_schema (version) VALUES ($1)', [version + 1]);
     }
     if (trigrams) {

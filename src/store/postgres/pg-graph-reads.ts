@@ -1,10 +1,11 @@
 /**
  * Graph reads on PostgreSQL: read_graph and its outline, search_nodes, open_nodes and the hydration
- * of search results. search_nodes is the official substring test on text lower-cased by JavaScript
- * (entity_keywords' lname/ltype/lobs, so 'SESIÓN' finds 'Sesión' whatever the server's locale),
- * narrowed by LIKE (a pg_trgm index when the server has it) and ranked exact name, name prefix,
- * name substring, type, observation; ties in creation order, as on SQLite.
+ * of search results. search_nodes is the official substring test widened to accents, on text folded
+ * by JavaScript (fold.ts; entity_keywords' lname/ltype/lobs, so 'SESIÓN' finds 'Sesion' whatever
+ * the server's locale), narrowed by LIKE (a pg_trgm index when the server has it) and ranked exact
+ * name, name prefix, name substring, type, observation; ties in creation order, as on SQLite.
  */
+import { substringTest, type SubstringTest } from '../../core/text/fold.js';
 import { asEntityId, type Entity, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
 import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
 import { SUBSTRING_TEXT } from './migrations.js';
@@ -59,18 +60,22 @@ export class PgGraphReads {
   }
 
   async searchNodes(query: string, page?: Page): Promise<GraphPage> {
-    const q = query.toLowerCase();
+    const t = substringTest(query);
+    const q = t.needle;
     const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     // lobs joins observations with newlines: a query holding one could match across two of them,
-    // so it is ranked observation by observation (the whole answer, then cut).
-    if (page === undefined || q.includes('\n')) {
+    // so it is ranked observation by observation (the whole answer, then cut). A needle compared
+    // unfolded (combining marks alone) is not in the folded columns: every entity is a candidate.
+    if (page === undefined || q.includes('\n') || !t.folded) {
       const candidates = (
         await this.conn.query<{ id: number }>(
-          `SELECT entity_id AS id FROM entity_keywords WHERE (${SUBSTRING_TEXT}) LIKE $1 ORDER BY entity_id`,
-          [like],
+          t.folded
+            ? `SELECT entity_id AS id FROM entity_keywords WHERE (${SUBSTRING_TEXT}) LIKE $1 ORDER BY entity_id`
+            : 'SELECT id FROM entities ORDER BY id',
+          t.folded ? [like] : [],
         )
       ).map((r) => r.id);
-      const found = rankMatches(await hydrate(this.conn, candidates), candidates, q);
+      const found = rankMatches(await hydrate(this.conn, candidates), candidates, t);
       const shown = page === undefined ? found : found.slice(cleanPage(page).offset, cleanPage(page).offset + cleanPage(page).limit);
       return { entities: shown.map(publicEntity), relations: await this.relationsTouching(shown.map((e) => e.name)), total: found.length };
     }
@@ -178,22 +183,23 @@ export async function hydrate(conn: PgConnection, ids: readonly number[]): Promi
   return result;
 }
 
-/** The official substring test's tier for a lower-cased query; undefined when it does not match. */
-function substringTier(entity: Entity, q: string): number | undefined {
-  const n = entity.name.toLowerCase();
+/** search_nodes' tier (fold.ts' test); undefined when it does not match. */
+function substringTier(entity: Entity, t: SubstringTest): number | undefined {
+  const n = t.prepare(entity.name);
+  const q = t.needle;
   if (n === q) return 0;
   if (n.startsWith(q)) return 1;
   if (n.includes(q)) return 2;
-  if (entity.entityType.toLowerCase().includes(q)) return 3;
-  return entity.observations.some((o) => o.toLowerCase().includes(q)) ? 4 : undefined;
+  if (t.prepare(entity.entityType).includes(q)) return 3;
+  return entity.observations.some(t.matches) ? 4 : undefined;
 }
 
 /** The hydrated candidates that match, best first (`candidates` in creation order). */
-function rankMatches(entities: ReadonlyMap<EntityId, StoredEntity>, candidates: readonly number[], q: string): StoredEntity[] {
+function rankMatches(entities: ReadonlyMap<EntityId, StoredEntity>, candidates: readonly number[], t: SubstringTest): StoredEntity[] {
   const ranked: { entity: StoredEntity; tier: number; order: number }[] = [];
   candidates.forEach((id, order) => {
     const entity = entities.get(asEntityId(id));
-    const tier = entity === undefined ? undefined : substringTier(entity, q);
+    const tier = entity === undefined ? undefined : substringTier(entity, t);
     if (entity !== undefined && tier !== undefined) ranked.push({ entity, tier, order });
   });
   ranked.sort((a, b) => a.tier - b.tier || a.order - b.order);

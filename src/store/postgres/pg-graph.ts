@@ -5,6 +5,7 @@
  * bulk import costs round trips per batch rather than per entity.
  */
 import { randomInt } from 'node:crypto';
+import { foldAccents } from '../../core/text/fold.js';
 import { entityNotFound } from '../../core/errors.js';
 import {
   asEntityId,
@@ -317,9 +318,10 @@ export async function syncEntities(db: Queryable, ids: readonly EntityId[], queu
     columns.type.push(words[1]?.join(' ') ?? '');
     columns.obs.push(words[2]?.join(' ') ?? '');
     columns.len.push(words.reduce((n, w) => n + w.length, 0));
-    columns.lname.push(r.name.toLowerCase());
-    columns.ltype.push(r.entity_type.toLowerCase());
-    columns.lobs.push(obs.map((o) => o.toLowerCase()).join('\n'));
+    // Folded (fold.ts) as search_nodes compares: lower-cased, accents removed.
+    columns.lname.push(foldAccents(r.name));
+    columns.ltype.push(foldAccents(r.entity_type));
+    columns.lobs.push(obs.map(foldAccents).join('\n'));
   }
   // The CTE reads the rows as they were before the upsert, so the totals move by the difference.
   const [change] = (

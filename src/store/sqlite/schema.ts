@@ -2,10 +2,15 @@
  * Schema migrations, keyed by `PRAGMA user_version`. Each step runs in one transaction; a database
  * made by a newer Limbic is refused instead of being guessed at.
  */
+import { randomInt } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { foldAccents, planNfcRenames, relationEnd, toNfc } from '../../core/text/fold.js';
 
-const MIGRATIONS: readonly string[] = [
+/** A step: SQL, or a function where JavaScript must compute the new values (Unicode forms). */
+type Migration = string | ((db: Database.Database) => void);
+
+const MIGRATIONS: readonly Migration[] = [
   // 1: the knowledge graph, signals and keyword indexes.
   `
   CREATE TABLE entities (
@@ -232,6 +237,96 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX embedding_queue_order ON embedding_queue(queued_at);
   CREATE INDEX embedding_queue_claims ON embedding_queue(claimed_by) WHERE claimed_by IS NOT NULL;
   `,
+  // 14: names and text in NFC, and search_nodes' substring index folded (issue 26, fold.ts). Every
+  // tool now stores text in NFC; what was stored in another form is brought to it here, so the
+  // names a client types still find it. An entity whose NFC name another entity already holds
+  // keeps both apart under the first free "Name (2)" (planNfcRenames); relation ends follow their
+  // entity; an observation that equals another of its entity once in NFC was the same text and is
+  // dropped. The keyword rows are unchanged (unicode61 drops combining marks either way), but the
+  // renamed entities are logged so every process's in-memory indexes read them again.
+  (db) => {
+    // Only the rows to change are read into memory; the test runs in SQL, row by row.
+    db.function('limbic_not_nfc', { deterministic: true }, (text: unknown) => (toNfc(String(text)) === text ? 0 : 1));
+    const changed = new Set<number>();
+    const entities = db.prepare<[], { id: number; name: string }>('SELECT id, name FROM entities ORDER BY id').all();
+    const renames = planNfcRenames(entities.map((e) => e.name));
+    const rename = db.prepare<[string, number]>('UPDATE entities SET name = ? WHERE id = ?');
+    for (const e of entities) {
+      const to = renames.get(e.name);
+      if (to === undefined) continue;
+      rename.run(to, e.id);
+      changed.add(e.id);
+    }
+    const relations = db.prepare<[], { id: number; from_name: string; to_name: string; relation_type: string }>(
+      'SELECT id, from_name, to_name, relation_type FROM relations WHERE limbic_not_nfc(from_name) OR limbic_not_nfc(to_name) OR limbic_not_nfc(relation_type) ORDER BY id',
+    );
+    const moveRelation = db.prepare<[string, string, string, number]>(
+      'UPDATE OR IGNORE relations SET from_name = ?, to_name = ?, relation_type = ? WHERE id = ?',
+    );
+    const dropRelation = db.prepare<[number]>('DELETE FROM relations WHERE id = ?');
+    // A renamed name is not in NFC, so its relations are among these.
+    for (const r of relations.all()) {
+      const next = [relationEnd(renames, r.from_name), relationEnd(renames, r.to_name), toNfc(r.relation_type)] as const;
+      if (next[0] === r.from_name && next[1] === r.to_name && next[2] === r.relation_type) continue;
+      // Ignored when the NFC relation exists already: then this one was a copy of it.
+      if (moveRelation.run(...next, r.id).changes === 0) dropRelation.run(r.id);
+    }
+    const observations = db.prepare<[], { id: number; entity_id: number; content: string }>(
+      'SELECT id, entity_id, content FROM observations WHERE limbic_not_nfc(content) ORDER BY id',
+    );
+    const moveObservation = db.prepare<[string, number]>('UPDATE OR IGNORE observations SET content = ? WHERE id = ?');
+    const dropObservation = db.prepare<[number]>('DELETE FROM observations WHERE id = ?');
+    for (const o of observations.all()) {
+      const nfc = toNfc(o.content);
+      if (nfc === o.content) continue;
+      if (moveObservation.run(nfc, o.id).changes === 0) dropObservation.run(o.id);
+      changed.add(o.entity_id);
+    }
+    const superseded = db.prepare<[], { id: number; content: string }>(
+      'SELECT id, content FROM superseded_observations WHERE limbic_not_nfc(content)',
+    );
+    const moveSuperseded = db.prepare<[string, number]>('UPDATE superseded_observations SET content = ? WHERE id = ?');
+    for (const s of superseded.all()) if (toNfc(s.content) !== s.content) moveSuperseded.run(toNfc(s.content), s.id);
+    // The substring index again, folded as search_nodes now compares (sqlite-graph.ts syncEntity).
+    db.exec("INSERT INTO entity_trigram (entity_trigram) VALUES ('delete-all')");
+    const TEXT = `SELECT e.id, e.name, e.entity_type, (SELECT group_concat(content, ' | ' ORDER BY id) FROM observations o WHERE o.entity_id = e.id) AS obs
+                    FROM entities e`;
+    type Text = { id: number; name: string; entity_type: string; obs: string | null };
+    const texts = db.prepare<[number], Text>(`${TEXT} WHERE e.id > ? ORDER BY e.id LIMIT 1000`);
+    const insert = db.prepare<[number, string, string, string]>(
+      'INSERT INTO entity_trigram (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)',
+    );
+    for (let batch = texts.all(0); batch.length > 0; batch = texts.all(batch[batch.length - 1]?.id ?? Infinity)) {
+      for (const t of batch) insert.run(t.id, foldAccents(t.name), foldAccents(t.entity_type), foldAccents(t.obs ?? ''));
+    }
+    // A changed entity's keyword row again (a dropped copy leaves it), its vector queued, and the
+    // change logged for every process's in-memory indexes, as sqlite-graph.ts syncEntity does.
+    // The keyword row as syncEntity writes it: an observation of a kind other than generic with its
+    // kind in front (entity-text.ts keywordObservation).
+    const text = db.prepare<[number], Text>(
+      `SELECT e.id, e.name, e.entity_type, (SELECT group_concat(CASE WHEN kind = 'generic' THEN content ELSE '[' || kind || '] ' || content END, ' | ' ORDER BY id) FROM observations o WHERE o.entity_id = e.id) AS obs
+         FROM entities e WHERE e.id = ?`,
+    );
+    const dropKeywords = db.prepare<[number]>('DELETE FROM entity_fts WHERE rowid = ?');
+    const keywords = db.prepare<[number, string, string, string]>(
+      'INSERT INTO entity_fts (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)',
+    );
+    const queue = db.prepare<[number, number]>(
+      'INSERT INTO embedding_queue (entity_id, version) VALUES (?, ?) ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version',
+    );
+    const log = db.prepare<[number]>('INSERT INTO keyword_log (entity_id, nonce) VALUES (?, (random() & 1048575))');
+    for (const id of changed) {
+      const t = text.get(id);
+      if (t === undefined) continue;
+      dropKeywords.run(id);
+      keywords.run(id, t.name, t.entity_type, t.obs ?? '');
+      queue.run(id, randomInt(1, 2 ** 47));
+      log.run(id);
+    }
+    db.prepare(
+      "INSERT INTO meta (key, value) VALUES ('keyword_changes', ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value",
+    ).run(changed.size);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -249,7 +344,9 @@ export function migrate(db: Database.Database): void {
       // Another process may have migrated while we waited for the write lock.
       const now = db.pragma('user_version', { simple: true }) as number;
       if (now > version) return;
-      db.exec(MIGRATIONS[version] ?? '');
+      const migration = MIGRATIONS[version] ?? '';
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
       db.pragma(`user_version = ${version + 1}`);
     });
     step.immediate();

@@ -3,6 +3,7 @@
  * (keyword and substring rows, the embedding queue, vector deletions). Reads: sqlite-graph-reads.ts.
  */
 import { randomInt } from 'node:crypto';
+import { foldAccents } from '../../core/text/fold.js';
 import { entityNotFound } from '../../core/errors.js';
 import {
   asEntityId,
@@ -246,11 +247,15 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
       entity_trigram: observations.map((o) => o.content).join(OBS_SEPARATOR),
     };
     this.conn.noteKeywordChange(id);
-    for (const table of ['entity_fts', 'entity_trigram'] as const) {
+    // The substring index holds the text folded (fold.ts), as search_nodes compares it.
+    for (const [table, fold] of [
+      ['entity_fts', (t: string) => t],
+      ['entity_trigram', foldAccents],
+    ] as const) {
       this.conn.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(id);
       this.conn
         .stmt(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`)
-        .run(id, row.name, row.entity_type, text[table]);
+        .run(id, fold(row.name), fold(row.entity_type), fold(text[table]));
     }
     if (queueVector) this.queueEmbedding(id);
   }

@@ -1,8 +1,10 @@
 /**
  * search_nodes on SQLite: the official substring test (case-insensitive, on the name, the type or
- * any one observation), ranked exact name, name prefix, name substring, type, observation; ties in
- * creation order, as the official server's file orders them. The trigram index only narrows the
- * candidates; the test itself is always the one below, applied exactly.
+ * any one observation), widened to accents (fold.ts: "Garcia" finds "García" and the other way
+ * round; everything the official test finds is still found), ranked exact name, name prefix, name
+ * substring, type, observation; ties in creation order, as the official server's file orders them.
+ * The trigram index only narrows the candidates; the test itself is always the one below, applied
+ * exactly.
  *
  * A query without whitespace is answered from memory once the connection's index is built
  * (substring-index.ts: the text and its words, kept in step with every process's writes); the rest
@@ -15,30 +17,35 @@
  * reads in full only the entities on the page.
  */
 import type Database from 'better-sqlite3';
+import { foldedIncludes, substringTest, type SubstringTest } from '../../core/text/fold.js';
 import { buildSubstringQuery } from '../../core/text/fts-query.js';
 import type { Entity, Relation } from '../../core/types.js';
 import type { Page } from '../graph-store.js';
 import { json, type SqliteConnection, type Statement } from './sqlite-connection.js';
 import { SubstringIndex, type HeldEntity } from './substring-index.js';
 
-/** The tier of the name and type tests for a lower-cased query; null when neither matches. */
-function nameTier(name: string, type: string, q: string): number | null {
-  const n = name.toLowerCase();
+/** The tier of the name and type tests; null when neither matches. */
+function nameTier(name: string, type: string, t: SubstringTest): number | null {
+  const n = t.prepare(name);
+  const q = t.needle;
   if (n === q) return 0;
   if (n.startsWith(q)) return 1;
   if (n.includes(q)) return 2;
-  if (type.toLowerCase().includes(q)) return 3;
+  if (t.prepare(type).includes(q)) return 3;
   return null;
 }
-
-const contains = (text: string, q: string): boolean => text.toLowerCase().includes(q);
 
 /**
  * The observation test as an SQL function, so a page can count its matches in SQL: SQLite's lower()
  * folds ASCII only, and 'SESIÓN' must find 'Sesión' exactly as JavaScript's toLowerCase() has it.
+ * Its arguments are the text, the needle, and 1 when the needle is folded (SubstringTest.folded).
  */
 export function registerSubstringFunctions(db: Database.Database): void {
-  db.function('limbic_contains', { deterministic: true }, (text: unknown, q: unknown) => (contains(String(text), String(q)) ? 1 : 0));
+  db.function('limbic_contains', { deterministic: true }, (text: unknown, needle: unknown, folded: unknown) => {
+    const t = String(text);
+    const q = String(needle);
+    return (folded === 1 ? foldedIncludes(t, q) : t.toLowerCase().includes(q)) ? 1 : 0;
+  });
 }
 
 /** Statements that return arrays or single values, by connection and SQL text (see `shaped`). */
@@ -86,19 +93,20 @@ export function substringSearch(
   query: string,
   page?: Page,
 ): { entities: Entity[]; total: number; relations?: Relation[] } {
-  const q = query.toLowerCase();
+  const t = substringTest(query);
   const index = substringIndex(conn);
-  const held = index.candidates(q);
+  // The index holds folded words: a query compared unfolded (combining marks alone) is left to SQL.
+  const held = t.folded ? index.candidates(t.needle) : undefined;
   if (held !== undefined) {
-    const answer = inMemory(held, q, page);
+    const answer = inMemory(held, t, page);
     return { ...answer, relations: index.relationsTouching(answer.entities.map((e) => e.name)) };
   }
-  const { rows, scan } = candidates(conn, query);
+  const { rows, scan } = candidates(conn, t);
   // Rows come in creation order, and the sort is stable: ties stay in creation order.
   const named: { row: Row; tier: number }[] = [];
   const rest: Row[] = [];
   for (const row of rows) {
-    const tier = nameTier(row[1], row[2], q);
+    const tier = nameTier(row[1], row[2], t);
     if (tier === null) rest.push(row);
     else named.push({ row, tier });
   }
@@ -108,10 +116,10 @@ export function substringSearch(
     // Every match is returned, so every candidate's observations are read, once: for the test and
     // for the answer.
     const observations = observationsOf(conn, scan ? 'all' : rows.map((r) => r[0]));
-    for (const row of rest) if (observations.get(row[0])?.some((o) => contains(o, q)) === true) found.push(row);
+    for (const row of rest) if (observations.get(row[0])?.some(t.matches) === true) found.push(row);
     return { entities: found.map((r) => entity(r, observations)), total: found.length };
   }
-  const inObservations = rest.length === 0 ? new Set<number>() : observationMatches(conn, scan ? 'all' : rest.map((r) => r[0]), q);
+  const inObservations = rest.length === 0 ? new Set<number>() : observationMatches(conn, scan ? 'all' : rest.map((r) => r[0]), t);
   for (const row of rest) if (inObservations.has(row[0])) found.push(row);
   const shown = found.slice(page.offset, page.offset + page.limit);
   const observations = observationsOf(
@@ -121,14 +129,15 @@ export function substringSearch(
   return { entities: shown.map((r) => entity(r, observations)), total: found.length };
 }
 
-/** The same test and order on the in-memory index's candidates (their current text). */
-function inMemory(held: readonly HeldEntity[], q: string, page: Page | undefined): { entities: Entity[]; total: number } {
+/** The same test and order on the in-memory index's candidates (their current text, name and type held folded). */
+function inMemory(held: readonly HeldEntity[], t: SubstringTest, page: Page | undefined): { entities: Entity[]; total: number } {
+  const q = t.needle;
   const named: { entity: Entity; tier: number }[] = [];
   const rest: Entity[] = [];
-  for (const { entity, name, type } of held) {
+  for (const { entity, name, type, observations } of held) {
     const tier = name === q ? 0 : name.startsWith(q) ? 1 : name.includes(q) ? 2 : type.includes(q) ? 3 : null;
     if (tier !== null) named.push({ entity, tier });
-    else if (entity.observations.some((o) => contains(o, q))) rest.push(entity);
+    else if (observations === undefined ? entity.observations.some(t.matches) : observations.includes(q)) rest.push(entity);
   }
   named.sort((a, b) => a.tier - b.tier);
   const found = [...named.map((n) => n.entity), ...rest];
@@ -145,9 +154,14 @@ const entity = (row: Row, observations: ReadonlyMap<number, string[]>): Entity =
  * The candidates' rows in creation order: those the trigram index finds, or every entity (`scan`)
  * when the query has no trigram to search. (Ordering them by BM25 cost half the time of a
  * 10k-entity search and changed nothing a tier did not already decide.)
+ *
+ * The index holds the text folded (sqlite-graph.ts syncEntity), so the folded needle's trigrams
+ * find accented and unaccented spellings alike, and the Turkish 'İ', which JavaScript lower-cases
+ * to 'i' and a combining dot that SQLite's case folding does not make, is an 'i' on both sides
+ * (issue 26). A needle compared unfolded is not in that index's terms: it scans.
  */
-function candidates(conn: SqliteConnection, query: string): { rows: Row[]; scan: boolean } {
-  const match = trigramMatch(query);
+function candidates(conn: SqliteConnection, t: SubstringTest): { rows: Row[]; scan: boolean } {
+  const match = t.folded ? buildSubstringQuery(t.needle) : undefined;
   if (match !== undefined) {
     try {
       const rows = shaped<[string], Row>(
@@ -161,19 +175,6 @@ function candidates(conn: SqliteConnection, query: string): { rows: Row[]; scan:
     }
   }
   return { rows: shaped<[], Row>(conn, 'raw', 'SELECT id, name, entity_type FROM entities ORDER BY id').all(), scan: true };
-}
-
-/**
- * The trigram expression for a query, a superset of the exact test's matches. JavaScript lower-cases
- * 'İ' (U+0130) to 'i' and a combining dot (U+0307), which SQLite's case folding does not: the
- * index holds 'İ', which a lower-cased query spells as that pair. Such a query is searched both as
- * it is (text that holds the pair itself) and with 'İ' in its place (issue 26).
- */
-function trigramMatch(query: string): string | undefined {
-  const dotted = query.replaceAll('i\u0307', '\u0130');
-  if (dotted === query) return buildSubstringQuery(query);
-  const both = [buildSubstringQuery(query), buildSubstringQuery(dotted)];
-  return both.every((m) => m !== undefined) ? both.map((m) => `(${m})`).join(' OR ') : undefined;
 }
 
 /**
@@ -210,14 +211,22 @@ function observationsOf(conn: SqliteConnection, ids: readonly number[] | 'all'):
 }
 
 /**
- * Which of these entities have an observation containing `q`, tested in SQL: no text leaves it, and
- * EXISTS stops at an entity's first matching observation.
+ * Which of these entities have an observation that passes the test, tested in SQL: no text leaves
+ * it, and EXISTS stops at an entity's first matching observation.
  */
-function observationMatches(conn: SqliteConnection, ids: readonly number[] | 'all', q: string): Set<number> {
+function observationMatches(conn: SqliteConnection, ids: readonly number[] | 'all', t: SubstringTest): Set<number> {
   if (ids !== 'all' && ids.length === 0) return new Set();
-  const hasMatch = (id: string) => `EXISTS (SELECT 1 FROM observations o WHERE o.entity_id = ${id} AND limbic_contains(o.content, @q))`;
+  const q = t.needle;
+  const folded = t.folded ? 1 : 0;
+  const hasMatch = (id: string) =>
+    `EXISTS (SELECT 1 FROM observations o WHERE o.entity_id = ${id} AND limbic_contains(o.content, @q, @folded))`;
   if (ids === 'all')
-    return new Set(shaped<{ q: string }, number>(conn, 'pluck', `SELECT e.id FROM entities e WHERE ${hasMatch('e.id')}`).all({ q }));
+    return new Set(
+      shaped<{ q: string; folded: number }, number>(conn, 'pluck', `SELECT e.id FROM entities e WHERE ${hasMatch('e.id')}`).all({
+        q,
+        folded,
+      }),
+    );
   const sql = `SELECT j.value FROM json_each(@ids) j WHERE ${hasMatch('j.value')}`;
-  return new Set(shaped<{ ids: string; q: string }, number>(conn, 'pluck', sql).all({ ids: json(ids), q }));
+  return new Set(shaped<{ ids: string; q: string; folded: number }, number>(conn, 'pluck', sql).all({ ids: json(ids), q, folded }));
 }

@@ -1,9 +1,9 @@
 /**
  * search_nodes in memory, for queries without whitespace: each entity's name, type and
- * observations, and the distinct case-folded words of that text with the entities holding each. A
- * case-folded query without whitespace lies inside one whitespace-separated word of the folded
- * text, so the entities holding a word that contains it are exactly those whose text contains it:
- * a look-up of about 20 µs and an answer read from memory, where FTS5's trigram doclists cost about
+ * observations, and the distinct folded words of that text (lower-cased, accents removed:
+ * fold.ts) with the entities holding each. A folded query without whitespace lies inside one
+ * whitespace-separated word of the folded text, so the entities holding a word that contains it
+ * are exactly those whose text contains it: a look-up of about 20 µs and an answer read from memory, where FTS5's trigram doclists cost about
  * 0.5 ms whatever the number of matches (every trigram of short words is in thousands of entities)
  * and reading the matches' rows about as much again.
  *
@@ -20,8 +20,11 @@
  *
  * Memory: the text, its word lists and the relations take about 2.8 KB of heap per entity of the
  * latency benchmark's graphs (5 observations of 8-24 words, one relation each): 28 MB at 10k
- * entities, about 140 MB at MAX_ENTITIES. Built in 0.5-0.8 s at 10k, in steps of about 20 ms.
+ * entities, about 140 MB at MAX_ENTITIES. Built in 0.5-0.8 s at 10k, in steps of about 20 ms. An
+ * entity with text outside ASCII also holds its observations folded (HeldEntity.observations), about
+ * their size again (that benchmark's text is ASCII).
  */
+import { foldAccents, isAscii } from '../../core/text/fold.js';
 import type { Entity, Relation } from '../../core/types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { json } from './sqlite-connection.js';
@@ -42,12 +45,19 @@ const SPLIT = /\s+/u;
 
 /**
  * An entity as held: its answer (frozen: shared by every answer that returns it) and its name and
- * type lower-cased for the tiers.
+ * type folded (fold.ts) for the tiers.
  */
 export interface HeldEntity {
   readonly entity: Entity;
   readonly name: string;
   readonly type: string;
+  /**
+   * Its observations folded and joined by newlines (a query here has no whitespace, so it cannot
+   * match across two), when one of them is not ASCII: folding such text costs about 2.8 µs per 100
+   * characters, seven times lower-casing, and a broad search tests thousands. Undefined for ASCII
+   * text, which folds by lower-casing alone and is not held twice.
+   */
+  readonly observations: string | undefined;
 }
 
 interface Built {
@@ -89,7 +99,7 @@ export class SubstringIndex {
   constructor(private readonly conn: SqliteConnection) {}
 
   /**
-   * The entities whose name, type or an observation contains `q` (already lower-cased), with
+   * The entities whose name, type or an observation contains `q` (already folded: fold.ts), with
    * perhaps a few that no longer do (test them), in creation order; undefined when this index
    * cannot answer (whitespace in the query, not built yet, graph too large) and SQL must.
    */
@@ -304,22 +314,30 @@ const empty = (): Built => ({ entities: new Map(), ids: new Map(), words: [], ho
 function list(built: Built, rows: readonly Text[]): number {
   let listed = 0;
   let entity: { name: string; entityType: string; observations: string[] } | undefined;
+  let held: { id: number; name: string; type: string; observations: string[]; ascii: boolean } | undefined;
   const done = (): void => {
-    if (entity === undefined) return;
+    if (entity === undefined || held === undefined) return;
     Object.freeze(entity.observations);
     Object.freeze(entity);
+    const observations = held.ascii ? undefined : held.observations.join('\n');
+    built.entities.set(held.id, { entity, name: held.name, type: held.type, observations });
   };
   for (const { id, part, text } of rows) {
+    // Folded whole, as the test folds it (toLowerCase is context-sensitive), then split below.
+    const folded = foldAccents(text);
     if (part === 0) {
       done();
       entity = { name: text, entityType: '', observations: [] };
-      built.entities.set(id, { entity, name: text.toLowerCase(), type: '' });
-    } else if (entity !== undefined && part === 1) {
+      held = { id, name: folded, type: '', observations: [], ascii: true };
+    } else if (entity !== undefined && held !== undefined && part === 1) {
       entity.entityType = text;
-      built.entities.set(id, { entity, name: (built.entities.get(id) as HeldEntity).name, type: text.toLowerCase() });
-    } else entity?.observations.push(text);
-    // Folded whole, as the exact test folds it (toLowerCase is context-sensitive), then split.
-    for (const word of text.toLowerCase().split(SPLIT)) {
+      held.type = folded;
+    } else if (entity !== undefined && held !== undefined) {
+      entity.observations.push(text);
+      held.observations.push(folded);
+      if (held.ascii && !isAscii(text)) held.ascii = false;
+    }
+    for (const word of folded.split(SPLIT)) {
       if (word === '') continue;
       let w = built.ids.get(word);
       if (w === undefined) {
