@@ -1,6 +1,6 @@
 /**
  * `npm run bench:cold-start`: the first semantic answer after a restart, with the vector cache
- * file (`<db>.vectors`, src/store/sqlite/vector-cache-file.ts) present and absent. Writes
+ * file (`<db>.vectors`, src/store/sqlite/vector-cache/vector-cache-file.ts) present and absent. Writes
  * bench/results/cold-start-<date>.md.
  *
  *   --sizes 1000,100000,1000000   graph sizes (bench/latency/generate.ts graphs); the smallest
@@ -41,7 +41,7 @@ import { noopLogger, type Logger } from '../src/core/logger.js';
 import { LazyEmbedder } from '../src/embed/embedder.js';
 import { MemoryService } from '../src/service/memory-service.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { peekVectorFile, vectorFilePath } from '../src/store/sqlite/vector-cache-file.js';
+import { peekVectorFile, vectorFilePath } from '../src/store/sqlite/vector-cache/vector-cache-file.js';
 import { importFile } from '../src/cli/import-file.js';
 import { randomUnit, writeGraph } from './latency/generate.js';
 

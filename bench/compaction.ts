@@ -21,7 +21,7 @@ import { parseMemoryLine } from '../src/core/jsonl.js';
 import type { NewEntity, Relation } from '../src/core/types.js';
 import { HYBRID_DEPTH } from '../src/service/search/hybrid-search.js';
 import { plainKeywordMatch } from '../src/service/search/legs.js';
-import { decodeFts5Structure, pagesToMerge, segmentCount, STRUCTURE_ROWID } from '../src/store/sqlite/fts5-structure.js';
+import { decodeFts5Structure, pagesToMerge, segmentCount, STRUCTURE_ROWID } from '../src/store/sqlite/fts5/fts5-structure.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { queries, writeGraph } from './latency/generate.js';
 

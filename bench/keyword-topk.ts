@@ -1,6 +1,6 @@
 /**
  * The keyword leg: FTS5 (one core, and split over two as the store does from 5,000 entities)
- * against the in-memory top-k index (src/store/sqlite/keyword-topk.ts), in the same run, on the
+ * against the in-memory top-k index (src/store/sqlite/keyword-topk/keyword-topk.ts), in the same run, on the
  * latency benchmark's graphs and queries, and on broad queries (common words, matching far more).
  * Every index answer is checked against FTS5's (ids in order, scores within 1e-9 relative).
  *
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { distinctWords } from '../src/core/text/fts-query.js';
 import { evidenceMatch } from '../src/service/search/legs.js';
-import { keywordFilePath } from '../src/store/sqlite/keyword-topk-file.js';
+import { keywordFilePath } from '../src/store/sqlite/keyword-topk/keyword-topk-file.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { TYPES, Vocabulary, entityName, queries, rng } from './latency/generate.js';
 

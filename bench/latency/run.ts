@@ -31,7 +31,7 @@ import { HYBRID_DEPTH, hybridSearch } from '../../src/service/search/hybrid-sear
 import { keywordLeg } from '../../src/service/search/legs.js';
 import { MemoryService } from '../../src/service/memory-service.js';
 import { searchSemantic, semanticRequest } from '../../src/service/search/search-semantic.js';
-import { keywordFilePath } from '../../src/store/sqlite/keyword-topk-file.js';
+import { keywordFilePath } from '../../src/store/sqlite/keyword-topk/keyword-topk-file.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { importFile } from '../../src/cli/import-file.js';
 import { loadModel, memoizeQueries } from '../quality/harness.js';

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import Database from 'better-sqlite3';
-import { decodeFts5Structure, pagesToMerge, segmentCount, STRUCTURE_ROWID } from '../../src/store/sqlite/fts5-structure.js';
+import { decodeFts5Structure, pagesToMerge, segmentCount, STRUCTURE_ROWID } from '../../src/store/sqlite/fts5/fts5-structure.js';
 import { CLI } from '../helpers/fixtures.js';
 
 /** mulberry32, seedable, so a failing kill point replays from its seed (shared with the benchmarks). */

@@ -8,8 +8,8 @@
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import usearch from 'usearch';
-import { vectorFilePath, writeVectorFile } from '../../src/store/sqlite/vector-cache-file.js';
-import { VectorCache, type ExactSearch } from '../../src/store/sqlite/vector-cache.js';
+import { vectorFilePath, writeVectorFile } from '../../src/store/sqlite/vector-cache/vector-cache-file.js';
+import { VectorCache, type ExactSearch } from '../../src/store/sqlite/vector-cache/vector-cache.js';
 
 const [dbPath = '', rounds = '1'] = process.argv.slice(2);
 const db = new Database(dbPath);

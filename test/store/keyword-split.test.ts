@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/errors.js';
-import { mergeRanges } from '../../src/store/sqlite/keyword-split.js';
+import { mergeRanges } from '../../src/store/sqlite/keyword-topk/keyword-split.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixtures.js';
 

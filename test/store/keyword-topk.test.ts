@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { orOfWords } from '../../src/core/text/fts-query.js';
-import { KeywordTopKSync } from '../../src/store/sqlite/keyword-topk-sync.js';
+import { KeywordTopKSync } from '../../src/store/sqlite/keyword-topk/keyword-topk-sync.js';
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';

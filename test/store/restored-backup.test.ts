@@ -8,9 +8,9 @@
 import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { keywordFilePath } from '../../src/store/sqlite/keyword-topk-file.js';
+import { keywordFilePath } from '../../src/store/sqlite/keyword-topk/keyword-topk-file.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { vectorFilePath } from '../../src/store/sqlite/vector-cache-file.js';
+import { vectorFilePath } from '../../src/store/sqlite/vector-cache/vector-cache-file.js';
 import { harness, tempDir } from '../helpers/fixtures.js';
 
 interface Hybrid {

@@ -18,9 +18,9 @@ import {
   vectorFilePath,
   writeVectorFile,
   type VectorFileBody,
-} from '../../src/store/sqlite/vector-cache-file.js';
-import { VectorCache } from '../../src/store/sqlite/vector-cache.js';
-import { VectorCacheKeeper, refreshAfter } from '../../src/store/sqlite/vector-cache-keeper.js';
+} from '../../src/store/sqlite/vector-cache/vector-cache-file.js';
+import { VectorCache } from '../../src/store/sqlite/vector-cache/vector-cache.js';
+import { VectorCacheKeeper, refreshAfter } from '../../src/store/sqlite/vector-cache/vector-cache-keeper.js';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
 
 const exec = promisify(execFile);

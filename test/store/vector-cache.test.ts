@@ -5,7 +5,7 @@ import * as sqliteVec from 'sqlite-vec';
 import usearch from 'usearch';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { VectorCache, type ExactSearch } from '../../src/store/sqlite/vector-cache.js';
+import { VectorCache, type ExactSearch } from '../../src/store/sqlite/vector-cache/vector-cache.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 /** Deterministic pseudo-random unit vectors (meaning does not matter here). */

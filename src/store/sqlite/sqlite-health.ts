@@ -8,8 +8,8 @@ import { existsSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { healthCheck, type HealthCheck } from '../../core/health.js';
 import { SCHEMA_VERSION } from './schema.js';
-import type { ExactSearch } from './vector-cache.js';
-import { vectorFilePath } from './vector-cache-file.js';
+import type { ExactSearch } from './vector-cache/vector-cache.js';
+import { vectorFilePath } from './vector-cache/vector-cache-file.js';
 
 /** Above this size a full integrity_check reads for minutes; quick_check skips the index cross-checks. */
 const QUICK_CHECK_FROM = 512 * 2 ** 20;

@@ -10,10 +10,10 @@ import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { asEntityId } from '../../core/types.js';
 import type { KeywordHit } from '../../core/signals.js';
 import type { CompactionListener, KeywordIndex, TermStats } from '../keyword-index.js';
-import { compactFts5 } from './fts5-compaction.js';
-import { KeywordWorker, KeywordWorkerError, RANGE_SQL, mergeRanges, type RangeHit } from './keyword-split.js';
-import { keywordFilePath } from './keyword-topk-file.js';
-import { KeywordTopKSync } from './keyword-topk-sync.js';
+import { compactFts5 } from './fts5/fts5-compaction.js';
+import { KeywordWorker, KeywordWorkerError, RANGE_SQL, mergeRanges, type RangeHit } from './keyword-topk/keyword-split.js';
+import { keywordFilePath } from './keyword-topk/keyword-topk-file.js';
+import { KeywordTopKSync } from './keyword-topk/keyword-topk-sync.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 /** Entries kept in each of the keyword-term caches before they start over. */

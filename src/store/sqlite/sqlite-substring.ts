@@ -22,7 +22,7 @@ import { buildSubstringQuery } from '../../core/text/fts-query.js';
 import type { Entity, Relation } from '../../core/types.js';
 import type { Page } from '../graph-store.js';
 import { json, type SqliteConnection, type Statement } from './sqlite-connection.js';
-import { SubstringIndex, type HeldEntity } from './substring-index.js';
+import { SubstringIndex, type HeldEntity } from './substring/substring-index.js';
 
 /** The tier of the name and type tests; null when neither matches. */
 function nameTier(name: string, type: string, t: SubstringTest): number | null {

@@ -20,9 +20,9 @@ import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '.
 import { LOG_NONCE_SQL, NOW_MS_SQL, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
 import { publicEntity } from '../rows.js';
 import { hydrate } from './sqlite-graph-reads.js';
-import { LOG_KEEP, RESET_ALL, VectorCache, type ExactSearch } from './vector-cache.js';
-import { vectorFilePath } from './vector-cache-file.js';
-import { VectorCacheKeeper } from './vector-cache-keeper.js';
+import { LOG_KEEP, RESET_ALL, VectorCache, type ExactSearch } from './vector-cache/vector-cache.js';
+import { vectorFilePath } from './vector-cache/vector-cache-file.js';
+import { VectorCacheKeeper } from './vector-cache/vector-cache-keeper.js';
 
 export interface SqliteVectorOptions {
   /** Scan vectors in memory with usearch instead of sqlite-vec's KNN. */

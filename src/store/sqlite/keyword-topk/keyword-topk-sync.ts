@@ -13,8 +13,8 @@
 import { unlink } from 'node:fs/promises';
 import { readKeywordFile, saveKeywordFile } from './keyword-topk-file.js';
 import { KeywordTopK, type CorpusStats, type DocTerms, type TopKHit } from './keyword-topk.js';
-import { logMark, type SqliteConnection } from './sqlite-connection.js';
-import { keywordObservation } from '../../core/text/entity-text.js';
+import { logMark, type SqliteConnection } from '../sqlite-connection.js';
+import { keywordObservation } from '../../../core/text/entity-text.js';
 
 /** The tokenize string of entity_fts (schema.ts); the temporary table must split text the same way. */
 const TOKENIZE = `'porter unicode61 remove_diacritics 2'`;

@@ -15,7 +15,7 @@
  * keeps it, and splitting them across files would spread that invariant out of sight.
  */
 import type Database from 'better-sqlite3';
-import { logMark } from './sqlite-connection.js';
+import { logMark } from '../sqlite-connection.js';
 import type { VectorFileBody, VectorFileHeader } from './vector-cache-file.js';
 
 /** What a search needs from usearch, imported lazily by the store. */

@@ -24,11 +24,11 @@
  * entity with text outside ASCII also holds its observations folded (HeldEntity.observations), about
  * their size again (that benchmark's text is ASCII).
  */
-import { foldAccents, isAscii } from '../../core/text/fold.js';
-import type { Entity, Relation } from '../../core/types.js';
-import type { SqliteConnection } from './sqlite-connection.js';
-import { json } from './sqlite-connection.js';
-import { toRelation, type RelationRow } from '../rows.js';
+import { foldAccents, isAscii } from '../../../core/text/fold.js';
+import type { Entity, Relation } from '../../../core/types.js';
+import type { SqliteConnection } from '../sqlite-connection.js';
+import { json } from '../sqlite-connection.js';
+import { toRelation, type RelationRow } from '../../rows.js';
 
 /** Over this many entities the index would hold over 140 MB: SQL answers. */
 export const MAX_ENTITIES = 50_000;

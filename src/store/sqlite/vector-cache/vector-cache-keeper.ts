@@ -10,7 +10,7 @@
  */
 import { unlinkSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../../core/logger.js';
 import { LOG_KEEP, VectorCache, type ExactSearch, type Unusable } from './vector-cache.js';
 import { peekVectorFile, readVectorFile, removeStaleTempFiles, writeVectorFile } from './vector-cache-file.js';
 

@@ -14,7 +14,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import type { CompactionListener } from '../store.js';
+import type { CompactionListener } from '../../store.js';
 import { STRUCTURE_ROWID, decodeFts5Structure, mergingLargest, pagesToMerge, type Fts5Structure } from './fts5-structure.js';
 
 export interface CompactionOptions {
