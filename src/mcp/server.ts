@@ -18,6 +18,7 @@ import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { MemoryService, ObservationWindow, Page } from '../service/memory-service.js';
+import { INSTRUCTIONS, registerPrompts } from './guide.js';
 import { toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
 import { compact, overAnswerBound, overBoundMessage, structured } from './answers.js';
@@ -53,14 +54,8 @@ function success(message: string): CallToolResult {
 
 /** Builds a server over a service. Cheap and side-effect free: connecting it is the caller's job. */
 export function createMcpServer(service: MemoryService, info: ServerInfo, logger: Logger): McpServer {
-  const server = new McpServer(
-    { name: info.name, version: info.version },
-    {
-      instructions:
-        'Limbic is long-term memory as a knowledge graph. Store facts as entities with observations and relations; ' +
-        'recall with search_semantic (words and meaning, ranked by use) or search_nodes (substring).',
-    },
-  );
+  const server = new McpServer({ name: info.name, version: info.version }, { instructions: INSTRUCTIONS });
+  registerPrompts(server);
   const subscribers = new Set<string>();
 
   /** Wraps a handler: MemoryErrors become readable isError results, anything else is logged too. */
