@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { distinctWords } from '../src/core/text/fts-query.js';
+import { keywordText, type KeywordExpr } from '../src/core/text/keyword-query.js';
 import { evidenceMatch } from '../src/service/search/legs.js';
 import { keywordFilePath } from '../src/store/sqlite/keyword-topk/keyword-topk-file.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
@@ -90,16 +91,16 @@ async function benchSize(size: number): Promise<void> {
     ['bench', benchTexts],
     ['broad', broadTexts],
   ] as const) {
-    const matches: string[] = [];
-    const textOf = new Map<string, string>();
+    const matches: KeywordExpr[] = [];
+    const textOf = new Map<KeywordExpr, string>();
     for (const t of texts) {
-      const m = (await evidenceMatch(single.keywords, distinctWords(t))).match;
+      const m = (await evidenceMatch(single.keywords, distinctWords(t))).expr;
       if (m === undefined) continue;
       matches.push(m);
       textOf.set(m, t);
     }
     const count = raw.prepare<[string], { n: number }>('SELECT count(*) AS n FROM entity_fts WHERE entity_fts MATCH ?');
-    const matchShare = median(matches.map((m) => (count.get(m)?.n ?? 0) / size));
+    const matchShare = median(matches.map((m) => (count.get(keywordText(m))?.n ?? 0) / size));
     for (const k of [150, 30]) {
       const times = { fts: [] as number[], split: [] as number[], topk: [] as number[], legSplit: [] as number[], legTopk: [] as number[] };
       let mismatches = 0;
@@ -117,10 +118,10 @@ async function benchSize(size: number): Promise<void> {
           // The whole keyword leg (term statistics, then search) as the pipeline runs it.
           const text = textOf.get(m) ?? '';
           t = performance.now();
-          await split.keywords.search((await evidenceMatch(split.keywords, distinctWords(text))).match ?? m, k);
+          await split.keywords.search((await evidenceMatch(split.keywords, distinctWords(text))).expr ?? m, k);
           times.legSplit.push(performance.now() - t);
           t = performance.now();
-          await store.keywords.search((await evidenceMatch(store.keywords, distinctWords(text))).match ?? m, k);
+          await store.keywords.search((await evidenceMatch(store.keywords, distinctWords(text))).expr ?? m, k);
           times.legTopk.push(performance.now() - t);
           if (rep === 0) {
             const same =

@@ -34,6 +34,7 @@ import { EmbeddingIndexer } from '../src/service/embedding-indexer.js';
 import { MemoryService } from '../src/service/memory-service.js';
 import { HYBRID_DEPTH, hybridSearch } from '../src/service/search/hybrid-search.js';
 import { evidenceMatch } from '../src/service/search/legs.js';
+import { keywordExpr } from '../test/helpers/fixtures.js';
 import { openPgStore } from '../src/store/postgres/pg-store.js';
 import { DEFAULT_EF_SEARCH } from '../src/store/postgres/pg-vectors.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
@@ -88,11 +89,19 @@ async function timeReads(store: Store, model: Embedder, size: number): Promise<R
   // SQLite's top-k index builds in the background and FTS5 answers meanwhile: time what a user's
   // warm server runs, as bench/latency does.
   await (keywords as { topK?: { warm(): Promise<void> } }).topK?.warm();
-  const matches = await Promise.all(qs.map(async (q) => (await evidenceMatch(keywords, distinctWords(q.text))).match ?? '"kalo"'));
+  const matches = await Promise.all(
+    qs.map(async (q) => (await evidenceMatch(keywords, distinctWords(q.text))).expr ?? keywordExpr('kalo')),
+  );
   const gin = keywords.constructor.name === 'PgKeywordIndex';
   return {
-    keyword_leg: await time((i) => keywords.search(matches[i] ?? '"kalo"', HYBRID_DEPTH)),
-    ...(gin ? { 'keyword_leg, GIN path (before)': await time((i) => keywords.search(`(${matches[i] ?? '"kalo"'})`, HYBRID_DEPTH)) } : {}),
+    keyword_leg: await time((i) => keywords.search(matches[i] ?? keywordExpr('kalo'), HYBRID_DEPTH)),
+    ...(gin
+      ? {
+          'keyword_leg, GIN path (before)': await time((i) =>
+            keywords.search({ kind: 'and', children: [matches[i] ?? keywordExpr('kalo')] }, HYBRID_DEPTH),
+          ),
+        }
+      : {}),
     search_nodes: await time((i) => store.graph.searchNodes(qs[i]?.substring ?? 'kalo')),
     hybrid_search: await time((i) => hybridSearch(deps, toHybridOptions({ query: qs[i]?.text ?? '', limit: 10 }), now)),
     vector_leg: await time(async (i) =>

@@ -13,6 +13,7 @@ import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { noopLogger } from '../../src/core/logger.js';
 import { distinctWords } from '../../src/core/text/fts-query.js';
+import { keywordExpr } from '../../test/helpers/fixtures.js';
 import { LazyEmbedder } from '../../src/embed/embedder.js';
 import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
 import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
@@ -75,13 +76,15 @@ const deps = { store, indexer, reranker: undefined };
 const now = Date.now();
 const text = (i: number): string => qs[i]?.text ?? '';
 const vector = (i: number): Float32Array => held[i % held.length] as Float32Array;
-const matches = await Promise.all(qs.map(async (q) => (await evidenceMatch(store.keywords, distinctWords(q.text))).match ?? '"x"'));
+const matches = await Promise.all(
+  qs.map(async (q) => (await evidenceMatch(store.keywords, distinctWords(q.text))).expr ?? keywordExpr('x')),
+);
 await time('hybrid_search', (i) => hybridSearch(deps, toHybridOptions({ query: text(i), limit: 10 }), now));
 await time('search_semantic', (i) => searchSemantic(deps, text(i), 10, now));
 await time('search_semantic, no context stage', (i) => searchSemantic(deps, text(i), 10, now, { context: undefined }));
 await time('keyword leg (termStats + search)', (i) => keywordLeg(store.keywords, semanticRequest(text(i), 10), HYBRID_DEPTH));
 await time('termStats alone', (i) => store.keywords.termStats(distinctWords(text(i))));
-await time('keyword search alone', (i) => store.keywords.search(matches[i] ?? '"x"', HYBRID_DEPTH));
+await time('keyword search alone', (i) => store.keywords.search(matches[i] ?? keywordExpr('x'), HYBRID_DEPTH));
 await time('vector leg (k = 150)', (i) => store.requireVectors().search(vector(i), HYBRID_DEPTH));
 await time('both legs, nothing else', async (i) => {
   await keywordLeg(store.keywords, semanticRequest(text(i), 10), HYBRID_DEPTH);

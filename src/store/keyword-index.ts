@@ -1,5 +1,6 @@
 /** The keyword capability: BM25 search over names, types and observations. A backend may lack it. */
 import type { KeywordHit } from '../core/signals.js';
+import type { KeywordExpr } from '../core/text/keyword-query.js';
 
 /** How far an index compaction has got, reported after each step. */
 export interface CompactionProgress {
@@ -21,10 +22,11 @@ export interface TermStats {
 
 export interface KeywordIndex {
   /**
-   * A MATCH expression (built by core/text), best first. An expression the index cannot parse
+   * The entities matching a keyword expression (core/text/keyword-query.ts builds it from what the
+   * user typed), best first by BM25. Each backend translates the tree itself; one it cannot run
    * throws INVALID_QUERY.
    */
-  search(match: string, limit: number): Promise<KeywordHit[]>;
+  search(query: KeywordExpr, limit: number): Promise<KeywordHit[]>;
   /** Document frequencies of words, for pruning terms that carry no BM25 weight. */
   termStats(words: readonly string[]): Promise<TermStats>;
   /**

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewEntity } from '../../src/core/types.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { CompactionProgress } from '../../src/store/store.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { tempDir, keywordExpr } from '../helpers/fixtures.js';
 import { databaseState, rng, sentence, startServer, type McpServer } from './fault-harness.js';
 
 const ENTITIES = 8_000;
@@ -46,7 +46,7 @@ describe('keyword-index compaction while another process writes', () => {
     const before = databaseState(db, { integrity: false });
     expect(before?.pagesToMerge).toBeGreaterThan(0);
     const match = '"kaloren" OR "mitosa" OR "vidor"';
-    const hitsBefore = await store.keywords.search(match, 50);
+    const hitsBefore = await store.keywords.search(keywordExpr(match), 50);
     expect(hitsBefore.length).toBeGreaterThan(0);
 
     const events: string[] = [];
@@ -82,7 +82,7 @@ describe('keyword-index compaction while another process writes', () => {
     expect((await store.graph.openNodes(['Written meanwhile'])).entities).toHaveLength(1);
     // Same entities found (scores shift a little: the new entity changes BM25's document count).
     const ids = (hits: readonly { id: number }[]): number[] => hits.map((h) => h.id).sort((a, b) => a - b);
-    expect(ids(await store.keywords.search(match, 50))).toEqual(ids(hitsBefore));
+    expect(ids(await store.keywords.search(keywordExpr(match), 50))).toEqual(ids(hitsBefore));
     const after = databaseState(db);
     expect(after?.integrity).toBe('ok');
     // The other process's write may have added a small segment after the merge; a second run,

@@ -12,6 +12,7 @@ import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-emb
 import type { Reranker } from '../../src/embed/reranker.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import type { HeavySlotOptions } from '../../src/service/heavy-slots.js';
+import { buildKeywordQuery, type KeywordExpr } from '../../src/core/text/keyword-query.js';
 import { MemoryService } from '../../src/service/memory-service.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -148,4 +149,14 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
 
 export function textOf(result: CallToolResult): string {
   return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+}
+
+/**
+ * The keyword expression of a query as a user writes it (core/text/keyword-query.ts), for tests that
+ * search a KeywordIndex directly: '"tea" OR "coffee"', 'type:project', 'neur*'.
+ */
+export function keywordExpr(text: string): KeywordExpr {
+  const query = buildKeywordQuery(text);
+  if (query.expr === undefined) throw new Error(`"${text}" has nothing to search for`);
+  return query.expr;
 }

@@ -13,7 +13,7 @@ import { orOfWords } from '../../src/core/text/fts-query.js';
 import { KeywordTopKSync } from '../../src/store/sqlite/keyword-topk/keyword-topk-sync.js';
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
+import { REPO_ROOT, tempDir, keywordExpr } from '../helpers/fixtures.js';
 import { rng } from '../helpers/rng.js';
 
 const exec = promisify(execFile);
@@ -157,12 +157,12 @@ describe('top-k keyword index', () => {
       const merging = new KeywordTopKSync(conn, { mergeMin: 5 });
       const own = checker(
         fts,
-        (m, l) => store.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
+        (m, l) => store.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
         `seed ${seed} own`,
       );
       const theirs = checker(
         fts,
-        (m, l) => other.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
+        (m, l) => other.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
         `seed ${seed} other`,
       );
       const merged = checker(fts, async (m, l) => merging.search(wordsTerms(m), l) ?? [], `seed ${seed} merging`);
@@ -250,14 +250,14 @@ describe('top-k keyword index', () => {
     const fts = new Database(path, { readonly: true });
     const check = checker(
       fts,
-      (m, l) => store.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
+      (m, l) => store.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
       'other process',
     );
     await check.run('"zeppelin" OR "river"', 10);
     const writer = join(REPO_ROOT, 'test', 'store', 'keyword-topk-writer.ts');
     await exec(process.execPath, ['--import', 'tsx', writer, path, 'Late', 'zeppelin zeppelin river'], { cwd: REPO_ROOT });
     const [late, n1] = await store.graph.idsByName(['Late', 'N1']);
-    const hits = await store.keywords.search('"zeppelin" OR "river"', 10);
+    const hits = await store.keywords.search(keywordExpr('"zeppelin" OR "river"'), 10);
     expect(hits.slice(0, 2).map((h) => h.id)).toEqual([late, n1]); // the new entity, then the one given the text
     await check.run('"zeppelin" OR "river"', 10);
     for (let q = 0; q < 20; q++) await check.run(randomQuery(r), 1 + Math.floor(r() * 30));
@@ -288,7 +288,11 @@ describe('top-k keyword index', () => {
     const start = async (): Promise<SqliteStore> => {
       const store = openSqliteStore({ path, vectors: false });
       await store.keywords.topK?.warm();
-      const check = checker(fts, (m, l) => store.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))), 'file');
+      const check = checker(
+        fts,
+        (m, l) => store.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
+        'file',
+      );
       for (let q = 0; q < 20; q++) await check.run(randomQuery(r), 1 + Math.floor(r() * 30));
       expect(store.keywords.topKAnswers).toBe(20);
       return store;
@@ -336,7 +340,11 @@ describe('top-k keyword index', () => {
       1,
     );
     const fts = new Database(path);
-    const check = checker(fts, (m, l) => store.keywords.search(m, l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))), 'rebuild');
+    const check = checker(
+      fts,
+      (m, l) => store.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
+      'rebuild',
+    );
     await check.run('"river" OR "stone" OR "lamp"', 20); // FTS5 answers while the first build runs
     expect(store.keywords.topKAnswers).toBe(0);
     await store.keywords.topK?.warm();
@@ -351,7 +359,7 @@ describe('top-k keyword index', () => {
     await check.run('"river" OR "stone" OR "lamp"', 20);
     expect(store.keywords.topKAnswers).toBe(2);
     const answered = store.keywords.topKAnswers;
-    for (const expert of ['"river stone"', '"river" NOT "lamp"', 'riv*', 'name : "N3"', '"river" AND "stone"']) await check.run(expert, 50);
+    for (const expert of ['"river stone"', '"river" NOT "lamp"', 'riv*', 'name:"N3"', '"river" AND "stone"']) await check.run(expert, 50);
     expect(store.keywords.topKAnswers).toBe(answered); // none of those went to the index
     fts.close();
     await store.close();

@@ -6,6 +6,7 @@
  * collection totals must agree with the tsvectors themselves: the GIN path, reached by the same
  * query in parentheses, recomputes every score from them. Skipped, saying why, when no server starts.
  */
+import { keywordExpr } from '../helpers/fixtures.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +42,7 @@ const QUERIES = Array.from({ length: 25 }, () =>
 );
 
 async function search(store: PgStore | SqliteStore, match: string, limit: number): Promise<{ name: string | undefined; bm25: number }[]> {
-  const hits = await store.keywords.search(match, limit);
+  const hits = await store.keywords.search(keywordExpr(match), limit);
   const entities = await store.graph.entitiesById(hits.map((h) => h.id));
   return hits.map((h) => ({ name: entities.get(h.id)?.name, bm25: h.bm25 }));
 }

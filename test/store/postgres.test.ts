@@ -4,6 +4,7 @@
  * suites as SQLite, plus what only a shared server has: several stores writing at once, and the
  * embedding queue drained by several without two embedding the same entity.
  */
+import { keywordExpr } from '../helpers/fixtures.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { migrate } from '../../src/store/postgres/migrations.js';
@@ -90,7 +91,7 @@ if (server === undefined) {
         expect((await b.usage.signals([zed])).facts.get(zed)?.status).toBe('paused');
         await a.graph.deleteEntities(['Zed']);
         expect((await b.usage.signals([zed])).facts.has(zed)).toBe(false);
-        expect(await b.keywords.search('"kites"', 10)).toEqual([]);
+        expect(await b.keywords.search(keywordExpr('"kites"'), 10)).toEqual([]);
       } finally {
         await Promise.all([a.close(), b.close()]);
         await server?.dropDatabase(url);
@@ -109,8 +110,8 @@ if (server === undefined) {
         expect((await b.usage.signals([acme])).degree.get(acme)).toBe(0);
         expect(await b.graph.edgesTouching([acme])).toEqual([]);
         await a.maintenance.supersede([{ entityName: 'Alice', contents: ['Speaks Basque'], supersedes: 'Speaks Spanish' }], T0 + 2);
-        expect(await b.keywords.search('"spanish"', 10)).toEqual([]);
-        expect((await b.keywords.search('"basque"', 10)).map((h) => h.id)).toEqual([alice]);
+        expect(await b.keywords.search(keywordExpr('"spanish"'), 10)).toEqual([]);
+        expect((await b.keywords.search(keywordExpr('"basque"'), 10)).map((h) => h.id)).toEqual([alice]);
         expect((await b.maintenance.history(['Alice'])).superseded.get('Alice')?.[0]?.content).toBe('Speaks Spanish');
       } finally {
         await Promise.all([a.close(), b.close()]);
@@ -197,8 +198,8 @@ if (server === undefined) {
         });
         await expectMaintenanceOnUpgradedFacts(store.maintenance, T0);
         const [a] = await store.graph.idsByName(['A']);
-        expect((await store.keywords.search('"fact"', 10)).map((h) => h.id)).toEqual([a]);
-        expect(await store.keywords.search('"old"', 10)).toEqual([]);
+        expect((await store.keywords.search(keywordExpr('"fact"'), 10)).map((h) => h.id)).toEqual([a]);
+        expect(await store.keywords.search(keywordExpr('"old"'), 10)).toEqual([]);
       } finally {
         await store.close();
         await server?.dropDatabase(url);
@@ -230,8 +231,8 @@ if (server === undefined) {
       try {
         expect((await store.graph.readGraph()).relations).toEqual([{ from: 'A', to: 'B', relationType: 'knows' }]);
         const [a] = await store.graph.idsByName(['A']);
-        expect((await store.keywords.search('"preference"', 10)).map((h) => h.id)).toEqual([a]);
-        expect((await store.keywords.search('"roast"', 10)).map((h) => h.id)).toEqual([a]);
+        expect((await store.keywords.search(keywordExpr('"preference"'), 10)).map((h) => h.id)).toEqual([a]);
+        expect((await store.keywords.search(keywordExpr('"roast"'), 10)).map((h) => h.id)).toEqual([a]);
       } finally {
         await store.close();
         await server?.dropDatabase(url);

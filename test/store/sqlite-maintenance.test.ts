@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { asEntityId } from '../../src/core/types.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { tempDir, keywordExpr } from '../helpers/fixtures.js';
 import { expectMaintenanceOnUpgradedFacts } from '../helpers/maintenance-upgrade.js';
 
 const T0 = Date.UTC(2026, 10, 23);
@@ -43,7 +43,7 @@ describe('SqliteMaintenance', () => {
       expect((await store.graph.openNodes(['A'])).entities[0]?.observations).toEqual(['old fact', 'other']);
       await expectMaintenanceOnUpgradedFacts(store.maintenance, T0);
       // The keyword rows were rebuilt from the current observations.
-      expect(await store.keywords.search('old', 10)).toEqual([]);
+      expect(await store.keywords.search(keywordExpr('old'), 10)).toEqual([]);
     } finally {
       await store.close();
       tmp.cleanup();
@@ -73,7 +73,7 @@ describe('SqliteMaintenance', () => {
     const store = openSqliteStore({ path, vectors: false, keywordTopK: false });
     try {
       expect((await store.graph.readGraph()).relations).toEqual([{ from: 'A', to: 'B', relationType: 'knows' }]);
-      expect((await store.keywords.search('"preference"', 10)).map((h) => h.id)).toEqual([asEntityId(1)]);
+      expect((await store.keywords.search(keywordExpr('"preference"'), 10)).map((h) => h.id)).toEqual([asEntityId(1)]);
       const check = new Database(path, { readonly: true });
       expect(check.prepare("SELECT 1 FROM sqlite_master WHERE name = 'keyword_resync'").get()).toBeUndefined();
       expect(check.prepare('SELECT count(*) FROM embedding_queue').pluck().get()).toBe(1); // queued when made, not again

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { SCHEMA_VERSION } from '../../src/store/sqlite/schema.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { tempDir, keywordExpr } from '../helpers/fixtures.js';
 import { runStoreSuite } from './conformance/index.js';
 
 runStoreSuite('sqlite', async () => {
@@ -67,7 +67,7 @@ describe('SqliteStore on disk', () => {
     db.close();
     const reopened = openSqliteStore({ path });
     expect((await reopened.graph.searchNodes('backfill')).entities.map((e) => e.name)).toEqual(['Indexed']);
-    expect(await reopened.keywords.search('"backfill"', 5)).toHaveLength(1);
+    expect(await reopened.keywords.search(keywordExpr('"backfill"'), 5)).toHaveLength(1);
     await reopened.close();
     tmp.cleanup();
   });
@@ -108,7 +108,7 @@ describe('SqliteStore on disk', () => {
 describe('keyword term pruning on SQLite', () => {
   it('maps words through the stemmer and leaves the ranking of informative matches unchanged', async () => {
     const { plainKeywordMatch } = await import('../../src/service/search/legs.js');
-    const { buildOrQuery } = await import('../../src/core/text/fts-query.js');
+    const { keywordText } = await import('../../src/core/text/keyword-query.js');
     const tmp = tempDir();
     const store = openSqliteStore({ path: join(tmp.dir, 'memory.db') });
     const entities = Array.from({ length: 60 }, (_, i) => ({
@@ -123,9 +123,9 @@ describe('keyword term pruning on SQLite', () => {
       { word: 'zebrafish', df: 9 },
     ]);
     const pruned = await plainKeywordMatch(store.keywords, 'the running zebrafish');
-    expect(pruned).toBe('"zebrafish"');
-    const full = await store.keywords.search(buildOrQuery('the running zebrafish') ?? '', 60);
-    const kept = await store.keywords.search(pruned ?? '', 60);
+    expect(pruned === undefined ? undefined : keywordText(pruned)).toBe('"zebrafish"');
+    const full = await store.keywords.search(keywordExpr('the running zebrafish'), 60);
+    const kept = await store.keywords.search(pruned ?? keywordExpr('nothing'), 60);
     // Every entity with the informative term keeps its place; only zero-weight matches fall away.
     expect(full.slice(0, kept.length).map((h) => h.id)).toEqual(kept.map((h) => h.id));
     expect(kept).toHaveLength(9);

@@ -11,7 +11,9 @@ import { distinctWords, orOfWords, quoteFts, tokenizeWords } from './fts-query.j
 export type KeywordMode = 'bare' | 'expert';
 
 export interface KeywordQuery {
-  /** FTS5 MATCH expression, or undefined when there is nothing to search for. */
+  /** The expression a KeywordIndex searches, or undefined when there is nothing to search for. */
+  readonly expr: KeywordExpr | undefined;
+  /** The same expression as text (keywordText), as explain_query shows it. */
   readonly match: string | undefined;
   readonly mode: KeywordMode;
   /** Bare text's distinct words, in order (the OR in `match`); empty in expert mode. */
@@ -20,11 +22,14 @@ export interface KeywordQuery {
   readonly warnings: readonly string[];
 }
 
-/** User columns → FTS5 columns. */
+/** User columns → the FTS5 columns keywordText names (each backend maps them to its own). */
 export const KEYWORD_COLUMNS = { name: 'name', type: 'entity_type', obs: 'obs_text' } as const;
 
+/** A column a term may be restricted to: an entity's name, its type, or its observations. */
+export type KeywordColumn = keyof typeof KEYWORD_COLUMNS;
+
 /** A Map, so that `constructor:` or `__proto__:` can never look like a column. */
-const COLUMN_BY_NAME: ReadonlyMap<string, string> = new Map(Object.entries(KEYWORD_COLUMNS));
+const COLUMN_BY_NAME: ReadonlyMap<string, KeywordColumn> = new Map((Object.keys(KEYWORD_COLUMNS) as KeywordColumn[]).map((c) => [c, c]));
 
 const COLUMN_LIST = Object.keys(KEYWORD_COLUMNS)
   .map((c) => `${c}:`)
@@ -45,21 +50,29 @@ const IDENTIFIER = /^\p{L}[\p{L}\p{N}_]*$/u;
 type Operator = 'AND' | 'OR' | 'NOT';
 
 /** One searchable literal: a word, or a phrase (several words that must be adjacent). */
-interface Term {
+export interface KeywordTerm {
   readonly kind: 'term';
   readonly words: readonly string[];
+  /** The last word is a prefix (`neur*`). */
   readonly prefix: boolean;
-  /** The FTS5 column it is restricted to, if any. */
-  readonly column: string | undefined;
+  /** The column it is restricted to, if any. */
+  readonly column: KeywordColumn | undefined;
 }
+type Term = KeywordTerm;
 
 type Token = Term | { readonly kind: 'op'; readonly op: Operator } | { readonly kind: 'open' } | { readonly kind: 'close' };
 
-type Node =
-  | Term
-  | { readonly kind: 'and'; readonly children: readonly Node[] }
-  | { readonly kind: 'or'; readonly children: readonly Node[] }
-  | { readonly kind: 'not'; readonly left: Node; readonly right: Node };
+/**
+ * A keyword query as a tree: what crosses the Store interface (KeywordIndex.search), each backend
+ * translating it once (SQLite to an FTS5 MATCH, PostgreSQL to a tsquery). `not` is binary: what
+ * matches `left` and not `right`.
+ */
+export type KeywordExpr =
+  | KeywordTerm
+  | { readonly kind: 'and'; readonly children: readonly KeywordExpr[] }
+  | { readonly kind: 'or'; readonly children: readonly KeywordExpr[] }
+  | { readonly kind: 'not'; readonly left: KeywordExpr; readonly right: KeywordExpr };
+type Node = KeywordExpr;
 
 interface Lexed {
   readonly tokens: readonly Token[];
@@ -95,20 +108,20 @@ export function buildKeywordQuery(text: string): KeywordQuery {
   const { tokens, expert } = lex(clean, warn);
   if (!expert) {
     const words = distinctWords(clean);
-    return { match: orOfWords(words), mode: 'bare', words, warnings };
+    return { expr: orOfWordsExpr(words), match: orOfWords(words), mode: 'bare', words, warnings };
   }
 
   const balanced = dropUnmatchedParentheses(tokens, warn);
   if (nestingOf(balanced) > MAX_DEPTH) {
     warn(`The query nests parentheses more than ${MAX_DEPTH} deep; simplify it to search by keyword.`);
-    return { match: undefined, mode: 'expert', words: [], warnings };
+    return { expr: undefined, match: undefined, mode: 'expert', words: [], warnings };
   }
   const tree = new Parser(balanced, warn).parseAll();
   if (tree !== undefined && depthOf(tree) > MAX_DEPTH) {
     warn(`The query nests operators more than ${MAX_DEPTH} deep; simplify it to search by keyword.`);
-    return { match: undefined, mode: 'expert', words: [], warnings };
+    return { expr: undefined, match: undefined, mode: 'expert', words: [], warnings };
   }
-  return { match: tree === undefined ? undefined : serialize(tree), mode: 'expert', words: [], warnings };
+  return { expr: tree, match: tree === undefined ? undefined : serialize(tree), mode: 'expert', words: [], warnings };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -117,7 +130,7 @@ export function buildKeywordQuery(text: string): KeywordQuery {
 function lex(text: string, warn: (message: string) => void): Lexed {
   const tokens: Token[] = [];
   let expert = false;
-  let pendingColumn: string | undefined;
+  let pendingColumn: KeywordColumn | undefined;
   let i = 0;
 
   while (i < text.length) {
@@ -158,7 +171,7 @@ function lex(text: string, warn: (message: string) => void): Lexed {
 
 interface LexedRun extends Lexed {
   /** Set when the run is `name:` directly followed by a quoted phrase. */
-  readonly columnForNextPhrase: string | undefined;
+  readonly columnForNextPhrase: KeywordColumn | undefined;
 }
 
 /** One stretch of text between whitespace, quotes and parentheses; `next` is the character after it. */
@@ -371,10 +384,42 @@ function depthOf(node: Node): number {
   }
 }
 
+/**
+ * The expression as text in FTS5's MATCH syntax: what the SQLite backend runs, and how
+ * explain_query shows the expression. Every word is a quoted literal, so no input can make FTS5 raise.
+ * @example keywordText(orOfWordsExpr(['what', 'FTS5'])!) // '"what" OR "FTS5"'
+ */
+export const keywordText = (expr: KeywordExpr): string => serialize(expr);
+
+/**
+ * Words OR-matched, so BM25 ranks by the rarest shared terms (plain text's expression); undefined for no words.
+ * keywordText of it is orOfWords(words).
+ */
+export function orOfWordsExpr(words: readonly string[]): KeywordExpr | undefined {
+  if (words.length === 0) return undefined;
+  return or(words.map((w): Term => ({ kind: 'term', words: [w], prefix: false, column: undefined })));
+}
+
+/**
+ * The words of an expression that is single words joined by OR and nothing else (what plain text
+ * gives): its matches are the entities having any of the words, which lets a backend answer it from
+ * a word index. Undefined for anything else (phrases, prefixes, columns, AND, NOT).
+ * @example plainWords(orOfWordsExpr(['tea', 'coffee'])!) // ['tea', 'coffee']
+ */
+export function plainWords(expr: KeywordExpr): string[] | undefined {
+  const terms = expr.kind === 'or' ? expr.children : [expr];
+  const words: string[] = [];
+  for (const t of terms) {
+    if (t.kind !== 'term' || t.prefix || t.column !== undefined || t.words.length !== 1) return undefined;
+    words.push(t.words[0] as string);
+  }
+  return words;
+}
+
 function serialize(node: Node): string {
   switch (node.kind) {
     case 'term': {
-      const column = node.column === undefined ? '' : `${node.column} : `;
+      const column = node.column === undefined ? '' : `${KEYWORD_COLUMNS[node.column]} : `;
       return `${column}${quoteFts(node.words.join(' '))}${node.prefix ? '*' : ''}`;
     }
     case 'and':

@@ -5,8 +5,8 @@
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { KeywordHit, VectorHit } from '../../core/signals.js';
-import { distinctWords, orOfWords } from '../../core/text/fts-query.js';
-import { buildKeywordQuery, type KeywordMode } from '../../core/text/keyword-query.js';
+import { distinctWords } from '../../core/text/fts-query.js';
+import { buildKeywordQuery, keywordText, orOfWordsExpr, type KeywordExpr, type KeywordMode } from '../../core/text/keyword-query.js';
 import { informativeWords, MAX_TERM_SHARE } from '../../core/text/prune-terms.js';
 import { contentWords } from '../../core/text/stopwords.js';
 import type { Embedder } from '../../embed/embedder.js';
@@ -50,9 +50,9 @@ export async function chooseLegs(store: Store, indexer: EmbeddingIndexer, reques
 export async function evidenceMatch(
   keywords: KeywordIndex,
   words: readonly string[],
-): Promise<{ match: string | undefined; coverage: number }> {
+): Promise<{ expr: KeywordExpr | undefined; coverage: number }> {
   const kept = contentWords(words);
-  if (kept.length === 0) return { match: undefined, coverage: 0 };
+  if (kept.length === 0) return { expr: undefined, coverage: 0 };
   const stats = await keywords.termStats(kept);
   const searched = new Set(informativeWords(stats.terms, stats.total));
   // How much of what was searched the memory uses as evidence: z-score fusion weighs the keyword leg
@@ -62,17 +62,17 @@ export async function evidenceMatch(
   const found = stats.terms.filter(
     (t) => searched.has(t.word) && t.df > 0 && (stats.total <= 0 || t.df / stats.total <= MAX_TERM_SHARE),
   ).length;
-  return { match: orOfWords([...searched]), coverage: searched.size === 0 ? 0 : found / searched.size };
+  return { expr: orOfWordsExpr([...searched]), coverage: searched.size === 0 ? 0 : found / searched.size };
 }
 
 /** evidenceMatch of a text's distinct words: the expression search_semantic's keyword leg runs. */
-export const plainKeywordMatch = async (keywords: KeywordIndex, text: string): Promise<string | undefined> =>
-  (await evidenceMatch(keywords, distinctWords(text))).match;
+export const plainKeywordMatch = async (keywords: KeywordIndex, text: string): Promise<KeywordExpr | undefined> =>
+  (await evidenceMatch(keywords, distinctWords(text))).expr;
 
 export interface KeywordLeg {
   readonly hits: KeywordHit[];
   readonly mode: KeywordMode;
-  /** The MATCH expression run, or undefined when the query had no word to search for. */
+  /** The expression run, as text (keywordText), or undefined when the query had no word to search for. */
   readonly match: string | undefined;
   /** Share of the searched words the memory uses (plain text); 1 or 0 by whether expert syntax found anything. */
   readonly coverage: number;
@@ -84,19 +84,25 @@ export async function keywordLeg(keywords: KeywordIndex, request: SearchRequest,
   const mode: KeywordMode = parsed?.mode ?? 'bare';
   // Expert syntax is kept as written; plain text keeps only the words that carry evidence.
   const evidence = parsed?.mode === 'expert' ? undefined : await evidenceMatch(keywords, parsed?.words ?? distinctWords(request.query));
-  const match = parsed?.mode === 'expert' ? parsed.match : evidence?.match;
+  const expr = parsed?.mode === 'expert' ? parsed.expr : evidence?.expr;
   const warnings = [...(parsed?.warnings ?? [])];
   let hits: KeywordHit[] = [];
-  if (match !== undefined) {
+  if (expr !== undefined) {
     try {
-      hits = await keywords.search(match, depth);
+      hits = await keywords.search(expr, depth);
     } catch (error) {
       if (!(error instanceof MemoryError) || error.code !== ERROR_CODES.INVALID_QUERY) throw error;
       // engrava: a malformed expression degrades to zero keyword hits; the semantic leg still answers.
       warnings.push(`${error.message} The keyword leg found nothing; the semantic leg still answered.`);
     }
   }
-  return { hits, mode, match, coverage: evidence?.coverage ?? (hits.length > 0 ? 1 : 0), warnings };
+  return {
+    hits,
+    mode,
+    match: expr === undefined ? undefined : keywordText(expr),
+    coverage: evidence?.coverage ?? (hits.length > 0 ? 1 : 0),
+    warnings,
+  };
 }
 
 export interface SemanticLeg {

@@ -30,6 +30,7 @@ import type { KeywordHit } from '../../core/signals.js';
 import { asEntityId } from '../../core/types.js';
 import type { CompactionListener, KeywordIndex, TermStats } from '../keyword-index.js';
 import type { PgConnection } from './pg-connection.js';
+import type { KeywordExpr } from '../../core/text/keyword-query.js';
 import { foldText, plainOrWords, toTsQuery } from './pg-text.js';
 
 /** A bound is compared with this slack, so rounding never prunes an entity of the true top k. */
@@ -40,11 +41,11 @@ const PROBE_COST = 30;
 export class PgKeywordIndex implements KeywordIndex {
   constructor(private readonly conn: PgConnection) {}
 
-  async search(match: string, limit: number): Promise<KeywordHit[]> {
-    const words = limit > 0 ? plainOrWords(match) : undefined;
+  async search(expr: KeywordExpr, limit: number): Promise<KeywordHit[]> {
+    const words = limit > 0 ? plainOrWords(expr) : undefined;
     const plain = words === undefined ? undefined : await this.searchWords(words, limit);
     if (plain !== undefined) return plain;
-    const query = toTsQuery(match, 5);
+    const query = toTsQuery(expr, 5);
     if (query.scored.length === 0 || limit <= 0) return [];
     try {
       const rows = await this.conn.query<{ id: number; score: number }>(

@@ -9,6 +9,7 @@
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { asEntityId } from '../../core/types.js';
 import type { KeywordHit } from '../../core/signals.js';
+import { keywordText, plainWords, type KeywordExpr } from '../../core/text/keyword-query.js';
 import type { CompactionListener, KeywordIndex, TermStats } from '../keyword-index.js';
 import { compactFts5 } from './fts5/fts5-compaction.js';
 import { KeywordWorker, KeywordWorkerError, RANGE_SQL, mergeRanges, type RangeHit } from './keyword-topk/keyword-split.js';
@@ -18,10 +19,6 @@ import type { SqliteConnection } from './sqlite-connection.js';
 
 /** Entries kept in each of the keyword-term caches before they start over. */
 const TERM_CACHE_SIZE = 50_000;
-
-/** An OR of quoted strings and nothing else (what core/text's orOfWords writes). */
-const PLAIN_OR = /^"(?:[^"]|"")*"(?: OR "(?:[^"]|"")*")*$/;
-const QUOTED = /"((?:[^"]|"")*)"/g;
 
 export class SqliteKeywordIndex implements KeywordIndex {
   /** Keyword searches answered by two halves (for tests and diagnostics). */
@@ -56,8 +53,8 @@ export class SqliteKeywordIndex implements KeywordIndex {
     this.topK = topK ? new KeywordTopKSync(conn, { file: conn.path === ':memory:' ? undefined : keywordFilePath(conn.path) }) : undefined;
   }
 
-  async search(match: string, limit: number): Promise<KeywordHit[]> {
-    const phrases = this.topK === undefined || this.topKError !== undefined ? undefined : this.plainTerms(match);
+  async search(query: KeywordExpr, limit: number): Promise<KeywordHit[]> {
+    const phrases = this.topK === undefined || this.topKError !== undefined ? undefined : this.plainTerms(query);
     if (phrases !== undefined && this.topK !== undefined) {
       try {
         const hits = this.topK.search(phrases, limit);
@@ -71,7 +68,8 @@ export class SqliteKeywordIndex implements KeywordIndex {
       }
     }
     try {
-      const hits = await this.hits(match, limit);
+      // The tree as FTS5's MATCH syntax (keywordText quotes every word, so no input makes FTS5 raise).
+      const hits = await this.hits(keywordText(query), limit);
       return hits.map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
     } catch (cause) {
       const code = (cause as { code?: unknown }).code;
@@ -179,12 +177,12 @@ export class SqliteKeywordIndex implements KeywordIndex {
   }
 
   /**
-   * The stored term of each phrase of a plain OR expression, in order, or undefined when the
-   * expression is anything else or a phrase is not exactly one term (FTS5 answers those).
+   * The stored term of each word of a plain OR expression, in order, or undefined when the
+   * expression is anything else or a word is not exactly one term (FTS5 answers those).
    */
-  private plainTerms(match: string): string[] | undefined {
-    if (!PLAIN_OR.test(match)) return undefined;
-    const words = [...match.matchAll(QUOTED)].map((m) => (m[1] ?? '').replaceAll('""', '"'));
+  private plainTerms(query: KeywordExpr): string[] | undefined {
+    const words = plainWords(query);
+    if (words === undefined) return undefined;
     this.learnStems([...new Set(words.filter((w) => !this.termOf.has(w)))]);
     const terms: string[] = [];
     for (const w of words) {

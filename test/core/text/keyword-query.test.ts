@@ -1,8 +1,18 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
-import { buildKeywordQuery, KEYWORD_COLUMNS, type KeywordQuery } from '../../../src/core/text/keyword-query.js';
+import { buildKeywordQuery as parseQuery, KEYWORD_COLUMNS, keywordText, type KeywordQuery } from '../../../src/core/text/keyword-query.js';
 import { buildOrQuery, tokenizeWords } from '../../../src/core/text/fts-query.js';
+
+/**
+ * The query these tests read: its expression as text. Every call also checks that the text is the
+ * tree's (keywordText), so the tree a KeywordIndex searches is the expression asserted here.
+ */
+function buildKeywordQuery(text: string): Omit<KeywordQuery, 'expr'> {
+  const { expr, ...rest } = parseQuery(text);
+  expect(expr === undefined ? undefined : keywordText(expr)).toBe(rest.match);
+  return rest;
+}
 
 // The store's entity_fts table, in memory. Rowid 2 is the only one saying "snake" (name and obs), so
 // `python AND NOT snake` separates 1 from 2; rowid 7 says "berlin" only in its observations, so
@@ -45,7 +55,7 @@ function search(text: string): number[] {
 }
 
 /** What every result must satisfy, whatever the input. */
-function expectWellFormed(query: KeywordQuery, text: string): void {
+function expectWellFormed(query: Omit<KeywordQuery, 'expr'>, text: string): void {
   expect(['bare', 'expert']).toContain(query.mode);
   expect(Array.isArray(query.warnings)).toBe(true);
   for (const warning of query.warnings) {

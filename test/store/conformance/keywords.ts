@@ -1,4 +1,5 @@
 /** The keyword capability: BM25 search, document frequencies, and compaction that changes no answer. */
+import { keywordExpr } from '../../helpers/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import type { KeywordIndex, Store } from '../../../src/store/store.js';
 import { seed, T0, useStore, type StoreFactory } from './fixture.js';
@@ -12,7 +13,7 @@ export function keywordConformance(name: string, makeStore: StoreFactory): void 
 
     it('finds keywords with BM25', async () => {
       await seed(store().graph);
-      const hits = await keywords().search('"anvils"', 10);
+      const hits = await keywords().search(keywordExpr('"anvils"'), 10);
       const [acme] = await store().graph.idsByName(['Acme']);
       expect(hits.map((h) => h.id)).toEqual([acme]);
     });
@@ -34,12 +35,12 @@ export function keywordConformance(name: string, makeStore: StoreFactory): void 
     it('answers keyword and substring searches the same after optimizing its indexes, and keeps indexing writes', async () => {
       const { graph } = store();
       await seed(graph);
-      const before = { keywords: await keywords().search('"anvils" OR "spanish"', 10), nodes: await graph.searchNodes('an') };
+      const before = { keywords: await keywords().search(keywordExpr('"anvils" OR "spanish"'), 10), nodes: await graph.searchNodes('an') };
       await keywords().optimize();
-      expect(await keywords().search('"anvils" OR "spanish"', 10)).toEqual(before.keywords);
+      expect(await keywords().search(keywordExpr('"anvils" OR "spanish"'), 10)).toEqual(before.keywords);
       expect(await graph.searchNodes('an')).toEqual(before.nodes);
       await graph.createEntities([{ name: 'Carol', entityType: 'person', observations: ['Sells anvils'] }], T0 + 1);
-      expect(await keywords().search('"anvils"', 10)).toHaveLength(2);
+      expect(await keywords().search(keywordExpr('"anvils"'), 10)).toHaveLength(2);
       expect((await graph.searchNodes('anvils')).entities.map((e) => e.name).sort()).toEqual(['Acme', 'Carol']);
     });
   });

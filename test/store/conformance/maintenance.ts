@@ -3,6 +3,7 @@
  * of the tidying tools, and entity splits, each all or nothing. Skipped for a store without it
  * (`store.maintenance` undefined). The MCP side of the same tools is test/mcp/maintenance.test.ts.
  */
+import { keywordExpr } from '../../helpers/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import type { MaintenanceStore, Store } from '../../../src/store/store.js';
 import { seed, T0, useStore, type StoreFactory } from './fixture.js';
@@ -39,8 +40,8 @@ export function maintenanceConformance(name: string, makeStore: StoreFactory): v
       expect((await graph.searchNodes('lisbon')).entities).toEqual([]);
       const [alice] = await graph.idsByName(['Alice']);
       if (keywords !== undefined) {
-        expect(await keywords.search('"lisbon"', 10)).toEqual([]);
-        expect((await keywords.search('"oslo"', 10)).map((h) => h.id)).toEqual([alice]);
+        expect(await keywords.search(keywordExpr('"lisbon"'), 10)).toEqual([]);
+        expect((await keywords.search(keywordExpr('"oslo"'), 10)).map((h) => h.id)).toEqual([alice]);
       }
       const history = await m.history(['Alice', 'Acme', 'Nobody']);
       expect(Object.fromEntries(history.superseded)).toEqual({
@@ -160,7 +161,7 @@ export function maintenanceConformance(name: string, makeStore: StoreFactory): v
         status: 'active',
         createdAt: T0 + 2,
       });
-      if (keywords !== undefined) expect((await keywords.search('"rating"', 10)).map((h) => h.id)).toEqual([chess]);
+      if (keywords !== undefined) expect((await keywords.search(keywordExpr('"rating"'), 10)).map((h) => h.id)).toEqual([chess]);
       expect((await store().stats()).entities).toBe(5);
     });
 
