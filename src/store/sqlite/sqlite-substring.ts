@@ -137,7 +137,9 @@ function inMemory(held: readonly HeldEntity[], t: SubstringTest, page: Page | un
   for (const { entity, name, type, observations } of held) {
     const tier = name === q ? 0 : name.startsWith(q) ? 1 : name.includes(q) ? 2 : type.includes(q) ? 3 : null;
     if (tier !== null) named.push({ entity, tier });
-    else if (observations === undefined ? entity.observations.some(t.matches) : observations.includes(q)) rest.push(entity);
+    // All-ASCII text (no folded copy held) folds by lower-casing alone, for either kind of test.
+    else if (observations === undefined ? entity.observations.some((o) => o.toLowerCase().includes(q)) : observations.includes(q))
+      rest.push(entity);
   }
   named.sort((a, b) => a.tier - b.tier);
   const found = [...named.map((n) => n.entity), ...rest];
