@@ -138,7 +138,9 @@ describe('a memory stored before NFC keeps working (issue 26)', () => {
           r.id,
         ]);
       }
-      await client.query('DELETE FROM limbic_schema WHERE version = 10');
+      // Schema 10's queue order rolled back too, so the upgrade runs 10 and 11 again.
+      await client.query('DROP INDEX embedding_queue_order; ALTER TABLE embedding_queue DROP COLUMN queued_at');
+      await client.query('DELETE FROM limbic_schema WHERE version >= 10');
     } finally {
       await client.end();
     }

@@ -89,6 +89,11 @@ if (server === undefined) {
         }
 
         // A memory made before observation vectors: no table of its own; configure makes it and queues Long only.
+        // (A put answers a queued job: one is queued by hand, as the embedder would have taken it.)
+        await client.query(
+          'INSERT INTO embedding_queue (entity_id, version) VALUES ($1, 0) ON CONFLICT (entity_id) DO UPDATE SET version = 0',
+          [long],
+        );
         await vectors.put([{ id: long as EntityId, version: 0, vector: unit(1, 0, 0, 0), observations: [unit(0, 1, 0, 0)] }]);
         expect(await rows()).toBe(1);
         await client.query('DROP TABLE observation_embeddings');
@@ -99,6 +104,11 @@ if (server === undefined) {
         expect(await rows()).toBe(0);
 
         // Deleted with their entity.
+        // (A put answers a queued job: one is queued by hand, as the embedder would have taken it.)
+        await client.query(
+          'INSERT INTO embedding_queue (entity_id, version) VALUES ($1, 0) ON CONFLICT (entity_id) DO UPDATE SET version = 0',
+          [long],
+        );
         await vectors.put([{ id: long as EntityId, version: 0, vector: unit(1, 0, 0, 0), observations: [unit(0, 1, 0, 0)] }]);
         expect(await rows()).toBe(1);
         await store.graph.deleteEntities(['Long']);

@@ -254,7 +254,14 @@ const MIGRATIONS: readonly Migration[] = [
   CREATE TABLE keyword_resync (entity_id integer PRIMARY KEY);
   INSERT INTO keyword_resync (entity_id) SELECT DISTINCT entity_id FROM observations WHERE kind <> 'generic';
   `,
-  // 10: names and text in NFC, and search_nodes' substring columns folded, as SQLite's schema 14
+  // 10: the embedding queue taken oldest first, as SQLite's schema 13 (issue 26; pg-vectors.ts
+  // takeJobs): a job whose entity changed while it was embedded goes behind the waiting ones
+  // instead of holding the head, where entity-id order kept it. Rows queued before this go first (0).
+  `
+  ALTER TABLE embedding_queue ADD COLUMN queued_at bigint NOT NULL DEFAULT 0;
+  CREATE INDEX embedding_queue_order ON embedding_queue (queued_at, entity_id);
+  `,
+  // 11: names and text in NFC, and search_nodes' substring columns folded, as SQLite's schema 14
   // (issue 26, fold.ts): what was stored in another form is brought to NFC, an entity whose NFC
   // name another holds keeps both apart under the first free "Name (2)" (planNfcRenames), relation
   // ends follow their entity, an observation equal to another of its entity once in NFC is dropped.

@@ -278,7 +278,8 @@ export async function queueEmbedding(db: Queryable, ids: readonly EntityId[]): P
   if (ids.length === 0) return;
   const sorted = [...new Set(ids)].sort((a, b) => a - b); // one lock order for every writer
   await db.query(
-    `INSERT INTO embedding_queue (entity_id, version) SELECT id, v FROM unnest($1::int[], $2::bigint[]) AS x(id, v)
+    `INSERT INTO embedding_queue (entity_id, version, queued_at)
+     SELECT id, v, (extract(epoch from clock_timestamp()) * 1000)::bigint FROM unnest($1::int[], $2::bigint[]) AS x(id, v)
      ON CONFLICT (entity_id) DO UPDATE SET version = excluded.version, claimed_until = NULL`,
     [sorted, sorted.map(() => newQueueVersion())],
   );

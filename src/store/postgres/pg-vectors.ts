@@ -141,15 +141,15 @@ export class PgVectorIndex implements VectorIndex {
   async takeJobs(limit: number): Promise<EmbeddingJob[]> {
     const queued = await this.conn.write(async (db) =>
       (
-        await db.query<{ entity_id: number; version: number }>(
+        await db.query<{ entity_id: number; version: number; queued_at: number }>(
           `UPDATE embedding_queue q SET claimed_until = ${NOW_MS} + $2
              FROM (SELECT entity_id FROM embedding_queue WHERE claimed_until IS NULL OR claimed_until < ${NOW_MS}
-                    ORDER BY entity_id LIMIT $1 FOR UPDATE SKIP LOCKED) s
+                    ORDER BY queued_at, entity_id LIMIT $1 FOR UPDATE SKIP LOCKED) s
             WHERE q.entity_id = s.entity_id
-        RETURNING q.entity_id, q.version`,
+        RETURNING q.entity_id, q.version, q.queued_at`,
           [limit, LEASE_MS],
         )
-      ).rows.sort((a, b) => a.entity_id - b.entity_id),
+      ).rows.sort((a, b) => a.queued_at - b.queued_at || a.entity_id - b.entity_id),
     );
     if (queued.length === 0) return [];
     const entities = await hydrate(
@@ -179,10 +179,20 @@ export class PgVectorIndex implements VectorIndex {
 
   async put(results: readonly EmbeddingResult[]): Promise<void> {
     if (results.length === 0) return;
-    const sorted = [...results].sort((a, b) => a.id - b.id);
     await this.conn.write(async (db) => {
-      // An entity deleted while it was being embedded is skipped; a job whose entity changed again
-      // since it was taken keeps its (newer) queue row.
+      // Only jobs still queued are written: one whose row is gone was finished by another process
+      // (its claim cleared when the entity changed, then taken again), and this late, older vector
+      // would overwrite that newer one. An entity deleted meanwhile is skipped too.
+      const queued = new Set(
+        (
+          await db.query<{ entity_id: number }>(
+            'SELECT entity_id FROM embedding_queue WHERE entity_id = ANY($1::int[]) ORDER BY entity_id FOR UPDATE',
+            [results.map((r) => r.id)],
+          )
+        ).rows.map((r) => r.entity_id),
+      );
+      const sorted = results.filter((r) => queued.has(r.id)).sort((a, b) => a.id - b.id);
+      if (sorted.length === 0) return;
       await db.query(
         `INSERT INTO entity_embeddings (entity_id, embedding)
          SELECT x.id, x.v::vector FROM unnest($1::int[], $2::text[]) AS x(id, v) WHERE EXISTS (SELECT 1 FROM entities e WHERE e.id = x.id)
@@ -202,6 +212,13 @@ export class PgVectorIndex implements VectorIndex {
       }
       await db.query(
         'DELETE FROM embedding_queue q USING unnest($1::int[], $2::bigint[]) AS x(id, v) WHERE q.entity_id = x.id AND q.version = x.v',
+        [sorted.map((r) => r.id), sorted.map((r) => r.version)],
+      );
+      // A job whose entity changed while it was embedded keeps its row (the change is embedded
+      // again), behind the jobs waiting: an entity that keeps changing never holds the head.
+      await db.query(
+        `UPDATE embedding_queue q SET queued_at = ${NOW_MS} FROM unnest($1::int[], $2::bigint[]) AS x(id, v)
+          WHERE q.entity_id = x.id AND q.version <> x.v`,
         [sorted.map((r) => r.id), sorted.map((r) => r.version)],
       );
     });
@@ -262,7 +279,8 @@ async function hasObservationIndex(db: Queryable): Promise<boolean> {
 /** Every entity, queued with a fresh random version and no claim, as the graph's writes queue one. */
 async function requeueAll(db: Queryable): Promise<void> {
   await db.query(
-    `INSERT INTO embedding_queue (entity_id, version) SELECT id, (random() * 140737488355327)::bigint + 1 FROM entities ORDER BY id
+    `INSERT INTO embedding_queue (entity_id, version, queued_at)
+     SELECT id, (random() * 140737488355327)::bigint + 1, ${NOW_MS} FROM entities ORDER BY id
      ON CONFLICT (entity_id) DO UPDATE SET version = excluded.version, claimed_until = NULL`,
   );
 }
