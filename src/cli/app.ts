@@ -111,12 +111,15 @@ export class App {
   readonly logger: Logger = stderrLogger;
   /** The process's environment, read here only. */
   private readonly env: Env = process.env;
+  private built: Config | undefined;
 
   constructor(private readonly options: () => GlobalOptions) {}
 
   /** The --db database itself, whatever the namespace. */
   rootConfig(): Config {
-    return buildConfig(this.options(), this.env, homedir());
+    // Built once, at the first command's first need (commander has parsed the flags by then).
+    this.built ??= buildConfig(this.options(), this.env, homedir());
+    return this.built;
   }
 
   /** The chosen namespace's memory: its own file beside the --db one, or on PostgreSQL the same URL in the namespace's schema. */

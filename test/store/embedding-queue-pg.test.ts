@@ -1,8 +1,9 @@
 /**
  * The PostgreSQL embedding queue shared by several processes (issue 26, item 3), as
- * embedding-queue.test.ts checks SQLite's: two stores on one database stand for two processes. Jobs
- * go oldest queued first, so an entity that changed while it was embedded waits behind the others;
- * a late answer never overwrites the vector another process wrote for a newer version.
+ * embedding-queue.test.ts checks SQLite's: two stores on one database stand for two processes. A
+ * late answer never overwrites the vector another process wrote for a newer version. (That a job
+ * whose entity changed while it was embedded waits behind the others is the vector conformance
+ * suite's, run on both backends: conformance/vectors.ts.)
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openPgStore, type PgStore } from '../../src/store/postgres/pg-store.js';
@@ -41,25 +42,6 @@ describe.runIf(server !== undefined)('embedding queue shared by several processe
   afterEach(async () => {
     await Promise.all(stores.splice(0).map((s) => s.close()));
     await server?.dropDatabase(url);
-  });
-
-  it('embeds again a job whose entity changed while it was embedded, behind the jobs waiting, not at the head', async () => {
-    const store = open();
-    const vectors = store.requireVectors();
-    await vectors.configure('fake-model', 3);
-    await create(store, 'Busy');
-    const [busy] = await vectors.takeJobs(1);
-    expect(busy?.entity.name).toBe('Busy');
-    await create(store, 'New1', 'New2', 'New3');
-    await store.graph.addObservations([{ entityName: 'Busy', contents: ['changed while embedded'] }], NOW);
-    await vectors.put(results(busy === undefined ? [] : [busy], vector(1, 0, 0)));
-    // Busy has a vector (of its older text) and is queued again, behind the entities waiting.
-    expect(await vectors.status()).toMatchObject({ indexed: 1, pending: 4 });
-    const next = await vectors.takeJobs(10);
-    expect(names(next)).toEqual(['New1', 'New2', 'New3', 'Busy']);
-    expect(next[3]?.entity.observations).toContain('changed while embedded');
-    await vectors.put(results(next, vector(0, 1, 0)));
-    expect(await vectors.status()).toMatchObject({ indexed: 4, pending: 0 });
   });
 
   it('drops a late answer for a job another process finished after the entity changed', async () => {

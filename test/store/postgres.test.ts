@@ -169,27 +169,38 @@ if (server === undefined) {
     });
   });
 
+  /**
+   * A fresh database migrated to `version` only, holding what that schema's Limbic wrote: entity A
+   * (type t), its observations as `observe` inserts them, and the relation A knows B.
+   */
+  async function databaseAtSchema(version: number, observe: (client: pg.PoolClient) => Promise<unknown>): Promise<string> {
+    const url = await (server as PgServer).createDatabase();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      const client = await pool.connect();
+      try {
+        await migrate(client, version);
+        await client.query(`INSERT INTO entities (name, entity_type, created_at, updated_at) VALUES ('A', 't', $1, $1)`, [T0]);
+        await observe(client);
+        await client.query(`INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES ('A', 'B', 'knows', $1)`, [T0]);
+      } finally {
+        client.release();
+      }
+    } finally {
+      await pool.end();
+    }
+    return url;
+  }
+
   describe('PostgreSQL schema upgrades', () => {
     it('upgrades a database written before maintenance (schema 2) keeping its graph, then supersedes and ends relations in it', async () => {
-      const url = await (server as PgServer).createDatabase();
-      const pool = new pg.Pool({ connectionString: url, max: 1 });
-      try {
-        const client = await pool.connect();
-        try {
-          await migrate(client, 2);
-          await client.query(`INSERT INTO entities (name, entity_type, created_at, updated_at) VALUES ('A', 't', $1, $1)`, [T0]);
-          await client.query(
-            `INSERT INTO observations (entity_id, content, created_at)
-             SELECT e.id, c, $1 FROM entities e, unnest(ARRAY['old fact', 'other']) WITH ORDINALITY AS x(c, i) ORDER BY i`,
-            [T0],
-          );
-          await client.query(`INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES ('A', 'B', 'knows', $1)`, [T0]);
-        } finally {
-          client.release();
-        }
-      } finally {
-        await pool.end();
-      }
+      const url = await databaseAtSchema(2, (client) =>
+        client.query(
+          `INSERT INTO observations (entity_id, content, created_at)
+           SELECT e.id, c, $1 FROM entities e, unnest(ARRAY['old fact', 'other']) WITH ORDINALITY AS x(c, i) ORDER BY i`,
+          [T0],
+        ),
+      );
       const store = openPgStore({ url });
       try {
         expect(await store.graph.openNodes(['A'])).toEqual({
@@ -209,24 +220,12 @@ if (server === undefined) {
 
   describe('PostgreSQL schema upgrades (issue 25)', () => {
     it('upgrades a database of schema 8: its relations have no context, its kinds become keywords', async () => {
-      const url = await (server as PgServer).createDatabase();
-      const pool = new pg.Pool({ connectionString: url, max: 1 });
-      try {
-        const client = await pool.connect();
-        try {
-          await migrate(client, 8);
-          await client.query(`INSERT INTO entities (name, entity_type, created_at, updated_at) VALUES ('A', 't', $1, $1)`, [T0]);
-          await client.query(
-            `INSERT INTO observations (entity_id, content, kind, created_at) SELECT id, 'dark roast', 'preference', $1 FROM entities`,
-            [T0],
-          );
-          await client.query(`INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES ('A', 'B', 'knows', $1)`, [T0]);
-        } finally {
-          client.release();
-        }
-      } finally {
-        await pool.end();
-      }
+      const url = await databaseAtSchema(8, (client) =>
+        client.query(
+          `INSERT INTO observations (entity_id, content, kind, created_at) SELECT id, 'dark roast', 'preference', $1 FROM entities`,
+          [T0],
+        ),
+      );
       const store = openPgStore({ url });
       try {
         expect((await store.graph.readGraph()).relations).toEqual([{ from: 'A', to: 'B', relationType: 'knows' }]);

@@ -48,6 +48,25 @@ export function vectorConformance(name: string, makeStore: StoreFactory): void {
       expect(pending.map((j) => j.entity.name)).toEqual(['Bob']);
       expect(pending[0]?.entity.observations).toEqual(['Changed meanwhile']);
     });
+
+    it('embeds again a job whose entity changed while it was embedded, behind the jobs waiting, not at the head', async () => {
+      const { graph } = store();
+      const note = (...names: string[]) => names.map((name) => ({ name, entityType: 'note', observations: [`about ${name}`] }));
+      await vectors().configure('fake-model', 3);
+      await graph.createEntities(note('Busy'), T0);
+      const [busy] = await vectors().takeJobs(1);
+      expect(busy?.entity.name).toBe('Busy');
+      await graph.createEntities(note('New1', 'New2', 'New3'), T0);
+      await graph.addObservations([{ entityName: 'Busy', contents: ['changed while embedded'] }], T0);
+      await vectors().put(busy === undefined ? [] : [{ id: busy.id, version: busy.version, vector: Float32Array.from([1, 0, 0]) }]);
+      // Busy has a vector (of its older text) and is queued again, behind the entities waiting (issue 26).
+      expect(await vectors().status()).toMatchObject({ indexed: 1, pending: 4 });
+      const next = await vectors().takeJobs(10);
+      expect(next.map((j) => j.entity.name)).toEqual(['New1', 'New2', 'New3', 'Busy']);
+      expect(next[3]?.entity.observations).toContain('changed while embedded');
+      await vectors().put(next.map((j) => ({ id: j.id, version: j.version, vector: Float32Array.from([0, 1, 0]) })));
+      expect(await vectors().status()).toMatchObject({ indexed: 4, pending: 0 });
+    });
   });
 }
 
