@@ -14,7 +14,7 @@ import {
   type DuplicateThresholds,
 } from '../core/maintenance/duplicates.js';
 import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, analyzeSplit, splitThreshold, type SplitAnalysis } from '../core/maintenance/split.js';
-import type { Entity, Relation } from '../core/types.js';
+import { CONTAINS, PART_OF, type Entity, type Relation } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { EntityObservations, MaintenanceStore, SplitOutcome, Store, Supersession, SupersessionResult } from '../store/store.js';
 import type { EntityPage, ObservationWindow } from './observation-page.js';
@@ -249,8 +249,8 @@ export class Maintenance {
           original_entity: { name, entity_type: entity.entityType },
           suggested_splits: splits,
           relations_to_create: splits.flatMap((s) => [
-            { from: name, to: s.name, relationType: 'contiene' },
-            { from: s.name, to: name, relationType: 'parte_de' },
+            { from: name, to: s.name, relationType: CONTAINS },
+            { from: s.name, to: name, relationType: PART_OF },
           ]),
           analysis: {
             observation_count: analysis.observation_count,

@@ -365,6 +365,8 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
     expect(big.entities[0]?.observations).toEqual([]);
     expect(big.relations).toContainEqual({ from: 'Big', to: child.name, relationType: 'contains' });
     expect(big.relations).toContainEqual({ from: child.name, to: 'Big', relationType: 'part_of' });
+    // The proposal names the relations the split then makes (it said contiene / parte_de before).
+    for (const relation of proposal.relations_to_create) expect(big.relations).toContainEqual(relation);
   });
 
   it('refuses a bad split whole, naming what to fix', async () => {
