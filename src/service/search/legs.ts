@@ -120,6 +120,9 @@ export async function semanticLeg(
 ): Promise<SemanticLeg> {
   const fresh = await timed(timings, 'catchUp', () => indexer.catchUp());
   const [vector] = await timed(timings, 'encode', () => vectors.embedder.embed([query], 'query'));
-  const hits = vector === undefined ? [] : await timed(timings, 'vector', () => vectors.index.search(vector, depth));
-  return { hits, note: fresh.note };
+  // A vector with no direction (text an embedder reads nothing in) is near nothing: its cosine is
+  // 0/0, which pgvector answers as NaN for every row, ranking them all at a distance that is no number.
+  const found =
+    vector === undefined || !vector.some((x) => x !== 0) ? [] : await timed(timings, 'vector', () => vectors.index.search(vector, depth));
+  return { hits: found.filter((h) => Number.isFinite(h.distance)), note: fresh.note };
 }
