@@ -8,6 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryService } from '../service/memory-service.js';
 import { HeavyBusyError } from '../service/heavy-slots.js';
 import { compact } from './answers.js';
+import * as o from './output-schemas.js';
 import * as s from './schemas.js';
 
 type Guard = <A>(handler: (args: A) => Promise<CallToolResult>) => (args: A) => Promise<CallToolResult>;
@@ -41,6 +42,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       description:
         'Mark a relation as ended (it was true, and is no longer). It stays in read_graph and open_nodes (include_superseded shows ended_at) but stops boosting search ranking. create_relations with the same triple makes it current again',
       inputSchema: s.endRelationInput,
+      outputSchema: o.EndRelationOutput,
       annotations: WRITE,
     },
     guard(async ({ from, to, relationType }) => {
@@ -57,6 +59,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       description:
         'Clusters of near-duplicate observations of one entity: same meaning (cosine >= threshold) or one contained in another twice as long (word containment >= containment_threshold), with every matching pair and its score. Read-only; heavy',
       inputSchema: s.findDuplicateObservationsInput,
+      outputSchema: o.FindDuplicatesOutput,
       annotations: READ,
     },
     guard(
@@ -78,6 +81,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       description:
         "What to tidy: entities to split (over their type's size threshold, with distinct topics), clusters of duplicate observations, stale entities (rarely and not recently accessed), and entities near the split threshold. Read-only; heavy",
       inputSchema: s.consolidationReportInput,
+      outputSchema: o.ConsolidationReportOutput,
       annotations: READ,
     },
     guard(
@@ -94,6 +98,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       description:
         'Whether an entity is large enough to split (Sesion 15, Proyecto 25, others 20 observations) and its topics, by meaning or keywords. Read-only; heavy',
       inputSchema: s.entityNameInput,
+      outputSchema: o.AnalyzeSplitOutput,
       annotations: READ,
     },
     guard(heavy(async ({ entity_name }) => compact(await m.analyzeEntitySplit(entity_name)))),
@@ -106,6 +111,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       description:
         'A split of an oversized entity into one new entity per topic, with the relations to create; nothing is changed. Pass the approved splits to execute_entity_split. Heavy',
       inputSchema: s.entityNameInput,
+      outputSchema: o.ProposeSplitOutput,
       annotations: READ,
     },
     guard(heavy(async ({ entity_name }) => compact(await m.proposeEntitySplit(entity_name)))),
@@ -118,6 +124,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       description:
         "Moves observations of an entity into new entities linked to it (or to parent_entity_name): parent contains child, child part_of parent. All or nothing; new names must be free and observations must be the original's current ones. Heavy",
       inputSchema: s.executeEntitySplitInput,
+      outputSchema: o.ExecuteSplitOutput,
       annotations: { ...WRITE, idempotentHint: false },
     },
     guard(
@@ -138,6 +145,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       description:
         'Record a reflection (a pattern, insight or lesson) as an entity of type "Reflection" linked reflects_on to the entities it is about. Found by every search; hybrid_search can leave reflections out, boost them or search only them',
       inputSchema: s.addReflectionInput,
+      outputSchema: o.AddReflectionOutput,
       annotations: { ...WRITE, idempotentHint: false },
     },
     guard(async (input) => {
@@ -153,6 +161,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       title: 'Search Reflections',
       description: 'Search reflections only, by words and meaning, ranked as hybrid_search ranks; each with what it is about',
       inputSchema: s.searchReflectionsInput,
+      outputSchema: o.SearchReflectionsOutput,
       annotations: { ...READ, idempotentHint: false },
     },
     guard(async ({ query, limit }) => compact(await r.search(query, limit ?? 10))),
@@ -165,6 +174,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       description:
         'Cluster related entities by meaning (or shared words without a model) and co-occurrence, and write one reflection per cluster, linked to its entities. No LLM; a theme already reflected is kept, so runs can repeat. Heavy',
       inputSchema: s.runConsolidationInput,
+      outputSchema: o.RunConsolidationOutput,
       annotations: { ...WRITE, idempotentHint: true },
     },
     guard(
@@ -186,6 +196,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       title: 'Find Split Candidates',
       description: 'Every entity that analyze_entity_split says should be split, with its analysis. Read-only; heavy',
       inputSchema: s.findSplitCandidatesInput,
+      outputSchema: o.FindSplitCandidatesOutput,
       annotations: READ,
     },
     guard(heavy(async () => compact({ ...(await m.findSplitCandidates()) }))),

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../core/limits.js';
 import { toNfc } from '../core/text/fold.js';
+import { int } from './output-schemas.js';
 
 /**
  * Text must be well-formed Unicode: a lone UTF-16 surrogate (valid in a JS string and in JSON's
@@ -134,14 +135,12 @@ export const EntityOutputSchema = z.object({
   name: z.string(),
   entityType: z.string(),
   observations: z.array(z.string()),
-  observationCount: z.number().int().optional().describe('Limbic, with an observations page: how many observations the entity holds'),
-  next_observations_offset: z
-    .number()
-    .int()
+  observationCount: int.optional().describe('Limbic, with an observations page: how many observations the entity holds'),
+  next_observations_offset: int
     .optional()
     .describe('Limbic, with an observations page: the observations_offset of the next page; absent on the last'),
 });
-export const EntityOutlineSchema = z.object({ name: z.string(), entityType: z.string(), observationCount: z.number().int() });
+export const EntityOutlineSchema = z.object({ name: z.string(), entityType: z.string(), observationCount: int });
 /** The official relation, plus `context` on a relation created with one. */
 export const RelationOutputSchema = z.object({
   from: z.string(),
@@ -153,10 +152,10 @@ export const RelationOutputSchema = z.object({
 export const GraphOutput = {
   entities: z.array(z.union([EntityOutputSchema, EntityOutlineSchema])),
   relations: z.array(RelationOutputSchema),
-  total: z.number().int().optional(),
-  offset: z.number().int().optional(),
-  limit: z.number().int().optional(),
-  next_offset: z.number().int().optional(),
+  total: int.optional(),
+  offset: int.optional(),
+  limit: int.optional(),
+  next_offset: int.optional(),
 };
 /**
  * search_nodes: full entities only (read_graph's compact outlines never come back from it), so each
@@ -178,9 +177,7 @@ export const OpenNodesOutput = {
           z.object({ content: z.string(), kind: z.string(), created_at: z.string(), superseded_at: z.string(), superseded_by: z.string() }),
         )
         .optional(),
-      supersededCount: z
-        .number()
-        .int()
+      supersededCount: int
         .optional()
         .describe('With an observations page: how many superseded observations the entity holds (they are paged by the same window)'),
     }),

@@ -23,6 +23,7 @@ import { toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
 import { compact, overAnswerBound, overBoundMessage, structured } from './answers.js';
 import { hybridText, semanticText } from './search-text.js';
+import * as o from './output-schemas.js';
 import * as s from './schemas.js';
 
 export const RESOURCE_URI = 'memory://knowledge-graph';
@@ -252,6 +253,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
         "Recall entities by meaning and by exact words at once (embeddings + BM25, fused by each leg's score strength as z-scores), re-ranked by importance, recency and co-occurrence, best first. " +
         'Results carry limbic_score (the order), its scoring breakdown and distance (semantic hits); the answer says its mode and routing_strategy once.',
       inputSchema: s.searchSemanticInput,
+      outputSchema: o.SearchSemanticOutput,
       annotations: { ...READ, idempotentHint: false },
     },
     guard(async ({ query, limit }) => {
@@ -269,6 +271,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
         'limbic re-rank on or off, graph-aware boost, filters (types, status, kinds, dates, names), stable paging, and a score breakdown per result. ' +
         'explain_query adds per-leg timings and fusion overlap.',
       inputSchema: s.hybridSearchInput,
+      outputSchema: o.HybridSearchOutput,
       annotations: { ...READ, idempotentHint: false },
     },
     guard(async (input) => {
@@ -284,6 +287,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         'Counts of entities, observations and relations, database size, the state of keyword and semantic indexes, and the ranking parameters in force (GAMMA, BETA_SAL, RRF k: defaults, or tuned by "limbic tune --apply")',
       inputSchema: s.statisticsInput,
+      outputSchema: o.StatisticsOutput,
       annotations: READ,
     },
     guard(async () => compact({ ...(await service.statistics()) })),
