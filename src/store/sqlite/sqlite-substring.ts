@@ -134,11 +134,16 @@ function inMemory(held: readonly HeldEntity[], t: SubstringTest, page: Page | un
   const q = t.needle;
   const named: { entity: Entity; tier: number }[] = [];
   const rest: Entity[] = [];
-  for (const { entity, name, type, observations } of held) {
+  for (const { entity, name, type, observations, replayed } of held) {
     const tier = name === q ? 0 : name.startsWith(q) ? 1 : name.includes(q) ? 2 : type.includes(q) ? 3 : null;
     if (tier !== null) named.push({ entity, tier });
-    // All-ASCII text (no folded copy held) folds by lower-casing alone, for either kind of test.
-    else if (observations === undefined ? entity.observations.some((o) => o.toLowerCase().includes(q)) : observations.includes(q))
+    // A candidate the index listed from its current text only holds the query in an observation
+    // (HeldEntity.replayed); one listed again after a change is tested. All-ASCII text (no folded
+    // copy held) folds by lower-casing alone, for either kind of test.
+    else if (
+      !replayed ||
+      (observations === undefined ? entity.observations.some((o) => o.toLowerCase().includes(q)) : observations.includes(q))
+    )
       rest.push(entity);
   }
   named.sort((a, b) => a.tier - b.tier);

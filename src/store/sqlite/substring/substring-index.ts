@@ -58,6 +58,12 @@ export interface HeldEntity {
    * text, which folds by lower-casing alone and is not held twice.
    */
   readonly observations: string | undefined;
+  /**
+   * Listed again by a replay, after a change: words of its old text may still list it, so a search
+   * tests its text. An entity listed by the build is a candidate through its current words only, so
+   * one whose name and type lack the query holds it in an observation, with no test needed.
+   */
+  readonly replayed: boolean;
 }
 
 interface Built {
@@ -196,7 +202,7 @@ export class SubstringIndex {
       return this.startBuild();
     }
     for (const id of changed) built.entities.delete(id); // gone unless read again below
-    built.replayed += list(built, this.conn.stmt<[string], Text>(textsOf(BY_IDS)).all(json(changed)));
+    built.replayed += list(built, this.conn.stmt<[string], Text>(textsOf(BY_IDS)).all(json(changed)), true);
     this.seq = latest;
     this.changesSeen = changes;
     return built;
@@ -247,7 +253,7 @@ export class SubstringIndex {
   /** Reads the next BUILD_STEP entities after id `after`; returns the last id read, or -1 at the end. */
   private readStep(built: Built, after: number): number {
     const rows = this.conn.stmt<[number, number], Text>(textsOf(AFTER)).all(after, BUILD_STEP);
-    built.pairs += list(built, rows);
+    built.pairs += list(built, rows, false);
     return rows.length === 0 ? -1 : (rows[rows.length - 1] as Text).id;
   }
 
@@ -310,8 +316,11 @@ const textsOf = (entities: string): string =>
 
 const empty = (): Built => ({ entities: new Map(), ids: new Map(), words: [], holders: [], grams: new Map(), pairs: 0, replayed: 0 });
 
-/** Keeps each entity's text and lists its folded words; returns how many entity-word pairs were listed. */
-function list(built: Built, rows: readonly Text[]): number {
+/**
+ * Keeps each entity's text and lists its folded words; returns how many entity-word pairs were
+ * listed. `replayed` when the entities changed since they were last listed (HeldEntity.replayed).
+ */
+function list(built: Built, rows: readonly Text[], replayed: boolean): number {
   let listed = 0;
   let entity: { name: string; entityType: string; observations: string[] } | undefined;
   let held: { id: number; name: string; type: string; observations: string[]; ascii: boolean } | undefined;
@@ -320,7 +329,7 @@ function list(built: Built, rows: readonly Text[]): number {
     Object.freeze(entity.observations);
     Object.freeze(entity);
     const observations = held.ascii ? undefined : held.observations.join('\n');
-    built.entities.set(held.id, { entity, name: held.name, type: held.type, observations });
+    built.entities.set(held.id, { entity, name: held.name, type: held.type, observations, replayed });
   };
   for (const { id, part, text } of rows) {
     // Folded whole, as the test folds it (toLowerCase is context-sensitive), then split below.
