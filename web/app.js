@@ -1,6 +1,8 @@
 // Limbic's page: plain JS, no build step. Reads the memory through /api/* with the bearer token the
 // user typed (kept in sessionStorage: this tab only). Every value is set as text, never as HTML.
 /* global document, window, location, sessionStorage, fetch */
+import { fmt, scoreRows, snippet, why } from './why.js';
+
 const KEY = 'limbic-token';
 const $ = (id) => document.getElementById(id);
 const views = ['login', 'search', 'entity', 'stats'];
@@ -39,50 +41,8 @@ function show(view) {
   $('error').textContent = '';
 }
 
-const fmt = (n, digits = 3) =>
-  n === null || n === undefined ? '–' : typeof n === 'number' ? Number(n.toFixed(digits)).toString() : String(n);
-
-/** One sentence on why a result ranked where it did, from its score breakdown. */
-function why(s, position) {
-  const legs = [];
-  if (s.fts_rank !== null) legs.push(`words (keyword rank ${s.fts_rank})`);
-  if (s.semantic_rank !== null) legs.push(`meaning (semantic rank ${s.semantic_rank})`);
-  const parts = [`#${position}: found by ${legs.length ? legs.join(' and ') : 'a filter only'}`];
-  if (s.limbic) {
-    const { usage_lift: lift, usage_places: places, multiplier: m } = s.limbic;
-    const use = `importance ${fmt(s.limbic.importance, 2)}, recency ${fmt(s.limbic.temporal_factor, 2)}, co-use ${fmt(s.limbic.cooc_boost, 2)}`;
-    if (places > 0) parts.push(`moved up ${places} place${places === 1 ? '' : 's'} by use (+${fmt(lift, 4)}: ${use})`);
-    else if (places < 0) parts.push(`moved down ${-places} place${places === -1 ? '' : 's'}: used entities lifted past it`);
-    else if (lift > 0) parts.push(`used (+${fmt(lift, 4)}: ${use}), its place unchanged`);
-    else parts.push('never used: its place is its relevance');
-    if (m < 0.999) parts.push(`lowered ×${fmt(m, 2)} (status or metadata)`);
-  }
-  if (s.graph_boost) parts.push(`graph boost ${fmt(s.graph_boost)}`);
-  if (s.rerank_score !== null) parts.push(`re-ranked (${fmt(s.rerank_score)})`);
-  return `${parts.join('; ')}.`;
-}
-
 function scoreList(s) {
-  const rows = [
-    ['final', s.final],
-    ['rrf', s.rrf],
-    ['keyword rank', s.fts_rank],
-    ['bm25', s.fts_score],
-    ['semantic rank', s.semantic_rank],
-    ['distance', s.semantic_distance],
-    ['usage lift', s.limbic?.usage_lift],
-    ['usage places', s.limbic?.usage_places],
-    ['status ×', s.limbic?.multiplier],
-    ['importance', s.limbic?.importance],
-    ['recency', s.limbic?.temporal_factor],
-    ['co-occurrence', s.limbic?.cooc_boost],
-    ['routing', s.limbic?.routing_strategy],
-  ];
-  return el(
-    'dl',
-    { class: 'scores' },
-    ...rows.filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, fmt(v)))),
-  );
+  return el('dl', { class: 'scores' }, ...scoreRows(s).map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, fmt(v)))));
 }
 
 async function runSearch(q) {
@@ -135,20 +95,6 @@ async function showRecent() {
       ),
     ),
   );
-}
-
-/** Up to two observations, those holding a word of the query first (the one that matched, not merely the first). */
-function snippet(observations, query) {
-  const fold = (t) =>
-    t
-      .toLowerCase()
-      .normalize('NFD')
-      .replace(/\p{M}+/gu, '');
-  const words = fold(query)
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length >= 3);
-  const hits = observations.filter((o) => words.some((w) => fold(o).includes(w)));
-  return [...new Set([...hits, ...observations])].slice(0, 2).join(' · ');
 }
 
 function drawGraph(view) {

@@ -21,6 +21,7 @@ const WEB_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'web'
 const STATIC: Readonly<Record<string, { file: () => string; type: string }>> = {
   '/': { file: () => join(WEB_ROOT, 'index.html'), type: 'text/html; charset=utf-8' },
   '/app.js': { file: () => join(WEB_ROOT, 'app.js'), type: 'text/javascript; charset=utf-8' },
+  '/why.js': { file: () => join(WEB_ROOT, 'why.js'), type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: () => join(WEB_ROOT, 'app.css'), type: 'text/css; charset=utf-8' },
   // Served from node_modules by path: the library is bundled with Limbic, never fetched from a CDN.
   '/vendor/cytoscape.min.js': {

@@ -22,6 +22,7 @@ import { INSTRUCTIONS, registerPrompts } from './guide.js';
 import { toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
 import { compact, overAnswerBound, overBoundMessage, structured } from './answers.js';
+import { EXPLAIN_APP_META, registerExplainApp } from './app/explain-app.js';
 import { hybridText, semanticText } from './search-text.js';
 import * as o from './output-schemas.js';
 import * as s from './schemas.js';
@@ -232,6 +233,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'open_nodes',
     {
       title: 'Open Nodes',
+      _meta: EXPLAIN_APP_META,
       description:
         "Open specific nodes in the knowledge graph by their names. Limbic: kinds keeps only observations of those kinds; include_kinds shows each observation's kind; observations_offset/observations_limit return a page of each entity's observations (with observationCount and next_observations_offset), for an entity too large for one answer",
       inputSchema: s.openNodesInput,
@@ -249,6 +251,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'search_semantic',
     {
       title: 'Search Semantic',
+      _meta: EXPLAIN_APP_META,
       description:
         "Recall entities by meaning and by exact words at once (embeddings + BM25, fused by each leg's score strength as z-scores), re-ranked by importance, recency and co-occurrence, best first. " +
         'Results carry limbic_score (the order), its scoring breakdown and distance (semantic hits); the answer says its mode and routing_strategy once.',
@@ -266,6 +269,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'hybrid_search',
     {
       title: 'Hybrid Search',
+      _meta: EXPLAIN_APP_META,
       description:
         'Full control of search: keyword (BM25, with phrase/AND/OR/NOT/prefix/column syntax) and semantic legs, RRF (default), weighted or z-score fusion, ' +
         'limbic re-rank on or off, graph-aware boost, filters (types, status, kinds, dates, names), stable paging, and a score breakdown per result. ' +
@@ -341,6 +345,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       return result;
     },
   );
+  registerExplainApp(server);
   server.server.registerCapabilities({ resources: { subscribe: true } });
   server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     subscribers.add(request.params.uri);

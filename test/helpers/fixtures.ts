@@ -4,7 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
 import { noopLogger } from '../../src/core/logger.js';
 import { embedEntitiesAsPassages, LazyEmbedder, type Embedder, type EntityInput } from '../../src/embed/embedder.js';
@@ -96,6 +96,8 @@ export interface HarnessOptions {
   readonly heavySlots?: HeavySlotOptions;
   /** Config.inverseRelations: hierarchical relations in pairs. @default false */
   readonly inverseRelations?: boolean;
+  /** What the client says it supports at the handshake (an MCP Apps host, say). @default none */
+  readonly clientCapabilities?: ClientCapabilities;
 }
 
 /** A real SQLite file (or the given store), the service, and a real MCP client connected in-process. */
@@ -122,7 +124,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   });
   const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'limbic-test', version: '1.0.0' });
+  const client = new Client({ name: 'limbic-test', version: '1.0.0' }, { capabilities: options.clientCapabilities ?? {} });
   await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await client.callTool({ name, arguments: args })) as CallToolResult;

@@ -73,6 +73,8 @@ describe.skipIf(wheel === undefined)('the packed tarball, installed by a strange
   it('ships the built code and the page, no source maps, no tests, no sources', () => {
     expect(files).toContain('dist/cli/main.js');
     expect(files).toContain('web/index.html');
+    // The MCP App's view, built by npm run build from devDependencies: the package ships the result.
+    expect(files).toEqual(expect.arrayContaining(['dist/mcp/app/explain-view.html', 'web/why.js']));
     expect(files).toContain('package.json');
     expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md']));
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
@@ -105,6 +107,10 @@ describe.skipIf(wheel === undefined)('the packed tarball, installed by a strange
     try {
       const tools = (await client.listTools()).tools.map((t) => t.name);
       expect(tools).toEqual(expect.arrayContaining(['create_entities', 'read_graph', 'search_nodes', 'hybrid_search']));
+      // The MCP App's view, served from the installed package with no devDependency (docs/mcp-app.md).
+      const [view] = (await client.readResource({ uri: 'ui://limbic/explain.html' })).contents;
+      expect(view?.mimeType).toBe('text/html;profile=mcp-app');
+      expect(view !== undefined && 'text' in view ? view.text.slice(0, 15).toLowerCase() : '').toBe('<!doctype html>');
       await client.callTool({
         name: 'create_entities',
         arguments: {

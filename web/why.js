@@ -1,0 +1,102 @@
+// How a search result explains itself (one sentence, its factors, the observations worth showing):
+// shared by the page (app.js) and the MCP App view (src/mcp/app/view/), so both say the same thing
+// of the same answer. Plain functions over the tools' answers (docs/answers.md): no DOM, no network.
+
+/** A number short enough to read; '–' for a missing value. */
+export const fmt = (n, digits = 3) =>
+  n === null || n === undefined ? '–' : typeof n === 'number' ? Number(n.toFixed(digits)).toString() : String(n);
+
+/** What usage did to a result's place, from the limbic factors both searches return. */
+function useClause(l) {
+  const { usage_lift: lift, usage_places: places } = l;
+  const use = `importance ${fmt(l.importance, 2)}, recency ${fmt(l.temporal_factor, 2)}, co-use ${fmt(l.cooc_boost, 2)}`;
+  if (places > 0) return `moved up ${places} place${places === 1 ? '' : 's'} by use (+${fmt(lift, 4)}: ${use})`;
+  if (places < 0) return `moved down ${-places} place${places === -1 ? '' : 's'}: used entities lifted past it`;
+  if (lift > 0) return `used (+${fmt(lift, 4)}: ${use}), its place unchanged`;
+  return 'never used: its place is its relevance';
+}
+
+/** The legs that found a hybrid_search result: 'keyword', 'semantic', both, or none (a filter only). */
+export function hybridLegs(s) {
+  return [...(s.fts_rank !== null ? ['keyword'] : []), ...(s.semantic_rank !== null ? ['semantic'] : [])];
+}
+
+/** One sentence on why a hybrid_search result ranked where it did, from its score breakdown. */
+export function why(s, position) {
+  const legs = [];
+  if (s.fts_rank !== null) legs.push(`words (keyword rank ${s.fts_rank})`);
+  if (s.semantic_rank !== null) legs.push(`meaning (semantic rank ${s.semantic_rank})`);
+  const parts = [`#${position}: found by ${legs.length ? legs.join(' and ') : 'a filter only'}`];
+  if (s.limbic) {
+    parts.push(useClause(s.limbic));
+    if (s.limbic.multiplier < 0.999) parts.push(`lowered ×${fmt(s.limbic.multiplier, 2)} (status or metadata)`);
+  }
+  if (s.graph_boost) parts.push(`graph boost ${fmt(s.graph_boost)}`);
+  if (s.rerank_score !== null) parts.push(`re-ranked (${fmt(s.rerank_score)})`);
+  return `${parts.join('; ')}.`;
+}
+
+/** hybrid_search's factors of one result, as [label, value] rows (missing ones left out). */
+export function scoreRows(s) {
+  const rows = [
+    ['final', s.final],
+    ['rrf', s.rrf],
+    ['keyword rank', s.fts_rank],
+    ['bm25', s.fts_score],
+    ['semantic rank', s.semantic_rank],
+    ['distance', s.semantic_distance],
+    ['usage lift', s.limbic?.usage_lift],
+    ['usage places', s.limbic?.usage_places],
+    ['status ×', s.limbic?.multiplier],
+    ['importance', s.limbic?.importance],
+    ['recency', s.limbic?.temporal_factor],
+    ['co-occurrence', s.limbic?.cooc_boost],
+    ['routing', s.limbic?.routing_strategy],
+  ];
+  return rows.filter(([, v]) => v !== null && v !== undefined);
+}
+
+/**
+ * The legs that found a search_semantic result. Its answer gives a distance to what the semantic leg
+ * found and says which legs ran (`mode`), but not the keyword leg's hits one by one: a result with
+ * no distance came from the keyword leg alone, one with a distance from the semantic leg (and maybe
+ * the keyword leg too, which hybrid_search would say).
+ */
+export function semanticLegs(r, mode) {
+  if (mode === 'keyword') return ['keyword'];
+  return r.distance === undefined ? ['keyword'] : ['semantic'];
+}
+
+/** One sentence on why a search_semantic result ranked where it did. */
+export function semanticWhy(r, position) {
+  const found = r.distance === undefined ? 'words (the keyword leg)' : `meaning (distance ${fmt(r.distance)})`;
+  return `#${position}: found by ${found}; ${useClause(r.scoring)}.`;
+}
+
+/** search_semantic's factors of one result, as [label, value] rows (not rrf_score: the order does not follow it). */
+export function semanticRows(r) {
+  const rows = [
+    ['limbic score', r.limbic_score],
+    ['distance', r.distance],
+    ['usage lift', r.scoring.usage_lift],
+    ['usage places', r.scoring.usage_places],
+    ['importance', r.scoring.importance],
+    ['recency', r.scoring.temporal_factor],
+    ['co-occurrence', r.scoring.cooc_boost],
+  ];
+  return rows.filter(([, v]) => v !== null && v !== undefined);
+}
+
+/** Up to two observations, those holding a word of the query first (the one that matched, not merely the first). */
+export function snippet(observations, query) {
+  const fold = (t) =>
+    t
+      .toLowerCase()
+      .normalize('NFD')
+      .replace(/\p{M}+/gu, '');
+  const words = fold(query)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length >= 3);
+  const hits = observations.filter((o) => words.some((w) => fold(o).includes(w)));
+  return [...new Set([...hits, ...observations])].slice(0, 2).join(' · ');
+}
