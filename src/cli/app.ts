@@ -105,6 +105,16 @@ export interface InstallProgress {
   readonly download?: (done: number, total: number | undefined) => void;
 }
 
+/**
+ * onnxruntime reads ORT_DISABLE_TELEMETRY when it loads: no usage reports from a memory server
+ * unless the user asked for them (transformers.js set it too, but in the embedding worker, whose
+ * process.env is its own copy that the native library never reads). Set here, on the main thread,
+ * before the runtime loads in any thread.
+ */
+function quietOnnxRuntime(): void {
+  process.env.ORT_DISABLE_TELEMETRY ??= '1';
+}
+
 /** The application one run of the CLI builds: its settings and the parts made from them. */
 export class App {
   readonly info: ServerInfo = { name: 'limbic', version: PACKAGE.version };
@@ -215,6 +225,7 @@ export class App {
       const installing = installOnce(progress);
       if (installing !== undefined) await installing;
       progress('loading the model');
+      quietOnnxRuntime();
       const engine = await ThreadedEmbedder.start({ model: { ...this.onnxOptions(config), threads } });
       if (engine.description.note !== undefined) stderrLogger.info(engine.description.note);
       return engine;
@@ -235,6 +246,7 @@ export class App {
   /** Which model is in use and where its files came from (loads it). */
   async describeModel(config: Config): Promise<Record<string, unknown>> {
     const { loadOnnxEmbedder } = await import('../embed/onnx/onnx-embedder.js');
+    quietOnnxRuntime();
     const engine = await loadOnnxEmbedder(this.onnxOptions(config));
     return { ...engine.description, cacheDir: config.modelCacheDir, defaultModel: config.modelId };
   }

