@@ -135,7 +135,7 @@ describe('MCP tools (official contract)', () => {
   it('malformed arguments get an isError result naming the field', async () => {
     const result = await h.call('create_entities', { entities: [{ name: 42, entityType: 'x', observations: [] }] });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/entities\[0\]\.name/);
+    expect(textOf(result)).toMatch(/entities\.0\.name/);
     expect(textOf(result)).toMatch(/string/i);
     const missing = await h.call('add_observations', {});
     expect(missing.isError).toBe(true);
