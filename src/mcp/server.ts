@@ -4,7 +4,14 @@
  * the memory://knowledge-graph resource with update notifications. Thin: it validates, calls the
  * service and shapes results; a MemoryError becomes an isError result the model can act on.
  */
-import { McpServer, ProtocolError, ProtocolErrorCode, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type StandardSchemaWithJSON,
+  type ToolAnnotations,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { isMemoryError } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
@@ -383,15 +390,25 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
 
 /**
  * Puts `gate` in front of every tool registered on `server` from now on: a refused tool is still
- * listed, and a call to it gets the gate's answer without running. Decided per tool at registration,
- * from the annotations the tool declares, so a tool added later is gated by what it says of itself.
+ * listed with its schema, and a call to it gets the gate's answer without running, whatever its
+ * arguments (the refusal is the answer a caller needs, not a validation error). Decided per tool at
+ * registration, from the annotations the tool declares, so a tool added later is gated by what it
+ * says of itself.
  */
 function gateTools(server: McpServer, gate: ToolGate): void {
-  type Register = (name: string, config: { annotations?: ToolAnnotations }, callback: unknown) => ReturnType<McpServer['registerTool']>;
+  type Config = { annotations?: ToolAnnotations; inputSchema?: StandardSchemaWithJSON };
+  type Register = (name: string, config: Config, callback: unknown) => ReturnType<McpServer['registerTool']>;
   const register = server.registerTool.bind(server) as Register;
   const gated: Register = (name, config, callback) => {
     const refusal = gate(name, config.annotations);
-    return register(name, config, refusal === undefined ? callback : () => refusal);
+    if (refusal === undefined) return register(name, config, callback);
+    const inputSchema = config.inputSchema === undefined ? undefined : advertisedOnly(config.inputSchema);
+    return register(name, { ...config, inputSchema }, () => refusal);
   };
   Object.assign(server, { registerTool: gated });
+}
+
+/** `schema` as tools/list shows it, taking any arguments: for a tool that will refuse every call anyway. */
+function advertisedOnly(schema: StandardSchemaWithJSON): StandardSchemaWithJSON {
+  return { '~standard': { ...schema['~standard'], validate: (value: unknown) => ({ value }) } };
 }

@@ -1,13 +1,14 @@
 /**
  * `limbic serve --http` over real HTTP on loopback, driven by the SDK's Streamable HTTP client:
  * every tool, tokens (401), Host/Origin (403), body and answer limits (413 and its JSON-RPC twin),
- * read-only tokens, sessions bound to their token, many clients at once, graceful shutdown.
+ * read-only tokens, no sessions (issue 28), change notifications on a 2026-07-28 listen stream, many
+ * clients at once, graceful shutdown.
  */
 import { tmpdir } from 'node:os';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { httpClient } from '../helpers/mcp-eras.js';
 import { connect, INITIALIZE, rawRequest, startTestServer, textOf, type TestServer } from './http-helpers.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -90,14 +91,20 @@ describe('serve --http: tools, tokens and guards', () => {
     await c.close();
   });
 
-  it('sends resource updates to a subscribed client on its session', async () => {
-    const c = await connect(s.url, rw);
+  it('a 2026-07-28 client listening (subscriptions/listen) hears of a write by any client; a 2025-era client is offered no subscription it could not receive', async () => {
+    const listener = await httpClient('modern', `${s.url}/mcp`, { token: rw });
     const updates: string[] = [];
-    c.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
-    await c.client.subscribeResource({ uri: 'memory://knowledge-graph' });
-    await c.ok('create_entities', { entities: [{ name: 'Notified', entityType: 't', observations: [] }] });
-    await expect.poll(() => updates).toContain('memory://knowledge-graph');
-    await c.close();
+    listener.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params.uri));
+    const subscription = await listener.listen({ resourceSubscriptions: ['memory://knowledge-graph'] });
+    expect(subscription.honoredFilter.resourceSubscriptions).toEqual(['memory://knowledge-graph']);
+    // The write comes from a 2025-era client: the notification crosses generations.
+    const writer = await connect(s.url, rw);
+    expect(writer.client.getServerCapabilities()?.resources?.subscribe).toBeFalsy();
+    await writer.ok('create_entities', { entities: [{ name: 'Notified', entityType: 't', observations: [] }] });
+    await expect.poll(() => updates, { timeout: 10_000 }).toContain('memory://knowledge-graph');
+    await subscription.close();
+    await writer.close();
+    await listener.close();
   });
 
   it('401 with WWW-Authenticate without a token or with a wrong one; the SDK client fails to connect', async () => {
@@ -232,35 +239,6 @@ describe('serve --http: tools, tokens and guards', () => {
     await writer.close();
   });
 
-  it('a session answers only the token that opened it; an unknown session is 404', async () => {
-    const c = await connect(s.url, rw);
-    const sessionId = c.transport.sessionId;
-    expect(sessionId).toBeDefined();
-    const other = (await s.token('default')).token;
-    const call = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} });
-    const stolen = await rawRequest(s.url, {
-      headers: {
-        ...JSON_HEADERS,
-        authorization: `Bearer ${other}`,
-        'mcp-session-id': sessionId ?? '',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: call,
-    });
-    expect(stolen.status).toBe(403);
-    const unknown = await rawRequest(s.url, {
-      headers: {
-        ...JSON_HEADERS,
-        authorization: `Bearer ${rw}`,
-        'mcp-session-id': 'no-such-session',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: call,
-    });
-    expect(unknown.status).toBe(404);
-    await c.close();
-  });
-
   it('a revoked token is refused from its next request on', async () => {
     const made = await s.token('default');
     const c = await connect(s.url, made.token);
@@ -283,7 +261,6 @@ describe('serve --http: tools, tokens and guards', () => {
     );
     const all = await clients[0]!.ok<{ entities: { entityType: string }[] }>('read_graph', { compact: true });
     expect(all.entities.filter((e) => e.entityType === 'load')).toHaveLength(60);
-    expect(s.server.sessionCount()).toBeGreaterThanOrEqual(12);
     await Promise.all(clients.map((c) => c.close()));
   });
 });
