@@ -162,7 +162,7 @@ export class App {
     return redactPassword(location);
   }
 
-  /** serve --http's bounds on sessions and requests in flight set in the environment (LIMBIC_HTTP_*). */
+  /** serve --http's bounds on requests in flight set in the environment (LIMBIC_HTTP_*). */
   httpLimits(): Partial<HttpLimits> {
     return httpLimitsFromEnv(this.env);
   }

@@ -22,9 +22,7 @@ export const DEFAULT_HTTP_PORT = 7411;
  * maxBodyBytes: a call within every limit carries at most LIMITS.maxCallTextBytes of text, which
  * JSON escaping can grow up to 6x; 8x leaves room for field names (the same bound stdio uses).
  *
- * Sessions (issue 26): a session costs a little memory and nothing while idle, so the bounds only
- * stop a flood. One client window is one session, so 100 per token is far above what a person's
- * clients hold; 500 per namespace lets five such tokens share one; 1,000 in all as before.
+ * There are no sessions to bound (issue 28): every request is served on its own and forgotten.
  *
  * Requests in flight: the server answers on one thread, so more than a few calls at once does not
  * make answers come sooner; it only holds more answers in memory, each until its client has read
@@ -38,11 +36,6 @@ export const DEFAULT_HTTP_PORT = 7411;
 export const DEFAULT_LIMITS: HttpLimits = {
   maxBodyBytes: 8 * LIMITS.maxCallTextBytes,
   maxAnswerBytes: 16 * 1024 * 1024,
-  maxSessions: 1_000,
-  maxSessionsPerNamespace: 500,
-  maxSessionsPerToken: 100,
-  sessionReplaceAfterMs: 60_000,
-  sessionIdleMs: 30 * 60_000,
   maxInFlight: 16,
   maxInFlightPerNamespace: 8,
   maxInFlightPerToken: 4,
@@ -53,9 +46,6 @@ export const DEFAULT_LIMITS: HttpLimits = {
 
 /** The bounds a user may set, each from an environment variable (docs/http.md). */
 export const LIMIT_SETTINGS: Readonly<Partial<Record<keyof HttpLimits, string>>> = {
-  maxSessions: 'LIMBIC_HTTP_MAX_SESSIONS',
-  maxSessionsPerNamespace: 'LIMBIC_HTTP_MAX_SESSIONS_PER_NAMESPACE',
-  maxSessionsPerToken: 'LIMBIC_HTTP_MAX_SESSIONS_PER_TOKEN',
   maxInFlight: 'LIMBIC_HTTP_MAX_IN_FLIGHT',
   maxInFlightPerNamespace: 'LIMBIC_HTTP_MAX_IN_FLIGHT_PER_NAMESPACE',
   maxInFlightPerToken: 'LIMBIC_HTTP_MAX_IN_FLIGHT_PER_TOKEN',

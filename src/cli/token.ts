@@ -78,9 +78,7 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
     });
   token
     .command('revoke')
-    .description(
-      'remove a token by its id (from "token list"); a running server refuses it from the next request on and closes its sessions',
-    )
+    .description('remove a token by its id (from "token list"); every running server refuses it from its next request on')
     .argument('<id>', 'the token id')
     .action(async (id: string) => {
       let removed = false;
@@ -90,8 +88,6 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
         deps.fail(error);
       }
       if (!removed) deps.fail(new Error(`No token with id ${id}. "limbic token list" shows the ids.`));
-      process.stderr.write(
-        `limbic: revoked token ${id}. A running server refuses it from its next request and closes its MCP sessions then, or within a minute.\n`,
-      );
+      process.stderr.write(`limbic: revoked token ${id}. Every running server refuses it from its next request on.\n`);
     });
 }

@@ -1,51 +1,55 @@
 /**
- * `limbic serve --http`: MCP over the SDK's Streamable HTTP transport, many clients at once on one
- * process. Each MCP session gets its own McpServer and transport, bound at initialize to the token
- * that opened it (and so to one namespace); a later request on that session must carry the same
- * token. The same server answers the web page and its JSON reads. Shutdown stops taking requests,
- * lets the ones under way finish (so a write in flight is committed and answered), then closes
- * every session and memory. Requests still arriving on open connections meanwhile are served
- * (each answer closes its connection), up to HttpLimits.drainMs.
+ * `limbic serve --http`: MCP over Streamable HTTP, many clients at once on one process, and the
+ * web page with its JSON reads. Stateless (issue 28): every request carries its own bearer token,
+ * checked against the token store each time, and is served by a server instance built for it (its
+ * token's namespace; the reading tools only for a read-only token) and dropped after the answer.
+ * Nothing is kept between requests, so there is no session to hijack or to bound, and several
+ * processes behind a plain load balancer (one PostgreSQL database) answer any request alike.
  *
- * No token can take what the others need (issue 26): sessions are bounded per token, per namespace
- * and in all (session-table.ts), requests in flight the same way with a short fair queue
- * (request-gate.ts), and a revoked token's sessions close as soon as the server learns of it.
+ * Both protocol generations on one endpoint: a 2026-07-28 request (it carries the per-request
+ * `_meta` envelope) goes to the SDK's handler, one per namespace, which also holds that namespace's
+ * subscriptions/listen streams; a 2025-era request goes to a stateless 2025 transport
+ * (legacy-json.ts). 2025-era clients get no change notifications over HTTP: without a session there
+ * is no GET stream to send them on (docs/http.md).
+ *
+ * Shutdown stops taking connections, lets the requests under way finish (so a write in flight is
+ * committed and answered), then closes the listen streams and memories. Requests still arriving on
+ * open connections meanwhile are served (each answer closes its connection), up to HttpLimits.drainMs.
+ *
+ * No token can take what the others need (issue 26): requests in flight are bounded per token, per
+ * namespace and in all, with a short fair queue (request-gate.ts).
  */
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  isJSONRPCRequest,
+  isLegacyRequest,
+  type AuthInfo,
+  type JSONRPCMessage,
+  type McpHandlerRequestOptions,
+  type McpHttpHandler,
+  type McpRequestContext,
+} from '@modelcontextprotocol/server';
 import { isMemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import {
-  INVALID_REQUEST,
-  PARSE_ERROR,
-  refuse,
-  requestIdFromEnds,
-  screenMessage,
-  usableId,
-  type Refusal,
-  type RequestId,
-} from '../mcp/jsonrpc-screen.js';
+import { INVALID_REQUEST, PARSE_ERROR, refuse, requestIdFromEnds, screenMessage, type Refusal } from '../mcp/jsonrpc-screen.js';
 import { createMcpServer, type ServerInfo } from '../mcp/server.js';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
 import { BodyTooLarge, allowedHostNames, authorize, readBody, rebindingRefusal, sendJson, sendRpcError } from './guard.js';
+import { legacyJsonHandler } from './legacy-json.js';
 import type { NamespaceRegistry } from './namespaces.js';
 import { withPublicStatistics } from './public-stats.js';
-import { gateWritingTools, readOnlyService, readOnlyToolNames } from './read-only.js';
+import { readOnlyGate, readOnlyService } from './read-only.js';
 import { RequestGate, type RequestBounds } from './request-gate.js';
-import { SessionTable, type SessionBounds, type SessionEntry } from './session-table.js';
-import { bearerOf, hashToken } from './tokens.js';
 import { serveApi, serveStatic } from './web-api.js';
 
-export interface HttpLimits extends SessionBounds, RequestBounds {
+export interface HttpLimits extends RequestBounds {
   /** Bytes of one request body; larger → 413. */
   readonly maxBodyBytes: number;
   /** Bytes of one JSON-RPC answer; larger → a JSON-RPC error saying how to ask for less. */
   readonly maxAnswerBytes: number;
-  /** A session unused this long is closed (its client re-initializes on its next call). */
-  readonly sessionIdleMs: number;
   /** How long shutdown waits for requests under way. */
   readonly drainMs: number;
 }
@@ -65,33 +69,32 @@ export interface HttpServerOptions {
 export interface RunningHttpServer {
   readonly url: string;
   readonly port: number;
-  sessionCount(): number;
-  /** Requests received and not yet answered, waiting ones included (SSE streams not counted). */
+  /** Requests received and not yet answered, waiting ones included (subscriptions/listen streams not counted). */
   inFlightCount(): number;
   /** Requests waiting for a place (request-gate.ts). */
   queuedCount(): number;
-  /** Graceful: finishes requests under way, then closes sessions and memories. */
+  /** Graceful: finishes requests under way, then closes listen streams and memories. */
   close(): Promise<void>;
 }
 
-interface Session extends SessionEntry {
-  readonly transport: StreamableHTTPServerTransport;
-  /** Ids of the requests under way on it: the transport routes each answer by id alone. */
-  readonly pending: Set<RequestId>;
+/** What a request's instance is built for, passed through the SDK as its AuthInfo. */
+interface Caller {
+  readonly namespace: string;
+  readonly readOnly: boolean;
 }
 
-/** The ids of the requests (not notifications or responses) in a screened body. */
-const requestIds = (body: unknown): RequestId[] =>
-  (Array.isArray(body) ? body : [body]).flatMap((m) => (isJSONRPCRequest(m as JSONRPCMessage) ? [(m as { id: RequestId }).id] : []));
-
-/** Revoked tokens are looked for at most this often when room is needed, besides the periodic sweep. */
-const REVOCATION_CHECK_MS = 1_000;
-
-/** The id of a parsed request body, when it has a usable one. */
-const idOf = (body: unknown): RequestId | null => {
-  const id = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
-  return usableId(id) ? id : null;
+const callerOf = (authInfo: AuthInfo | undefined): Caller | undefined => {
+  const extra = authInfo?.extra;
+  return typeof extra?.namespace === 'string' ? { namespace: extra.namespace, readOnly: extra.readOnly === true } : undefined;
 };
+
+/** The AuthInfo of a verified token: its id, never the bearer, and what it may do. */
+const authInfoOf = (token: TokenRecord): AuthInfo => ({
+  token: token.id,
+  clientId: token.id,
+  scopes: token.readOnly ? ['memory:read'] : ['memory:read', 'memory:write'],
+  extra: { namespace: token.namespace, readOnly: token.readOnly },
+});
 
 /**
  * Why a parsed body is not JSON-RPC the transport would answer with the request's id, as the
@@ -113,117 +116,69 @@ function screenBody(body: unknown): Refusal | Refusal[] | undefined {
   });
 }
 
-/** The JSON-RPC id of an answer, when `message` is one. */
-const answerId = (message: JSONRPCMessage): string | number | undefined =>
-  'id' in message && ('result' in message || 'error' in message) ? (message.id ?? undefined) : undefined;
+/**
+ * `response` when its JSON body is within `maxBytes`; otherwise an error with the answer's id that
+ * says how to ask for less, so no client receives a reply it would choke on. SSE (the listen
+ * streams) passes as it is. Measuring costs reading the body once more.
+ */
+async function withinAnswerBound(response: Response, maxBytes: number): Promise<Response> {
+  if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('application/json')) return response;
+  const text = await response.text();
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= maxBytes) return new Response(text, { status: response.status, statusText: response.statusText, headers });
+  const answer = JSON.parse(text) as unknown;
+  const id = typeof answer === 'object' && answer !== null && 'id' in answer ? (answer as { id: unknown }).id : null;
+  const message = `The answer is ${bytes} bytes, over this server's limit of ${maxBytes} bytes, and was not sent (a write in it was still made). Ask for less: read_graph and search_nodes take limit/offset, searches take limit.`;
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), { status: response.status, headers });
+}
 
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const allowed = allowedHostNames(o.host, o.allowedHosts);
-  const sessions = new SessionTable<Session>(o.limits);
   const gate = new RequestGate(o.limits);
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing = false;
-  /** Which tools a read-only token may call; asked of the server once, on the first read-only session. */
-  let readOnlyTools: Promise<ReadonlySet<string>> | undefined;
 
-  /** Closes the sessions of tokens revoked meanwhile (by this process or another on the same database). */
-  let checkedAt = 0;
-  const closeRevoked = async (force = false): Promise<void> => {
-    if (!force && Date.now() - checkedAt < REVOCATION_CHECK_MS) return;
-    checkedAt = Date.now();
-    const holders = sessions.holders();
-    if (holders.size === 0) return;
-    const valid = new Set((await o.tokens.list()).map((t) => t.id));
-    const closed = sessions.closeTokens((id) => !valid.has(id));
-    if (closed > 0) o.logger.info(`closed ${closed} MCP session${closed === 1 ? '' : 's'} of revoked tokens`);
+  /** One SDK handler per namespace, made on its first MCP request: its listen streams hear only of its own writes. */
+  const handlers = new Map<string, { readonly handler: McpHttpHandler; readonly node: NodeMcpRequestHandler }>();
+  const mcpOf = (namespace: string): NodeMcpRequestHandler => {
+    const made = handlers.get(namespace);
+    if (made !== undefined) return made.node;
+    // Runs per request: cheap, over the namespace's one service (opened once by the registry).
+    const factory = ({ era, authInfo }: McpRequestContext) => {
+      const caller = callerOf(authInfo);
+      if (caller?.namespace !== namespace) throw new Error('an MCP request reached the handler of another namespace');
+      const base = o.registry.service(namespace);
+      const service = withPublicStatistics(caller.readOnly ? readOnlyService(base, namespace) : base);
+      return createMcpServer(service, o.info, o.logger, {
+        era,
+        // A write by a client of either generation reaches the 2026-07-28 clients listening on this namespace.
+        changes: { publish: (uri) => handler.notify.resourceUpdated(uri) },
+        toolGate: caller.readOnly ? readOnlyGate(namespace) : undefined,
+      });
+    };
+    const onerror = (error: Error): void => o.logger.warn('MCP request failed', error);
+    const handler = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: o.limits.maxBodyBytes, onerror });
+    const legacy = legacyJsonHandler(factory);
+    const fetch = async (request: Request, options?: McpHandlerRequestOptions): Promise<Response> => {
+      const isLegacy = await isLegacyRequest(request, options?.parsedBody, { maxRequestBodySize: o.limits.maxBodyBytes });
+      const response = isLegacy ? await legacy(request, options) : await handler.fetch(request, options);
+      return withinAnswerBound(response, o.limits.maxAnswerBytes);
+    };
+    const node = toNodeHandler({ fetch }, { maxRequestBodySize: o.limits.maxBodyBytes, onerror });
+    handlers.set(namespace, { handler, node });
+    return node;
   };
 
-  const openSession = async (
-    token: TokenRecord,
-    tokenHash: string,
-    place: { commit(session: Session): void },
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: unknown,
-  ): Promise<void> => {
-    const base = o.registry.service(token.namespace);
-    const service = withPublicStatistics(token.readOnly ? readOnlyService(base, token.namespace) : base);
-    const server = createMcpServer(service, o.info, o.logger);
-    let id: string | undefined;
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      // Each answer as one JSON body, not an SSE stream opened and closed per call: no tool sends
-      // anything before its answer, and under load the stream's headers, flushes and extra writes
-      // were a visible share of this thread's time (bench/results/http-load-2026-11-23.md).
-      enableJsonResponse: true,
-      onsessioninitialized: (sessionId) => {
-        id = sessionId;
-        place.commit({
-          id: sessionId,
-          transport,
-          close: () => server.close(),
-          tokenId: token.id,
-          tokenHash,
-          namespace: token.namespace,
-          lastUsed: Date.now(),
-          busy: 0,
-          pending: new Set(),
-        });
-      },
-    });
-    transport.onclose = () => {
-      if (id !== undefined) sessions.forget(id);
-    };
-    // Answers over the limit become an error that says how to ask for less, so no client receives
-    // a reply it would choke on. Measuring costs one more JSON.stringify per answer.
-    const send = transport.send.bind(transport);
-    transport.send = async (message, options) => {
-      const rid = answerId(message);
-      if (rid !== undefined) {
-        const bytes = Buffer.byteLength(JSON.stringify(message));
-        if (bytes > o.limits.maxAnswerBytes) {
-          return send(
-            {
-              jsonrpc: '2.0',
-              id: rid,
-              error: {
-                code: -32000,
-                message: `The answer is ${bytes} bytes, over this server's limit of ${o.limits.maxAnswerBytes} bytes, and was not sent (a write in it was still made). Ask for less: read_graph and search_nodes take limit/offset, searches take limit.`,
-              },
-            },
-            options,
-          );
-        }
-      }
-      return send(message, options);
-    };
-    await server.connect(transport);
-    if (token.readOnly) {
-      readOnlyTools ??= readOnlyToolNames(base, o.info, o.logger);
-      gateWritingTools(transport, await readOnlyTools, token.namespace);
-    }
-    await transport.handleRequest(req, res, body);
-  };
-
-  const handleMcp = async (token: TokenRecord, tokenHash: string, req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const sessionId = req.headers['mcp-session-id'];
-    const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-    if (session !== undefined && session.tokenId === token.id) {
-      session.lastUsed = Date.now();
-      // Busy from now (before its body is read), so the session is not given up under it. A session
-      // whose only open request is its SSE stream (GET) is idle: that stream waits for
-      // notifications as long as the session lives.
-      if (req.method !== 'GET') {
-        session.busy++;
-        res.once('close', () => {
-          session.busy--;
-          session.lastUsed = Date.now();
-        });
-      }
-    }
+  /**
+   * `stream()` is called when the request turns out to be a subscriptions/listen stream: it lasts
+   * until the client leaves and only waits for changes, so it gives back its request place and is
+   * not counted in flight; such streams are bounded per namespace by the handler (maxSubscriptions).
+   */
+  const handleMcp = async (token: TokenRecord, req: IncomingMessage, res: ServerResponse, stream: () => void): Promise<void> => {
     let body: unknown;
-    let id: RequestId | null = null;
     if (req.method === 'POST') {
       let raw: Buffer;
       try {
@@ -250,74 +205,14 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         sendJson(res, 400, refusal);
         return;
       }
-      id = idOf(body);
+      if (isJSONRPCRequest(body as JSONRPCMessage) && (body as { method: string }).method === 'subscriptions/listen') stream();
     }
-    if (typeof sessionId === 'string') {
-      if (session === undefined) {
-        sendRpcError(res, 404, 'No such MCP session (it ended, idled out, or the server restarted). Initialize a new one.', {}, id);
-        return;
-      }
-      if (session.tokenId !== token.id) {
-        sendRpcError(res, 403, 'This MCP session was opened with another token; a session answers only the token that opened it.', {}, id);
-        return;
-      }
-    }
-    if (req.method === 'POST') {
-      if (session !== undefined) {
-        // A second request with the id of one under way would take over its answer, and the first
-        // would never be answered (the client waits for its timeout): it is refused instead.
-        const ids = requestIds(body);
-        const reused = ids.find((rid, i) => session.pending.has(rid) || ids.indexOf(rid) !== i);
-        if (reused !== undefined) {
-          sendJson(
-            res,
-            400,
-            refuse(
-              reused,
-              INVALID_REQUEST,
-              `id ${JSON.stringify(reused)} is already used by a request under way on this session; give each request its own id`,
-            ),
-          );
-          return;
-        }
-        for (const rid of ids) session.pending.add(rid);
-        res.once('close', () => {
-          for (const rid of ids) session.pending.delete(rid);
-        });
-        await session.transport.handleRequest(req, res, body);
-        return;
-      }
-      if (closing) {
-        sendRpcError(res, 503, 'The server is shutting down; retry against the next one.', { 'retry-after': '2' }, id);
-        return;
-      }
-      if (!isInitializeRequest(body)) {
-        sendRpcError(res, 400, 'No MCP session: send initialize first, then the session id it returns (header Mcp-Session-Id).', {}, id);
-        return;
-      }
-      if (sessions.full(token.namespace)) {
-        await closeRevoked().catch((error: unknown) => o.logger.warn('could not check the tokens for revoked ones', error));
-      }
-      const place = sessions.reserve(token.id, token.namespace);
-      if ('status' in place) {
-        sendRpcError(res, place.status, place.message, { 'retry-after': String(place.retryAfterSeconds) }, id);
-        return;
-      }
-      try {
-        await openSession(token, tokenHash, place, req, res, body);
-      } finally {
-        place.cancel(); // gives the place back when initialize opened no session
-      }
-      return;
-    }
-    if (session === undefined) {
-      sendRpcError(res, 400, 'GET and DELETE need the Mcp-Session-Id header of an initialized session.');
-      return;
-    }
-    await session.transport.handleRequest(req, res);
+    // The SDK reads the verified token from here (toNodeHandler passes it on as the request's AuthInfo).
+    Object.assign(req, { auth: authInfoOf(token) });
+    await mcpOf(token.namespace)(req, res, body);
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, stream: () => void): Promise<void> => {
     const refusal = rebindingRefusal(req, allowed);
     if (refusal !== undefined) {
       sendRpcError(res, 403, refusal);
@@ -332,44 +227,39 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
       return;
     }
     // While draining, requests already on an open connection are still served (a client may have
-    // sent them before the stop), each answer closing its connection; new sessions are refused.
+    // sent them before the stop), each answer closing its connection.
     if (closing) res.setHeader('connection', 'close');
+    // Every request shows its token, checked against the store each time: a token revoked by this
+    // process or another on the same database is refused from its next request on.
     const auth = await authorize(req, o.tokens);
-    const presented = bearerOf(req.headers.authorization);
-    const tokenHash = presented === undefined ? '' : hashToken(presented);
     if (!auth.ok) {
-      // A token that held sessions and no longer passes was revoked: what it held is freed now.
-      const revoked = presented === undefined ? undefined : sessions.tokenOfHash(tokenHash);
-      if (revoked !== undefined) {
-        const closed = sessions.closeTokens((tokenId) => tokenId === revoked);
-        o.logger.info(`token ${revoked} was revoked: closed its ${closed} MCP session${closed === 1 ? '' : 's'}`);
-      }
       sendRpcError(res, auth.status, auth.message, { 'www-authenticate': auth.challenge });
       return;
     }
-    // An SSE stream (GET /mcp) lasts as long as its session, which is bounded already; every other
-    // request takes a place (request-gate.ts) before its body is read.
-    if (!(isMcp && req.method === 'GET')) {
-      let gone = false;
-      const abandoned = new AbortController();
-      res.once('close', () => {
-        gone = true;
-        abandoned.abort();
-      });
-      const admission = await gate.acquire(auth.token.id, auth.token.namespace, abandoned.signal);
-      if (!admission.ok) {
-        if (!gone) sendRpcError(res, admission.status, admission.message, { 'retry-after': String(admission.retryAfterSeconds) });
-        req.resume();
-        return;
-      }
-      if (gone) {
-        admission.release();
-        return;
-      }
-      res.once('close', admission.release);
+    // Every request takes a place (request-gate.ts) before its body is read; a subscriptions/listen
+    // stream gives its place back once it is acknowledged (below), as it only waits for changes.
+    let gone = false;
+    const abandoned = new AbortController();
+    res.once('close', () => {
+      gone = true;
+      abandoned.abort();
+    });
+    const admission = await gate.acquire(auth.token.id, auth.token.namespace, abandoned.signal);
+    if (!admission.ok) {
+      if (!gone) sendRpcError(res, admission.status, admission.message, { 'retry-after': String(admission.retryAfterSeconds) });
+      req.resume();
+      return;
     }
+    if (gone) {
+      admission.release();
+      return;
+    }
+    res.once('close', admission.release);
     if (isMcp) {
-      await handleMcp(auth.token, tokenHash, req, res);
+      await handleMcp(auth.token, req, res, () => {
+        admission.release();
+        stream();
+      });
       return;
     }
     if (req.method !== 'GET' || !(await serveApi(url, o.registry.service(auth.token.namespace), auth.token, res))) {
@@ -380,18 +270,16 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   };
 
   const http = createServer((req, res) => {
-    // An SSE stream (GET /mcp) stays open for the session's life: it is no write to wait for.
-    const counted = !(req.method === 'GET' && req.url?.startsWith('/mcp') === true);
-    if (counted) inFlight++;
+    inFlight++;
     let done = false;
     const finish = (): void => {
-      if (done || !counted) return;
+      if (done) return;
       done = true;
       inFlight--;
       if (inFlight === 0) drained?.();
     };
     res.on('close', finish);
-    handle(req, res).catch((error: unknown) => {
+    handle(req, res, finish).catch((error: unknown) => {
       // Messages never include headers, so a token cannot reach the log.
       if (!isMemoryError(error)) o.logger.warn(`${req.method ?? ''} ${req.url ?? ''} failed`, error);
       if (!res.headersSent)
@@ -409,14 +297,6 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   // client never reuses a socket the server is closing at that moment (ECONNRESET under load).
   http.keepAliveTimeout = 65_000;
 
-  const sweeper = setInterval(
-    () => {
-      sessions.closeIdle(Date.now() - o.limits.sessionIdleMs);
-      closeRevoked(true).catch((error: unknown) => o.logger.warn('could not check the tokens for revoked ones', error));
-    },
-    Math.min(60_000, o.limits.sessionIdleMs),
-  ).unref();
-
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(o.port, o.host, () => {
@@ -430,14 +310,12 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   return {
     url: `http://${shownHost}:${port}`,
     port,
-    sessionCount: () => sessions.size,
     inFlightCount: () => inFlight,
     queuedCount: () => gate.queued(),
     async close() {
       if (closing) return;
       closing = true;
-      clearInterval(sweeper);
-      http.close(); // no new connections; the callback would wait for SSE streams, so it is not awaited
+      http.close(); // no new connections; the callback would wait for listen streams, so it is not awaited
       http.closeIdleConnections();
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {
@@ -445,7 +323,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
           setTimeout(resolve, o.limits.drainMs).unref();
         });
       }
-      await sessions.closeAll();
+      await Promise.all([...handlers.values()].map(({ handler }) => handler.close().catch(() => undefined)));
       http.closeAllConnections();
       await o.registry.close();
     },

@@ -1,56 +1,23 @@
 /**
- * Read-only tokens. The gate is per tool: a read-only session may call only the tools whose
- * annotations say `readOnlyHint: true` (asked of the server itself, so a tool added later is
- * writing until it says otherwise); any other call is answered with an isError result naming the
- * tool, without running it. Behind it, the service's writing methods refuse too, in case a reading
- * tool ever wrote. Reads still count as uses (access and co-occurrence signals), as every search
- * does: ranking learns from readers too.
+ * Read-only tokens. The gate is per tool: a read-only request may call only the tools whose
+ * annotations say `readOnlyHint: true` (as each tool declares itself at registration, so a tool
+ * added later is writing until it says otherwise); any other call is answered with an isError
+ * result naming the tool, without running it. Behind it, the service's writing methods refuse too,
+ * in case a reading tool ever wrote. Reads still count as uses (access and co-occurrence signals),
+ * as every search does: ranking learns from readers too.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
-import { createMcpServer, type ServerInfo } from '../mcp/server.js';
+import type { ToolGate } from '../mcp/server.js';
 import type { MemoryService } from '../service/memory-service.js';
 
 const refusal = (tool: string, namespace: string): string =>
   `This token is read-only: ${tool} may change namespace "${namespace}", so it was not run and nothing was changed. Use a token made without --read-only (limbic token create --namespace ${namespace}).`;
 
-/** The names of the tools that declare themselves read-only, asked over MCP of a server like the one served. */
-export async function readOnlyToolNames(service: MemoryService, info: ServerInfo, logger: Logger): Promise<ReadonlySet<string>> {
-  const server = createMcpServer(service, info, logger);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'limbic-read-only-gate', version: info.version });
-  await server.connect(serverSide);
-  await client.connect(clientSide);
-  try {
-    const { tools } = await client.listTools();
-    return new Set(tools.filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name));
-  } finally {
-    await client.close();
-    await server.close();
-  }
-}
-
-/** Answers every tools/call of a tool outside `allowed` with an isError result; call after connect. */
-export function gateWritingTools(transport: Transport, allowed: ReadonlySet<string>, namespace: string): void {
-  const deliver = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    if (isJSONRPCRequest(message) && message.method === 'tools/call') {
-      const name = (message.params as { name?: unknown } | undefined)?.name;
-      if (typeof name !== 'string' || !allowed.has(name)) {
-        const text = refusal(typeof name === 'string' ? name : 'this tool', namespace);
-        void transport.send(
-          { jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text }], isError: true } },
-          { relatedRequestId: message.id },
-        );
-        return;
-      }
-    }
-    deliver?.(message, extra);
-  };
+/** The gate of a read-only token's server instance: tools that do not declare themselves read-only answer with a refusal. */
+export function readOnlyGate(namespace: string): ToolGate {
+  return (name, annotations): CallToolResult | undefined =>
+    annotations?.readOnlyHint === true ? undefined : { content: [{ type: 'text', text: refusal(name, namespace) }], isError: true };
 }
 
 /** The service methods that write, and the tool each one backs: refused behind the gate as well. */

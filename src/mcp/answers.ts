@@ -1,5 +1,5 @@
 /** How tool answers are shaped and bounded, for every tool module of the MCP adapter. */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { LIMITS } from '../core/limits.js';
 
 /**

@@ -4,7 +4,7 @@
  * instructions ride in every conversation's context (874 characters, about 220 tokens at 4 characters a token).
  */
 import { z } from 'zod';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 
 export const INSTRUCTIONS = [
   'Limbic is your long-term memory: a knowledge graph of entities (people, projects, places, ideas), each with observations (short facts) and relations between them.',
@@ -20,7 +20,7 @@ export function registerPrompts(server: McpServer): void {
     {
       title: 'Recall what Limbic knows',
       description: 'Search the memory for a topic and summarise what it holds, saying what it does not know',
-      argsSchema: { topic: z.string().min(1).describe('What to recall: a person, project, subject or question') },
+      argsSchema: z.object({ topic: z.string().min(1).describe('What to recall: a person, project, subject or question') }),
     },
     ({ topic }) => ({
       messages: [
@@ -43,7 +43,7 @@ export function registerPrompts(server: McpServer): void {
     {
       title: 'Save this conversation to Limbic',
       description: 'Save the durable facts of this conversation: new entities, added observations, relations, superseded facts',
-      argsSchema: { focus: z.string().optional().describe('Optional: what to save about (default: everything worth keeping)') },
+      argsSchema: z.object({ focus: z.string().optional().describe('Optional: what to save about (default: everything worth keeping)') }),
     },
     ({ focus }) => ({
       messages: [

@@ -6,7 +6,7 @@
  * error the specification gives (parse error -32700, invalid request -32600), carrying the
  * request's id whenever it has a usable one.
  */
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
 
 /** A JSON-RPC request id. */
 export type RequestId = string | number;
@@ -64,6 +64,10 @@ export function screenMessage(value: unknown): Refusal | undefined {
   if ('params' in m && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params)))
     return refuse(id, INVALID_REQUEST, '"params" must be an object');
   // Anything else the transport would drop or refuse without the id.
-  if (!JSONRPCMessageSchema.safeParse(value).success) return refuse(id, INVALID_REQUEST, 'it is not a JSON-RPC 2.0 message');
+  try {
+    parseJSONRPCMessage(value);
+  } catch {
+    return refuse(id, INVALID_REQUEST, 'it is not a JSON-RPC 2.0 message');
+  }
   return undefined;
 }

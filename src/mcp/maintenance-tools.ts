@@ -3,8 +3,7 @@
  * and error style. The heavy ones answer a retryable "busy" result when every slot is taken
  * (heavy-slots.ts); it carries structuredContent so a client can tell it from a real failure.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import type { MemoryService } from '../service/memory-service.js';
 import { HeavyBusyError } from '../service/heavy-slots.js';
 import { compact } from './answers.js';

@@ -4,14 +4,14 @@
  * the memory://knowledge-graph resource with update notifications. Thin: it validates, calls the
  * service and shapes results; a MemoryError becomes an isError result the model can act on.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
-  ErrorCode,
-  McpError,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
   type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+  type StandardSchemaWithJSON,
+  type ToolAnnotations,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { isMemoryError } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
@@ -54,9 +54,41 @@ function success(message: string): CallToolResult {
   return structured({ success: true, message }, message);
 }
 
-/** Builds a server over a service. Cheap and side-effect free: connecting it is the caller's job. */
-export function createMcpServer(service: MemoryService, info: ServerInfo, logger: Logger): McpServer {
-  const server = new McpServer({ name: info.name, version: info.version }, { instructions: INSTRUCTIONS });
+/**
+ * Where the change notifications of memory://knowledge-graph go: the instance's own connection
+ * (stdio, in-process: subscribed 2025-era connections, and the 2026-07-28 subscriptions/listen
+ * streams serveStdio routes them to), or a publisher outside the instance (HTTP, where an instance
+ * lives for one request and the handler holds the listen streams).
+ */
+export type GraphChanges = 'connection' | { readonly publish: (uri: string) => void };
+
+/** Whether a tool may run on this instance: undefined runs it, an answer refuses it (read-only tokens, src/http/read-only.ts). */
+export type ToolGate = (name: string, annotations: ToolAnnotations | undefined) => CallToolResult | undefined;
+
+export interface McpServerOptions {
+  /** The protocol era the instance serves (the serving entries say which); a hand-connected instance is 2025-era. @default 'legacy' */
+  readonly era?: 'legacy' | 'modern';
+  /** @default 'connection' */
+  readonly changes?: GraphChanges;
+  /** @default every tool runs */
+  readonly toolGate?: ToolGate;
+}
+
+/**
+ * Builds a server over a service. Cheap and side-effect free (the HTTP entry builds one per request,
+ * stdio one per connection): connecting it is the caller's job.
+ */
+export function createMcpServer(service: MemoryService, info: ServerInfo, logger: Logger, options: McpServerOptions = {}): McpServer {
+  const era = options.era ?? 'legacy';
+  const changes = options.changes ?? 'connection';
+  // Subscribing is offered where an update can arrive: on a connection, or to a 2026-07-28 client
+  // (a listen stream). A 2025-era request over stateless HTTP has no connection left to notify.
+  const subscribable = changes === 'connection' || era === 'modern';
+  const server = new McpServer(
+    { name: info.name, version: info.version },
+    { instructions: INSTRUCTIONS, capabilities: subscribable ? { resources: { subscribe: true } } : {} },
+  );
+  if (options.toolGate !== undefined) gateTools(server, options.toolGate);
   registerPrompts(server);
   const subscribers = new Set<string>();
 
@@ -76,7 +108,11 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     };
 
   const mutated = (): void => {
-    if (subscribers.has(RESOURCE_URI)) void server.server.sendResourceUpdated({ uri: RESOURCE_URI }).catch(() => undefined);
+    if (changes !== 'connection') changes.publish(RESOURCE_URI);
+    // A 2025-era connection hears only of what it subscribed to; on a 2026-07-28 one serveStdio
+    // sends the update down the subscriptions/listen streams whose filter names the resource.
+    else if (era === 'modern' || subscribers.has(RESOURCE_URI))
+      void server.server.sendResourceUpdated({ uri: RESOURCE_URI }).catch(() => undefined);
   };
 
   server.registerTool(
@@ -85,7 +121,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Create Entities',
       description: 'Create multiple new entities in the knowledge graph',
       inputSchema: s.createEntitiesInput,
-      outputSchema: { entities: z.array(s.EntityOutputSchema) },
+      outputSchema: z.object({ entities: z.array(s.EntityOutputSchema) }),
       annotations: WRITE,
     },
     guard(async ({ entities }) => {
@@ -103,7 +139,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Create Relations',
       description: 'Create multiple new relations between entities in the knowledge graph. Relations should be in active voice',
       inputSchema: s.createRelationsInput,
-      outputSchema: { relations: z.array(s.RelationOutputSchema) },
+      outputSchema: z.object({ relations: z.array(s.RelationOutputSchema) }),
       annotations: WRITE,
     },
     guard(async ({ relations }) => {
@@ -119,9 +155,9 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Add Observations',
       description: 'Add new observations to existing entities in the knowledge graph',
       inputSchema: s.addObservationsInput,
-      outputSchema: {
+      outputSchema: z.object({
         results: z.array(z.object({ entityName: z.string(), addedObservations: z.array(z.string()), superseded: z.string().optional() })),
-      },
+      }),
       annotations: WRITE,
     },
     guard(async ({ observations }) => {
@@ -139,7 +175,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Delete Entities',
       description: 'Delete multiple entities and their associated relations from the knowledge graph',
       inputSchema: s.deleteEntitiesInput,
-      outputSchema: s.SuccessOutput,
+      outputSchema: z.object(s.SuccessOutput),
       annotations: DESTRUCTIVE,
     },
     guard(async ({ entityNames }) => {
@@ -155,7 +191,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Delete Observations',
       description: 'Delete specific observations from entities in the knowledge graph',
       inputSchema: s.deleteObservationsInput,
-      outputSchema: s.SuccessOutput,
+      outputSchema: z.object(s.SuccessOutput),
       annotations: DESTRUCTIVE,
     },
     guard(async ({ deletions }) => {
@@ -171,7 +207,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Delete Relations',
       description: 'Delete multiple relations from the knowledge graph',
       inputSchema: s.deleteRelationsInput,
-      outputSchema: s.SuccessOutput,
+      outputSchema: z.object(s.SuccessOutput),
       annotations: DESTRUCTIVE,
     },
     guard(async ({ relations }) => {
@@ -188,7 +224,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         "Read the entire knowledge graph. Limbic: limit/offset read it a page at a time (with total and next_offset), compact gives names, types and observation counts only, and observations_offset/observations_limit page each entity's observations",
       inputSchema: s.readGraphInput,
-      outputSchema: s.GraphOutput,
+      outputSchema: z.object(s.GraphOutput),
       annotations: READ,
     },
     guard(async ({ limit, offset, compact: outline, observations_offset, observations_limit }) => {
@@ -215,7 +251,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         "Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (ignoring case and accents), best matches first. Limbic: limit/offset return one page, with total and next_offset; observations_offset/observations_limit page each entity's observations",
       inputSchema: s.searchNodesInput,
-      outputSchema: s.SearchNodesOutput,
+      outputSchema: z.object(s.SearchNodesOutput),
       annotations: READ,
     },
     guard(async ({ query, limit, offset, observations_offset, observations_limit }) =>
@@ -237,7 +273,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         "Open specific nodes in the knowledge graph by their names. Limbic: kinds keeps only observations of those kinds; include_kinds shows each observation's kind; observations_offset/observations_limit return a page of each entity's observations (with observationCount and next_observations_offset), for an entity too large for one answer",
       inputSchema: s.openNodesInput,
-      outputSchema: s.OpenNodesOutput,
+      outputSchema: z.object(s.OpenNodesOutput),
       annotations: READ,
     },
     guard(async ({ names, include_superseded, kinds, include_kinds, observations_offset, observations_limit }) => {
@@ -304,7 +340,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         "Set an entity's lifecycle status. Paused, completed and archived entities rank lower in search_semantic (0.85x, 0.70x, 0.50x) but are never hidden",
       inputSchema: s.setStatusInput,
-      outputSchema: s.SuccessOutput,
+      outputSchema: z.object(s.SuccessOutput),
       annotations: { ...WRITE, idempotentHint: true },
     },
     guard(async ({ entity_name, name: legacyName, status }) => {
@@ -334,8 +370,8 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       // As a tool's answer (answers.ts): over the bound, the client would drop the message and the session.
       const bytes = overAnswerBound(result, result.contents[0]?.text.length ?? 0);
       if (bytes !== undefined)
-        throw new McpError(
-          ErrorCode.InvalidRequest,
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
           overBoundMessage(
             `The resource ${RESOURCE_URI}`,
             bytes,
@@ -346,15 +382,42 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     },
   );
   registerExplainApp(server);
-  server.server.registerCapabilities({ resources: { subscribe: true } });
-  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-    subscribers.add(request.params.uri);
-    return {};
-  });
-  server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-    subscribers.delete(request.params.uri);
-    return {};
-  });
+  // resources/subscribe is 2025-era only (2026-07-28 names the resource in subscriptions/listen).
+  if (changes === 'connection' && era === 'legacy') {
+    server.server.setRequestHandler('resources/subscribe', (request) => {
+      subscribers.add(request.params.uri);
+      return {};
+    });
+    server.server.setRequestHandler('resources/unsubscribe', (request) => {
+      subscribers.delete(request.params.uri);
+      return {};
+    });
+  }
 
   return server;
+}
+
+/**
+ * Puts `gate` in front of every tool registered on `server` from now on: a refused tool is still
+ * listed with its schema, and a call to it gets the gate's answer without running, whatever its
+ * arguments (the refusal is the answer a caller needs, not a validation error). Decided per tool at
+ * registration, from the annotations the tool declares, so a tool added later is gated by what it
+ * says of itself.
+ */
+function gateTools(server: McpServer, gate: ToolGate): void {
+  type Config = { annotations?: ToolAnnotations; inputSchema?: StandardSchemaWithJSON };
+  type Register = (name: string, config: Config, callback: unknown) => ReturnType<McpServer['registerTool']>;
+  const register = server.registerTool.bind(server) as Register;
+  const gated: Register = (name, config, callback) => {
+    const refusal = gate(name, config.annotations);
+    if (refusal === undefined) return register(name, config, callback);
+    const inputSchema = config.inputSchema === undefined ? undefined : advertisedOnly(config.inputSchema);
+    return register(name, { ...config, inputSchema }, () => refusal);
+  };
+  Object.assign(server, { registerTool: gated });
+}
+
+/** `schema` as tools/list shows it, taking any arguments: for a tool that will refuse every call anyway. */
+function advertisedOnly(schema: StandardSchemaWithJSON): StandardSchemaWithJSON {
+  return { '~standard': { ...schema['~standard'], validate: (value: unknown) => ({ value }) } };
 }

@@ -2,9 +2,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Client as EraClient } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpHandler, InMemoryTransport as ServerInMemoryTransport } from '@modelcontextprotocol/server';
 import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
 import { noopLogger } from '../../src/core/logger.js';
 import { embedEntitiesAsPassages, LazyEmbedder, type Embedder, type EntityInput } from '../../src/embed/embedder.js';
@@ -16,6 +18,7 @@ import { buildKeywordQuery, type KeywordExpr } from '../../src/core/text/keyword
 import { MemoryService } from '../../src/service/memory-service.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { connectIn, eraClient, httpClient, type Era } from './mcp-eras.js';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 export const CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
@@ -72,10 +75,14 @@ export function realEmbedder(): Promise<OnnxEngine> {
 
 export type EmbedderChoice = 'none' | 'fake' | 'real' | Embedder;
 
-export interface Harness {
+/**
+ * `client` is the v1 SDK's client (the 2025-era one the official memory server's users run), or,
+ * for a harness opened in an era, the v2 client speaking that era.
+ */
+export interface Harness<C = Client> {
   readonly store: Store;
   readonly service: MemoryService;
-  readonly client: Client;
+  readonly client: C;
   /** Calls a tool and returns its result (isError results included). */
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   /** Calls a tool, fails the test on isError, and returns structuredContent. */
@@ -98,10 +105,21 @@ export interface HarnessOptions {
   readonly inverseRelations?: boolean;
   /** What the client says it supports at the handshake (an MCP Apps host, say). @default none */
   readonly clientCapabilities?: ClientCapabilities;
+  /**
+   * Connect a v2 client of this protocol generation instead of the v1 one: 'legacy' over an
+   * in-memory pair (the 2025 handshake), 'modern' (2026-07-28) through the HTTP handler's fetch,
+   * in process, as the SDK's testing guide does (it has no in-memory modern entry).
+   */
+  readonly era?: Era;
 }
 
+/** A harness whose client is the v2 client of one protocol generation. */
+export type EraHarness = Harness<EraClient>;
+
 /** A real SQLite file (or the given store), the service, and a real MCP client connected in-process. */
-export async function harness(options: HarnessOptions = {}): Promise<Harness> {
+export async function harness(options: HarnessOptions & { readonly era: Era }): Promise<EraHarness>;
+export async function harness(options?: HarnessOptions): Promise<Harness>;
+export async function harness(options: HarnessOptions = {}): Promise<Harness | EraHarness> {
   const tmp = options.path === undefined ? tempDir() : undefined;
   const store = options.store ?? openSqliteStore({ path: options.path ?? join(tmp?.dir ?? '', 'memory.db') });
   const choice = options.embedder ?? 'none';
@@ -122,12 +140,72 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     ...(options.heavySlots === undefined ? {} : { heavySlots: options.heavySlots }),
     inverseRelations: options.inverseRelations,
   });
-  const server = createMcpServer(service, { name: 'limbic', version: 'test' }, noopLogger);
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'limbic-test', version: '1.0.0' }, { capabilities: options.clientCapabilities ?? {} });
-  await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
-  const call = async (name: string, args: Record<string, unknown> = {}) =>
-    (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const info = { name: 'limbic', version: 'test' };
+  const release = async (): Promise<void> => {
+    await service.drainEmbeddings().catch(() => 0);
+    await service.close();
+    tmp?.cleanup();
+  };
+  const era = options.era;
+  if (era === undefined) {
+    const server = createMcpServer(service, info, noopLogger);
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'limbic-test', version: '1.0.0' }, { capabilities: options.clientCapabilities ?? {} });
+    await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+    return withCalls(
+      store,
+      service,
+      client,
+      (name, args) => client.callTool({ name, arguments: args }),
+      async () => {
+        await client.close();
+        await server.close();
+        await release();
+      },
+    );
+  }
+  if (era === 'legacy') {
+    const server = createMcpServer(service, info, noopLogger, { era });
+    const [clientTransport, serverTransport] = ServerInMemoryTransport.createLinkedPair();
+    await server.connect(serverTransport);
+    const client = await connectIn(era, eraClient(era), clientTransport);
+    return withCalls(
+      store,
+      service,
+      client,
+      (name, args) => client.callTool({ name, arguments: args }),
+      async () => {
+        await client.close();
+        await server.close();
+        await release();
+      },
+    );
+  }
+  const handler = createMcpHandler(({ era: served }) =>
+    createMcpServer(service, info, noopLogger, { era: served, changes: { publish: (uri) => handler.notify.resourceUpdated(uri) } }),
+  );
+  const client = await httpClient(era, 'http://limbic.test/mcp', { fetch: (request) => handler.fetch(request) });
+  return withCalls(
+    store,
+    service,
+    client,
+    (name, args) => client.callTool({ name, arguments: args }),
+    async () => {
+      await client.close();
+      await handler.close();
+      await release();
+    },
+  );
+}
+
+function withCalls<C>(
+  store: Store,
+  service: MemoryService,
+  client: C,
+  callTool: (name: string, args: Record<string, unknown>) => Promise<unknown>,
+  close: () => Promise<void>,
+): Harness<C> {
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await callTool(name, args)) as CallToolResult;
   return {
     store,
     service,
@@ -139,13 +217,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       return result.structuredContent as T;
     },
     settle: () => service.settled(),
-    async close() {
-      await client.close();
-      await server.close();
-      await service.drainEmbeddings().catch(() => 0);
-      await service.close();
-      tmp?.cleanup();
-    },
+    close,
   };
 }
 

@@ -279,9 +279,9 @@ export interface ToolSpec {
 
 export type Path = readonly (string | number)[];
 
-/** A path as the MCP SDK prints it in a validation message: `entities[0].name`. */
+/** A path as the MCP SDK (v2) prints it in a validation message: `entities.0.name`. */
 export function formatPath(path: Path): string {
-  return path.reduce<string>((acc, seg, i) => (i === 0 ? String(seg) : typeof seg === 'number' ? `${acc}[${seg}]` : `${acc}.${seg}`), '');
+  return path.map(String).join('.');
 }
 
 /** Fields whose strings must be ISO 8601 dates: a rule the advertised JSON schema cannot state. */

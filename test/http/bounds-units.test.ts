@@ -1,11 +1,10 @@
 /**
- * The rules of request-gate.ts and session-table.ts on their own (issue 26), with a fake clock for
- * the sessions: who runs next, who is refused, whose session is given up.
+ * The rules of request-gate.ts on their own (issue 26): who runs next, who is refused. (serve --http
+ * keeps no sessions since issue 28, so there is no session table to bound.)
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, httpLimitsFromEnv } from '../../src/cli/serve-http.js';
 import { RequestGate, type Admission, type RequestBounds } from '../../src/http/request-gate.js';
-import { SessionTable, type Refusal, type Reservation, type SessionEntry } from '../../src/http/session-table.js';
 
 const gateOf = (bounds: Partial<RequestBounds>): RequestGate =>
   new RequestGate({
@@ -79,92 +78,13 @@ describe('RequestGate', () => {
   });
 });
 
-interface FakeSession extends SessionEntry {
-  closed: boolean;
-}
-
-describe('SessionTable', () => {
-  let now = 1_000_000;
-  let ids = 0;
-  const tableOf = (bounds: Partial<ConstructorParameters<typeof SessionTable>[0]>) =>
-    new SessionTable<FakeSession>(
-      { maxSessions: 4, maxSessionsPerNamespace: 4, maxSessionsPerToken: 2, sessionReplaceAfterMs: 60_000, ...bounds },
-      () => now,
-    );
-  const open = (table: SessionTable<FakeSession>, tokenId: string, namespace = 'ns'): FakeSession | Refusal => {
-    const place: Reservation<FakeSession> | Refusal = table.reserve(tokenId, namespace);
-    if ('status' in place) return place;
-    const session: FakeSession = {
-      id: `s${ids++}`,
-      tokenId,
-      tokenHash: `hash-${tokenId}`,
-      namespace,
-      lastUsed: now,
-      busy: 0,
-      closed: false,
-      close: async () => void (session.closed = true),
-    };
-    place.commit(session);
-    return session;
-  };
-  const session = (s: FakeSession | Refusal): FakeSession => {
-    if ('status' in s) throw new Error(s.message);
-    return s;
-  };
-
-  it('a token at its bound gets 429 with the seconds until its oldest session may be replaced, then replaces it', () => {
-    const table = tableOf({});
-    const first = session(open(table, 'a'));
-    now += 1_000;
-    session(open(table, 'a'));
-    expect(open(table, 'a')).toMatchObject({ status: 429, retryAfterSeconds: 59 });
-    now += 60_000;
-    session(open(table, 'a'));
-    expect(first.closed).toBe(true);
-    expect(table.heldBy('a')).toBe(2);
-  });
-
-  it('a full server takes a session from the heaviest holder, its least recently used idle one; all busy means 503', () => {
-    const table = tableOf({ maxSessionsPerToken: 3 });
-    const heavy = [session(open(table, 'h')), session(open(table, 'h')), session(open(table, 'h'))];
-    const light = session(open(table, 'l'));
-    heavy[0]!.lastUsed = now + 5;
-    session(open(table, 'new'));
-    expect(heavy.map((s) => s.closed)).toEqual([false, true, false]);
-    expect(light.closed).toBe(false);
-    for (const s of table.values()) s.busy = 1;
-    expect(open(table, 'late')).toMatchObject({ status: 503 });
-  });
-
-  it('concurrent reservations count before they commit; a cancelled one gives its place back', () => {
-    const table = tableOf({ maxSessionsPerToken: 2 });
-    const one = table.reserve('a', 'ns');
-    const two = table.reserve('a', 'ns');
-    expect(table.reserve('a', 'ns')).toMatchObject({ status: 429 });
-    if ('status' in one || 'status' in two) throw new Error('refused');
-    one.cancel();
-    expect('status' in table.reserve('a', 'ns')).toBe(false);
-  });
-
-  it('closes the sessions of revoked tokens and finds a token by the hash of its bearer', () => {
-    const table = tableOf({});
-    const a = session(open(table, 'a'));
-    const b = session(open(table, 'b'));
-    expect(table.tokenOfHash('hash-a')).toBe('a');
-    expect(table.closeTokens((id) => id === 'a')).toBe(1);
-    expect([a.closed, b.closed]).toEqual([true, false]);
-    expect(table.size).toBe(1);
-    expect(table.tokenOfHash('hash-a')).toBeUndefined();
-  });
-});
-
 describe('httpLimitsFromEnv', () => {
   it('reads each bound from its variable, leaves the unset ones to the defaults, and refuses a value that is not a whole number', () => {
     expect(
-      httpLimitsFromEnv({ LIMBIC_HTTP_MAX_IN_FLIGHT_PER_TOKEN: '2', LIMBIC_HTTP_MAX_SESSIONS: ' 50 ', LIMBIC_HTTP_QUEUE_WAIT_MS: '' }),
+      httpLimitsFromEnv({ LIMBIC_HTTP_MAX_IN_FLIGHT_PER_TOKEN: '2', LIMBIC_HTTP_MAX_IN_FLIGHT: ' 50 ', LIMBIC_HTTP_QUEUE_WAIT_MS: '' }),
     ).toEqual({
       maxInFlightPerToken: 2,
-      maxSessions: 50,
+      maxInFlight: 50,
     });
     expect(() => httpLimitsFromEnv({ LIMBIC_HTTP_MAX_QUEUED_PER_TOKEN: '0' })).toThrow(
       /LIMBIC_HTTP_MAX_QUEUED_PER_TOKEN=0 .*default \(64\)/,
@@ -173,7 +93,5 @@ describe('httpLimitsFromEnv', () => {
     // Every bound has a setting, and the defaults leave other tokens room beside any one token.
     expect(DEFAULT_LIMITS.maxInFlightPerToken).toBeLessThan(DEFAULT_LIMITS.maxInFlightPerNamespace);
     expect(DEFAULT_LIMITS.maxInFlightPerNamespace).toBeLessThan(DEFAULT_LIMITS.maxInFlight);
-    expect(DEFAULT_LIMITS.maxSessionsPerToken).toBeLessThan(DEFAULT_LIMITS.maxSessionsPerNamespace);
-    expect(DEFAULT_LIMITS.maxSessionsPerNamespace).toBeGreaterThan(DEFAULT_LIMITS.maxInFlight);
   });
 });

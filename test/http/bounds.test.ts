@@ -1,9 +1,9 @@
 /**
- * Issue 26, items 4, 5 and 7: no token can take what the others need. A flood of sessions or of
- * requests by one token is refused to that token (429/503 with Retry-After) while another token
- * initializes and calls tools; revoking a token frees its sessions; malformed JSON-RPC with an id
- * gets a JSON-RPC error with that id; statistics over HTTP show no filesystem path. Limits are set
- * small so a few requests show what thousands did.
+ * Issue 26, items 4, 5 and 7: no token can take what the others need. A flood of requests by one
+ * token is refused to that token (429/503 with Retry-After) while another token calls tools; a
+ * flood of initializes holds nothing (issue 28: no sessions); a revoked token is refused at its next
+ * request; malformed JSON-RPC with an id gets a JSON-RPC error with that id; statistics over HTTP
+ * show no filesystem path. Limits are set small so a few requests show what thousands did.
  */
 import { tmpdir } from 'node:os';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -37,9 +37,6 @@ else
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 const bounds = (limits: Partial<HttpLimits>): Partial<HttpLimits> => ({
-  maxSessions: 1_000,
-  maxSessionsPerNamespace: 1_000,
-  maxSessionsPerToken: 1_000,
   maxInFlight: 1_000,
   maxInFlightPerNamespace: 1_000,
   maxInFlightPerToken: 1_000,
@@ -52,9 +49,10 @@ const bounds = (limits: Partial<HttpLimits>): Partial<HttpLimits> => ({
 const initialize = (s: TestServer, token: string) =>
   rawRequest(s.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` }, body: INITIALIZE });
 
-const toolCall = (s: TestServer, token: string, sessionId: string, id: number, name: string, args: Record<string, unknown> = {}) =>
+/** A 2025-era tools/call with no handshake before it: the server keeps no session, so none is needed. */
+const toolCall = (s: TestServer, token: string, id: number, name: string, args: Record<string, unknown> = {}) =>
   rawRequest(s.url, {
-    headers: { ...JSON_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+    headers: { ...JSON_HEADERS, authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-06-18' },
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
   });
 
@@ -77,84 +75,59 @@ const client = async (s: TestServer, token: string): Promise<HttpClient> => {
   return c;
 };
 
-describe('serve --http: sessions are bounded per token, per namespace and in all (issue 26)', () => {
-  it('a flood of initializes by one read-only token is refused to it alone (429, Retry-After); other tokens initialize and call tools', async () => {
-    const s = await start({ limits: bounds({ maxSessions: 6, maxSessionsPerNamespace: 4, maxSessionsPerToken: 2 }) });
+describe('serve --http keeps no sessions (issue 28), so there are none to flood or to hijack', () => {
+  it('a flood of initializes by one token holds nothing: each is answered with no session id, and every token keeps calling tools', async () => {
+    const s = await start();
     const flooder = (await s.token('default', true)).token;
-    const sameNamespace = (await s.token('default')).token;
-    const otherNamespace = (await s.token('work')).token;
-    const answers = await Promise.all(Array.from({ length: 10 }, () => initialize(s, flooder)));
-    expect(answers.filter((a) => a.status === 200)).toHaveLength(2);
-    const refused = answers.filter((a) => a.status !== 200);
-    expect(refused).toHaveLength(8);
-    for (const a of refused) {
-      expect(a.status).toBe(429);
-      expect(Number(a.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-      expect(JSON.parse(a.body).error.message).toMatch(/limit of 2 MCP sessions/);
+    const other = (await s.token('work')).token;
+    const answers = await Promise.all(Array.from({ length: 50 }, () => initialize(s, flooder)));
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(a.headers['mcp-session-id']).toBeUndefined();
     }
-    for (const token of [sameNamespace, otherNamespace]) {
-      const c = await client(s, token);
-      await c.ok('create_entities', { entities: [{ name: 'Still here', entityType: 't', observations: [] }] });
-      expect((await c.ok<{ entities: unknown[] }>('open_nodes', { names: ['Still here'] })).entities).toHaveLength(1);
-    }
+    // No session was opened, so a call needs none: any request stands on its own token.
+    const call = await toolCall(s, flooder, 1, 'get_statistics');
+    expect(JSON.parse(call.body)).toMatchObject({ id: 1, result: { structuredContent: { entities: 0 } } });
+    const c = await client(s, other);
+    await c.ok('create_entities', { entities: [{ name: 'Still here', entityType: 't', observations: [] }] });
+    expect((await c.ok<{ entities: unknown[] }>('open_nodes', { names: ['Still here'] })).entities).toHaveLength(1);
   });
 
-  it('when the server is full, the token holding the most sessions gives up its oldest idle one, not the newcomer', async () => {
-    const s = await start({ limits: bounds({ maxSessions: 4, maxSessionsPerToken: 3 }) });
-    const heavy = (await s.token('default')).token;
-    const light = (await s.token('default')).token;
-    const newcomer = (await s.token('work')).token;
-    const heavyClients = [await client(s, heavy), await client(s, heavy), await client(s, heavy)];
-    const lightClient = await client(s, light);
-    expect(s.server.sessionCount()).toBe(4);
-    const c = await client(s, newcomer);
-    await c.ok('get_statistics');
-    expect(s.server.sessionCount()).toBe(4);
-    // The heavy token's least recently used session went; the light token's one session stayed.
-    await lightClient.ok('get_statistics');
-    await expect(heavyClients[0]!.call('get_statistics')).rejects.toMatchObject({ code: 404 });
-    await heavyClients[1]!.ok('get_statistics');
+  it('a session id from elsewhere is not a key to anything: the request is served as its own token allows', async () => {
+    const s = await start();
+    const reader = (await s.token('default', true)).token;
+    const answer = await rawRequest(s.url, {
+      headers: {
+        ...JSON_HEADERS,
+        authorization: `Bearer ${reader}`,
+        'mcp-session-id': 'stolen-or-made-up',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'create_entities', arguments: { entities: [] } },
+      }),
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      id: 2,
+      result: { isError: true, content: [{ text: expect.stringMatching(/read-only/) as unknown }] },
+    });
   });
 
-  it('a token at its own bound replaces its own session unused for sessionReplaceAfterMs (a client that restarted)', async () => {
-    const s = await start({ limits: bounds({ maxSessionsPerToken: 2, sessionReplaceAfterMs: 1 }) });
-    const { token } = await s.token('default');
-    const first = await client(s, token);
-    const second = await client(s, token);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    await second.ok('get_statistics');
-    const third = await client(s, token);
-    await third.ok('get_statistics');
-    await second.ok('get_statistics');
-    await expect(first.call('get_statistics')).rejects.toMatchObject({ code: 404 });
-    expect(s.server.sessionCount()).toBe(2);
+  it.each(backends)('a revoked token is refused from its next request on, whatever it did before ($name)', async ({ url }) => {
+    const s = await start({}, undefined, undefined, await url());
+    const keeper = await client(s, (await s.token('default')).token);
+    const revoked = await s.token('default');
+    expect((await initialize(s, revoked.token)).status).toBe(200);
+    expect((await toolCall(s, revoked.token, 3, 'get_statistics')).status).toBe(200);
+    await s.revoke(revoked.id); // as `limbic token revoke` in another process: straight to the token store
+    expect((await toolCall(s, revoked.token, 4, 'get_statistics')).status).toBe(401);
+    expect((await initialize(s, revoked.token)).status).toBe(401);
+    await keeper.ok('get_statistics');
   });
-
-  it.each(backends)(
-    "revoking a token frees its sessions: at that token's next request, or when another token needs the room ($name)",
-    async ({ url }) => {
-      const s = await start({ limits: bounds({ maxSessions: 3, maxSessionsPerToken: 3 }) }, undefined, undefined, await url());
-      const keeper = await client(s, (await s.token('default')).token);
-      // Revoked and then presented again: its sessions close at once.
-      const loud = await s.token('default');
-      expect((await initialize(s, loud.token)).status).toBe(200);
-      expect((await initialize(s, loud.token)).status).toBe(200);
-      expect(s.server.sessionCount()).toBe(3);
-      await s.revoke(loud.id); // as `limbic token revoke` in another process: straight to the token store
-      expect((await initialize(s, loud.token)).status).toBe(401);
-      expect(s.server.sessionCount()).toBe(1);
-      // Revoked and silent: the next token that needs room frees all of them, not just one.
-      const quiet = await s.token('work');
-      expect((await initialize(s, quiet.token)).status).toBe(200);
-      expect((await initialize(s, quiet.token)).status).toBe(200);
-      expect(s.server.sessionCount()).toBe(3);
-      await s.revoke(quiet.id);
-      const next = await client(s, (await s.token('other')).token);
-      await next.ok('get_statistics');
-      expect(s.server.sessionCount()).toBe(2);
-      await keeper.ok('get_statistics');
-    },
-  );
 });
 
 describe('serve --http: requests in flight are bounded per token, per namespace and in all (issue 26)', () => {
@@ -166,9 +139,8 @@ describe('serve --http: requests in flight are bounded per token, per namespace 
       held.wrap,
     );
     const flooder = (await s.token('default', true)).token;
-    const session = (await initialize(s, flooder)).headers['mcp-session-id'] as string;
     const other = await client(s, (await s.token('default')).token);
-    const flood = Array.from({ length: 12 }, (_, i) => toolCall(s, flooder, session, 100 + i, 'read_graph'));
+    const flood = Array.from({ length: 12 }, (_, i) => toolCall(s, flooder, 100 + i, 'read_graph'));
     // 2 run (held at the store), 3 wait, 7 are refused at once.
     await expect.poll(() => s.server.queuedCount(), { timeout: 20_000 }).toBe(3);
     await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(2);
@@ -193,8 +165,7 @@ describe('serve --http: requests in flight are bounded per token, per namespace 
     const floods: Promise<unknown>[] = [];
     for (const namespace of ['one', 'two']) {
       const token = (await s.token(namespace)).token;
-      const session = (await initialize(s, token)).headers['mcp-session-id'] as string;
-      for (let i = 0; i < 4; i++) floods.push(toolCall(s, token, session, 200 + i, 'read_graph'));
+      for (let i = 0; i < 4; i++) floods.push(toolCall(s, token, 200 + i, 'read_graph'));
     }
     await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(2);
     await expect.poll(() => s.server.queuedCount(), { timeout: 20_000 }).toBe(6);
@@ -213,19 +184,11 @@ describe('serve --http: requests in flight are bounded per token, per namespace 
 });
 
 describe('serve --http: malformed JSON-RPC and statistics (issue 26)', () => {
-  it('malformed JSON-RPC with an id gets a JSON-RPC error carrying that id, with or without a session; the session keeps working', async () => {
+  it('malformed JSON-RPC with an id gets a JSON-RPC error carrying that id, in either protocol generation; the server keeps answering', async () => {
     const s = await start();
     const { token } = await s.token('default');
-    const session = (await initialize(s, token)).headers['mcp-session-id'] as string;
-    const post = (body: string, withSession: boolean) =>
-      rawRequest(s.url, {
-        headers: {
-          ...JSON_HEADERS,
-          authorization: `Bearer ${token}`,
-          ...(withSession ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}),
-        },
-        body,
-      });
+    const post = (body: string, version: string) =>
+      rawRequest(s.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${token}`, 'mcp-protocol-version': version }, body });
     const cases: [string, unknown, number][] = [
       ['{"jsonrpc":"2.0","id":7,"method":"tools/list",', 7, -32700],
       ['{"jsonrpc":"2.0","id":8,"method":123}', 8, -32600],
@@ -233,15 +196,15 @@ describe('serve --http: malformed JSON-RPC and statistics (issue 26)', () => {
       ['{"jsonrpc":"2.0","id":10,"method":"tools/call","params":[1,2]}', 10, -32600],
       ['{"jsonrpc":"2.0","id":11}', 11, -32600],
     ];
-    for (const withSession of [true, false]) {
+    for (const version of ['2025-06-18', '2026-07-28']) {
       for (const [body, id, code] of cases) {
-        const answer = await post(body, withSession);
+        const answer = await post(body, version);
         expect(answer.status, body).toBe(400);
         const reply = JSON.parse(answer.body) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
         expect(reply, body).toMatchObject({ jsonrpc: '2.0', id, error: { code } });
         expect(reply.error.message).toMatch(/Nothing was done/);
       }
-      const batch = await post('[{"jsonrpc":"2.0","id":12,"method":"tools/list"},{"jsonrpc":"2.0","id":13,"method":5}]', withSession);
+      const batch = await post('[{"jsonrpc":"2.0","id":12,"method":"tools/list"},{"jsonrpc":"2.0","id":13,"method":5}]', version);
       expect(batch.status).toBe(400);
       const replies = JSON.parse(batch.body) as { id: unknown; error: { code: number } }[];
       expect(replies.map((r) => [r.id, r.error.code])).toEqual([
@@ -249,33 +212,24 @@ describe('serve --http: malformed JSON-RPC and statistics (issue 26)', () => {
         [13, -32600],
       ]);
     }
-    const noSession = await post('{"jsonrpc":"2.0","id":14,"method":"tools/list"}', false);
-    expect(noSession.status).toBe(400);
-    expect(JSON.parse(noSession.body)).toMatchObject({ id: 14, error: { message: expect.stringMatching(/initialize first/) as unknown } });
-    const fine = await toolCall(s, token, session, 15, 'get_statistics');
+    const fine = await toolCall(s, token, 15, 'get_statistics');
     expect(fine.status).toBe(200);
     expect(JSON.parse(fine.body)).toMatchObject({ id: 15, result: { structuredContent: { entities: 0 } } });
   });
 
-  it('a request reusing the id of one under way on its session gets a JSON-RPC error with that id; the first is still answered', async () => {
+  it('two requests with the same id at once are each answered: no session ties one to the other', async () => {
     const held = holdGraphMethod('readGraph');
     const s = await start({}, undefined, held.wrap);
     const { token } = await s.token('default');
-    const session = (await initialize(s, token)).headers['mcp-session-id'] as string;
-    const first = toolCall(s, token, session, 5, 'read_graph');
+    const first = toolCall(s, token, 5, 'read_graph');
     await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(1);
-    const second = await toolCall(s, token, session, 5, 'read_graph');
-    expect(second.status).toBe(400);
-    expect(JSON.parse(second.body)).toMatchObject({
-      id: 5,
-      error: { code: -32600, message: expect.stringMatching(/already used/) as unknown },
-    });
+    const second = toolCall(s, token, 5, 'read_graph');
+    await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(2);
     held.releaseAll();
-    const answered = await first;
-    expect(answered.status).toBe(200);
-    expect(JSON.parse(answered.body)).toMatchObject({ id: 5, result: { structuredContent: { entities: [] } } });
-    // Once answered, the id may be used again.
-    expect((await toolCall(s, token, session, 5, 'read_graph')).status).toBe(200);
+    for (const answered of await Promise.all([first, second])) {
+      expect(answered.status).toBe(200);
+      expect(JSON.parse(answered.body)).toMatchObject({ id: 5, result: { structuredContent: { entities: [] } } });
+    }
   });
 
   it.each(backends)(

@@ -20,6 +20,7 @@ import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
 import type { Store } from '../../src/store/store.js';
 import type { TokenStore } from '../../src/store/token-store.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { httpClient, type Era } from '../helpers/mcp-eras.js';
 
 export interface TestServer {
   readonly dir: string;
@@ -82,26 +83,44 @@ export async function startTestServer(
   };
 }
 
+/** What the HTTP tests ask of a client besides tool calls: the same in both SDK generations. */
+export interface McpClientView {
+  listTools(): Promise<{ tools: { name: string; annotations?: { readOnlyHint?: boolean } }[] }>;
+  readResource(params: { uri: string }): Promise<{ contents: ({ uri: string } & ({ text: string } | { blob: string }))[] }>;
+  getServerCapabilities(): { resources?: { subscribe?: boolean } } | undefined;
+}
+
 export interface HttpClient {
-  readonly client: Client;
-  readonly transport: StreamableHTTPClientTransport;
+  readonly client: McpClientView;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   ok<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>): Promise<T>;
   close(): Promise<void>;
 }
 
-/** An SDK client over Streamable HTTP with a bearer token, connected (initialized). */
-export async function connect(url: string, token: string | undefined): Promise<HttpClient> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-    requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: 'limbic-http-test', version: '0' });
-  await client.connect(transport);
+/**
+ * A client over Streamable HTTP with a bearer token, connected. 'legacy': the v1 SDK's client
+ * (`@modelcontextprotocol/sdk` 1.x, what the MCP Inspector and the official memory server's users
+ * run), with its `initialize`; 'modern': the v2 client pinned to 2026-07-28.
+ */
+export async function connect(url: string, token: string | undefined, era: Era = 'legacy'): Promise<HttpClient> {
+  let client: McpClientView & {
+    callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+    close(): Promise<void>;
+  };
+  if (era === 'modern') {
+    client = await httpClient(era, `${url}/mcp`, token === undefined ? {} : { token });
+  } else {
+    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } },
+    });
+    const v1 = new Client({ name: 'limbic-http-test', version: '0' });
+    await v1.connect(transport);
+    client = v1;
+  }
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await client.callTool({ name, arguments: args })) as CallToolResult;
   return {
     client,
-    transport,
     call,
     async ok<T>(name: string, args: Record<string, unknown> = {}) {
       const result = await call(name, args);
@@ -111,6 +130,12 @@ export async function connect(url: string, token: string | undefined): Promise<H
     close: () => client.close(),
   };
 }
+
+/** The HTTP status a client's error reports: `status` in the v2 SDK, `code` in the v1 SDK. */
+export const httpStatusOf = (error: Error | undefined): unknown => {
+  const e = error as (Error & { status?: number; code?: unknown }) | undefined;
+  return e?.status ?? e?.code;
+};
 
 export const textOf = (r: CallToolResult): string => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 

@@ -1,18 +1,19 @@
 /**
  * `limbic serve --http` over real HTTP on loopback, driven by the SDK's Streamable HTTP client:
  * every tool, tokens (401), Host/Origin (403), body and answer limits (413 and its JSON-RPC twin),
- * read-only tokens, sessions bound to their token, many clients at once, graceful shutdown.
+ * read-only tokens, no sessions (issue 28), change notifications on a 2026-07-28 listen stream, many
+ * clients at once, graceful shutdown.
  */
 import { tmpdir } from 'node:os';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
-import { connect, INITIALIZE, rawRequest, startTestServer, textOf, type TestServer } from './http-helpers.js';
+import { ERAS, httpClient } from '../helpers/mcp-eras.js';
+import { connect, httpStatusOf, INITIALIZE, rawRequest, startTestServer, textOf, type TestServer } from './http-helpers.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-describe('serve --http: tools, tokens and guards', () => {
+describe.each(ERAS)('serve --http: tools, tokens and guards, $name', ({ era }) => {
   let s: TestServer;
   let rw: string;
   let ro: string;
@@ -26,7 +27,7 @@ describe('serve --http: tools, tokens and guards', () => {
   });
 
   it('answers every tool and the resource over Streamable HTTP', async () => {
-    const c = await connect(s.url, rw);
+    const c = await connect(s.url, rw, era);
     const { tools } = await c.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(
       expect.arrayContaining([
@@ -90,14 +91,20 @@ describe('serve --http: tools, tokens and guards', () => {
     await c.close();
   });
 
-  it('sends resource updates to a subscribed client on its session', async () => {
-    const c = await connect(s.url, rw);
+  it('a 2026-07-28 client listening (subscriptions/listen) hears of a write by a client of this generation; a 2025-era client is offered no subscription it could not receive', async () => {
+    const listener = await httpClient('modern', `${s.url}/mcp`, { token: rw });
     const updates: string[] = [];
-    c.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
-    await c.client.subscribeResource({ uri: 'memory://knowledge-graph' });
-    await c.ok('create_entities', { entities: [{ name: 'Notified', entityType: 't', observations: [] }] });
-    await expect.poll(() => updates).toContain('memory://knowledge-graph');
-    await c.close();
+    listener.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params.uri));
+    const subscription = await listener.listen({ resourceSubscriptions: ['memory://knowledge-graph'] });
+    expect(subscription.honoredFilter.resourceSubscriptions).toEqual(['memory://knowledge-graph']);
+    // From a 2025-era writer, the notification crosses generations.
+    const writer = await connect(s.url, rw, era);
+    expect(writer.client.getServerCapabilities()?.resources?.subscribe === true).toBe(era === 'modern');
+    await writer.ok('create_entities', { entities: [{ name: 'Notified', entityType: 't', observations: [] }] });
+    await expect.poll(() => updates, { timeout: 10_000 }).toContain('memory://knowledge-graph');
+    await subscription.close();
+    await writer.close();
+    await listener.close();
   });
 
   it('401 with WWW-Authenticate without a token or with a wrong one; the SDK client fails to connect', async () => {
@@ -112,8 +119,8 @@ describe('serve --http: tools, tokens and guards', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.headers['www-authenticate']).toMatch(/error="invalid_token"/);
     expect(wrong.body).not.toContain('limbic_not-a-real-token');
-    await expect(connect(s.url, 'limbic_wrong')).rejects.toThrow(/401|Unauthorized|token/i);
-    await expect(connect(s.url, undefined)).rejects.toThrow(/401|Unauthorized|token/i);
+    await expect(connect(s.url, 'limbic_wrong', era)).rejects.toThrow(/401|Unauthorized|token/i);
+    await expect(connect(s.url, undefined, era)).rejects.toThrow(/401|Unauthorized|token/i);
     const api = await rawRequest(s.url, { method: 'GET', path: '/api/stats' });
     expect(api.status).toBe(401);
   });
@@ -137,13 +144,13 @@ describe('serve --http: tools, tokens and guards', () => {
   });
 
   it('413 with the limit in the message for a body over the limit; nothing is written', async () => {
-    const c = await connect(s.url, rw);
+    const c = await connect(s.url, rw, era);
     const big = 'x'.repeat(300 * 1024);
     const error = await c.call('create_entities', { entities: [{ name: 'Huge', entityType: 't', observations: [big] }] }).then(
       () => undefined,
-      (e: unknown) => e as Error & { code?: number },
+      (e: unknown) => e as Error,
     );
-    expect(error?.code).toBe(413);
+    expect(httpStatusOf(error)).toBe(413);
     expect(error?.message).toContain(String(256 * 1024));
     const raw = await rawRequest(s.url, { headers: { ...JSON_HEADERS, authorization: `Bearer ${rw}` }, body: big });
     expect(raw.status).toBe(413);
@@ -153,7 +160,7 @@ describe('serve --http: tools, tokens and guards', () => {
   });
 
   it('an answer over the limit is an error naming the limit and how to page; the write it reports is kept', async () => {
-    const c = await connect(s.url, rw);
+    const c = await connect(s.url, rw, era);
     const chunk = 'y'.repeat(15_000);
     const entities = Array.from({ length: 6 }, (_, i) => ({ name: `Big${i}`, entityType: 'blob', observations: [chunk] }));
     // 6 × 15 kB, shown twice (text + structuredContent), passes the 256 kB body limit but not the 128 kB answer limit.
@@ -179,7 +186,7 @@ describe('serve --http: tools, tokens and guards', () => {
   });
 
   it('the page finds an entity by either Unicode form of its name, as the tools do (issue 26)', async () => {
-    const writer = await connect(s.url, rw);
+    const writer = await connect(s.url, rw, era);
     try {
       await writer.ok('create_entities', { entities: [{ name: 'Café Page', entityType: 'place', observations: [] }] });
     } finally {
@@ -194,9 +201,9 @@ describe('serve --http: tools, tokens and guards', () => {
   });
 
   it('a read-only token reads and searches, and every writing tool answers isError saying so', async () => {
-    const writer = await connect(s.url, rw);
+    const writer = await connect(s.url, rw, era);
     await writer.ok('create_entities', { entities: [{ name: 'Kept', entityType: 't', observations: ['as it was'] }] });
-    const reader = await connect(s.url, ro);
+    const reader = await connect(s.url, ro, era);
     expect((await reader.ok<{ entities: unknown[] }>('open_nodes', { names: ['Kept'] })).entities).toHaveLength(1);
     expect((await reader.ok<{ results: unknown[] }>('hybrid_search', { query: 'Kept' })).results.length).toBeGreaterThan(0);
     const attempts: [string, Record<string, unknown>][] = [
@@ -232,46 +239,22 @@ describe('serve --http: tools, tokens and guards', () => {
     await writer.close();
   });
 
-  it('a session answers only the token that opened it; an unknown session is 404', async () => {
-    const c = await connect(s.url, rw);
-    const sessionId = c.transport.sessionId;
-    expect(sessionId).toBeDefined();
-    const other = (await s.token('default')).token;
-    const call = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} });
-    const stolen = await rawRequest(s.url, {
-      headers: {
-        ...JSON_HEADERS,
-        authorization: `Bearer ${other}`,
-        'mcp-session-id': sessionId ?? '',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: call,
-    });
-    expect(stolen.status).toBe(403);
-    const unknown = await rawRequest(s.url, {
-      headers: {
-        ...JSON_HEADERS,
-        authorization: `Bearer ${rw}`,
-        'mcp-session-id': 'no-such-session',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: call,
-    });
-    expect(unknown.status).toBe(404);
-    await c.close();
-  });
-
   it('a revoked token is refused from its next request on', async () => {
     const made = await s.token('default');
-    const c = await connect(s.url, made.token);
+    const c = await connect(s.url, made.token, era);
     await c.ok('get_statistics');
     await s.revoke(made.id);
-    await expect(c.call('get_statistics')).rejects.toMatchObject({ code: 401, message: expect.stringMatching(/revoked/) as unknown });
+    const refused = await c.call('get_statistics').then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(httpStatusOf(refused)).toBe(401);
+    expect(refused?.message).toMatch(/revoked/);
     await c.close().catch(() => undefined);
   });
 
   it('serves many clients at once, each write visible to all', async () => {
-    const clients = await Promise.all(Array.from({ length: 12 }, () => connect(s.url, rw)));
+    const clients = await Promise.all(Array.from({ length: 12 }, () => connect(s.url, rw, era)));
     await Promise.all(
       clients.map((c, i) =>
         Promise.all(
@@ -283,12 +266,11 @@ describe('serve --http: tools, tokens and guards', () => {
     );
     const all = await clients[0]!.ok<{ entities: { entityType: string }[] }>('read_graph', { compact: true });
     expect(all.entities.filter((e) => e.entityType === 'load')).toHaveLength(60);
-    expect(s.server.sessionCount()).toBeGreaterThanOrEqual(12);
     await Promise.all(clients.map((c) => c.close()));
   });
 });
 
-describe('serve --http: start-up and shutdown', () => {
+describe.each(ERAS)('serve --http: start-up and shutdown, $name', ({ era }) => {
   it('refuses to listen beyond loopback with no token, saying what to do', async () => {
     await expect(startTestServer({ host: '0.0.0.0' })).rejects.toThrow(
       /no token configured.*limbic token create --namespace default.*127\.0\.0\.1/,
@@ -331,7 +313,7 @@ describe('serve --http: start-up and shutdown', () => {
     };
     const s = await startTestServer({}, undefined, held);
     const { token } = await s.token('default');
-    const clients = await Promise.all(Array.from({ length: 8 }, () => connect(s.url, token)));
+    const clients = await Promise.all(Array.from({ length: 8 }, () => connect(s.url, token, era)));
     const names = clients.flatMap((_, i) => [0, 1, 2].map((round) => `w${round}-${i}`));
     const calls = names.map((name, k) =>
       clients[k % clients.length]!.call('create_entities', { entities: [{ name, entityType: 'write', observations: ['x'.repeat(2000)] }] }),
@@ -346,7 +328,7 @@ describe('serve --http: start-up and shutdown', () => {
     const results = await Promise.all(calls);
     await closing;
     expect(results.every((r) => r.isError !== true)).toBe(true);
-    await expect(connect(s.url, token)).rejects.toThrow();
+    await expect(connect(s.url, token, era)).rejects.toThrow();
     const store = openSqliteStore({ path: s.dbPath });
     const stored = (await store.graph.openNodes(names)).entities.map((e) => e.name);
     await store.close();

@@ -112,12 +112,12 @@ describe('regressions the fuzzer found (issue 10, part 5)', () => {
       });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(
-        /the name is not well-formed Unicode: a lone UTF-16 surrogate \(\\uD800\) at index 1.* at entities\[1\]\.name/,
+        /entities\.1\.name: the name is not well-formed Unicode: a lone UTF-16 surrogate \(\\uD800\) at index 1/,
       );
       const graph = await h.ok<{ entities: unknown[] }>('read_graph');
       expect(graph.entities).toEqual([]);
       const search = await h.call('search_nodes', { query: '\uDC00' });
-      expect(textOf(search)).toMatch(/the query is not well-formed Unicode.* at query/);
+      expect(textOf(search)).toMatch(/query: the query is not well-formed Unicode/);
     } finally {
       await h.close();
     }
@@ -130,7 +130,7 @@ describe('regressions the fuzzer found (issue 10, part 5)', () => {
       for (const bad of ['0', 'March 7', '2026-02-30']) {
         const result = await h.call('hybrid_search', { query: 'tea', filters: { created_after: bad } });
         expect(result.isError, bad).toBe(true);
-        expect(textOf(result)).toMatch(/created_after must be an ISO 8601 date.* at filters\.created_after/);
+        expect(textOf(result)).toMatch(/filters\.created_after: created_after must be an ISO 8601 date/);
       }
       const ok = await h.ok<{ results: unknown[] }>('hybrid_search', {
         query: 'tea',
@@ -149,7 +149,7 @@ describe('regressions the fuzzer found (issue 10, part 5)', () => {
       expect(misspelt.isError).toBe(true);
       expect(textOf(misspelt)).toMatch(/unknown field "filter": expected only query, limit, .*filters/);
       const nested = await h.call('hybrid_search', { query: 'tea', filters: { entity_type: ['person'] } });
-      expect(textOf(nested)).toMatch(/unknown field "entity_type": expected only entity_types, .* at filters/);
+      expect(textOf(nested)).toMatch(/filters: unknown field "entity_type": expected only entity_types, /);
       expect((await h.call('get_statistics', { verbose: true })).isError).toBe(true);
       const official = await h.call('create_entities', {
         entities: [{ name: 'A', entityType: 't', observations: [], strength: 1 }],

@@ -1,13 +1,13 @@
-/** The nine official tools through a real MCP client, in-process. */
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+/** The nine official tools through a real MCP client, in-process, in both protocol generations. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/core/limits.js';
-import { harness, textOf, type Harness } from '../helpers/fixtures.js';
+import { harness, textOf, type EraHarness } from '../helpers/fixtures.js';
+import { ERAS } from '../helpers/mcp-eras.js';
 
-describe('MCP tools (official contract)', () => {
-  let h: Harness;
+describe.each(ERAS)('MCP tools (official contract): $name', ({ era }) => {
+  let h: EraHarness;
   beforeEach(async () => {
-    h = await harness();
+    h = await harness({ era });
   });
   afterEach(async () => {
     await h.close();
@@ -135,7 +135,7 @@ describe('MCP tools (official contract)', () => {
   it('malformed arguments get an isError result naming the field', async () => {
     const result = await h.call('create_entities', { entities: [{ name: 42, entityType: 'x', observations: [] }] });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/entities\[0\]\.name/);
+    expect(textOf(result)).toMatch(/entities\.0\.name/);
     expect(textOf(result)).toMatch(/string/i);
     const missing = await h.call('add_observations', {});
     expect(missing.isError).toBe(true);
@@ -167,13 +167,18 @@ describe('MCP tools (official contract)', () => {
 
   it('serves the knowledge graph resource and notifies subscribers of changes', async () => {
     const updates: string[] = [];
-    h.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    h.client.setNotificationHandler('notifications/resources/updated', (n) => {
       updates.push(n.params.uri);
     });
-    await h.client.subscribeResource({ uri: 'memory://knowledge-graph' });
+    // Each generation subscribes its own way: a subscriptions/listen stream, or resources/subscribe.
+    const subscription =
+      era === 'modern'
+        ? await h.client.listen({ resourceSubscriptions: ['memory://knowledge-graph'] })
+        : await h.client.subscribeResource({ uri: 'memory://knowledge-graph' });
     await h.ok('create_entities', { entities: [{ name: 'R', entityType: 't', observations: [] }] });
     await h.settle();
-    expect(updates).toEqual(['memory://knowledge-graph']);
+    await expect.poll(() => updates).toEqual(['memory://knowledge-graph']);
+    if ('close' in subscription) await subscription.close();
     const resource = await h.client.readResource({ uri: 'memory://knowledge-graph' });
     const first = resource.contents[0];
     expect(first && 'text' in first ? JSON.parse(first.text) : undefined).toEqual({

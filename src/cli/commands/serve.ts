@@ -1,12 +1,15 @@
 /**
  * `limbic serve` (the default command): MCP over stdio, as clients start it, or over Streamable
- * HTTP with --http (serve-http.ts). The stdio loop screens what arrives before the SDK reads it:
- * lines over the size bound and lines that are not JSON-RPC are answered here, not dropped.
+ * HTTP with --http (serve-http.ts). On stdio the SDK's serveStdio speaks both protocol
+ * generations: a client that opens with `initialize` gets a 2025-era connection, one that opens
+ * with a 2026-07-28 request (server/discover) a modern one; one server instance is built per
+ * connection. The stdio loop screens what arrives before the SDK reads it: lines over the size
+ * bound and lines that are not JSON-RPC are answered here, not dropped.
  */
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/server';
+import { StdioServerTransport, serveStdio as serveBothEras } from '@modelcontextprotocol/server/stdio';
 import type { Config } from '../../core/config.js';
 import { LIMITS } from '../../core/limits.js';
 import { createMcpServer } from '../../mcp/server.js';
@@ -26,7 +29,6 @@ async function serveStdio(app: App, config: Config): Promise<void> {
   // handshake: the first semantic answer after a start waits for both, and neither delays the
   // handshake (the model loads on another core; the vectors are read in chunks).
   service.warm();
-  const server = createMcpServer(service, app.info, logger);
   // A call within every limit carries at most LIMITS.maxCallTextBytes of text, which JSON escaping
   // can grow up to 6x (a control character as \u0001), plus field names: 8x leaves room for it.
   // Longer lines are dropped as they stream in and answered with an error; the SDK's transport
@@ -50,7 +52,7 @@ async function serveStdio(app: App, config: Config): Promise<void> {
       const message = `A message of ${bytes} bytes is over this server's limit of ${maxMessageBytes} bytes and was not read; nothing was changed. Split the call: at most ${LIMITS.maxCallTextBytes} bytes of text per call.`;
       logger.warn(`${message}${id === undefined ? ' It carried no request id to answer.' : ` Answered request ${JSON.stringify(id)}.`}`);
       if (id !== undefined) {
-        transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } }).catch((error: unknown) => {
+        transport.send({ jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InvalidRequest, message } }).catch((error: unknown) => {
           logger.warn('could not answer the dropped message', error);
         });
       }
@@ -59,24 +61,32 @@ async function serveStdio(app: App, config: Config): Promise<void> {
   );
   process.stdin.pipe(lines);
   const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: 2 * maxMessageBytes });
-  // Set before connect, which chains its own handlers after these.
-  transport.onerror = (error) => logger.warn('MCP transport error', error);
   let closing = false;
   const shutdown = async (code: number): Promise<void> => {
     if (closing) return;
     closing = true;
     autoTune?.stop();
-    await server.close().catch(() => undefined);
+    await handle.close().catch(() => undefined);
     await service.close();
     process.exit(code);
   };
+  // The entry owns the transport and builds an instance per connection (and one for a 2026-07-28
+  // client's server/discover probe): cheap, over the one service built above.
+  const handle = serveBothEras(({ era }) => createMcpServer(service, app.info, logger, { era }), {
+    transport,
+    onerror: (error) => logger.warn('MCP transport error', error),
+  });
+  // serveStdio set its own close handler on the transport; the process ends with it. stdin's end is
+  // the client leaving (exit 0); any other close is a transport that cannot read again.
+  const entryClose = transport.onclose;
   transport.onclose = () => {
+    entryClose?.();
     if (closing) return;
+    if (process.stdin.readableEnded) return void shutdown(0);
     logger.warn('the MCP transport closed and cannot read again (see the error above); stopping');
     void shutdown(1);
   };
-  await server.connect(transport);
-  logger.info(`serving MCP on stdio; database ${app.redact(config.dbPath)}`);
+  logger.info(`serving MCP on stdio (protocol 2026-07-28 and 2025-era clients); database ${app.redact(config.dbPath)}`);
   process.stdin.on('close', () => void shutdown(0));
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));

@@ -4,15 +4,13 @@
  * answers of hybrid_search, search_semantic and open_nodes. Those tools name it in their `_meta`;
  * their answers do not change, so a host without MCP Apps sees exactly what it saw before.
  *
- * Registered with the plain McpServer API (registerResource, and `_meta` in registerTool's config)
- * rather than the ext-apps server helpers, which need the v2 SDK; the wire format is the one those
- * helpers write.
+ * Registered with the plain McpServer API (registerResource, and `_meta` in registerTool's config);
+ * the wire format is the one ext-apps' server helpers write.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type McpServer } from '@modelcontextprotocol/server';
 
 export const EXPLAIN_VIEW_URI = 'ui://limbic/explain.html';
 /** The MIME type of an MCP App's HTML (ext-apps' RESOURCE_MIME_TYPE). */
@@ -46,8 +44,8 @@ function viewHtml(): string {
   if (cached !== undefined) return cached;
   const path = CANDIDATES.find((p) => existsSync(p));
   if (path === undefined)
-    throw new McpError(
-      ErrorCode.InternalError,
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
       `The view of ${EXPLAIN_VIEW_URI} was not built (no ${CANDIDATES[0]}): run "npm run build". The tools answer as usual without it.`,
     );
   cached = readFileSync(path, 'utf8');
