@@ -8,8 +8,8 @@
  *   node --import tsx bench/latency/floor-server.ts <memory.jsonl> <queries.json>
  */
 import { readFileSync } from 'node:fs';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { McpServer } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
 interface Entity {
@@ -47,17 +47,20 @@ for (const query of JSON.parse(readFileSync(queriesFile, 'utf8')) as string[]) {
 
 const EntitySchema = z.object({ name: z.string(), entityType: z.string(), observations: z.array(z.string()) });
 const RelationSchema = z.object({ from: z.string(), to: z.string(), relationType: z.string() });
-const server = new McpServer({ name: 'floor', version: '1' });
-server.registerTool(
-  'search_nodes',
-  {
-    inputSchema: { query: z.string() },
-    outputSchema: { entities: z.array(EntitySchema), relations: z.array(RelationSchema) },
-    annotations: { readOnlyHint: true },
-  },
-  async ({ query }) => {
-    const answer = answers.get(query) ?? { entities: [], relations: [] };
-    return { content: [{ type: 'text', text: JSON.stringify(answer, null, 2) }], structuredContent: { ...answer } };
-  },
-);
-await server.connect(new StdioServerTransport());
+/** One instance per connection, from the same v2 SDK entry Limbic serves stdio with (serve.ts). */
+serveStdio(() => {
+  const server = new McpServer({ name: 'floor', version: '1' });
+  server.registerTool(
+    'search_nodes',
+    {
+      inputSchema: z.object({ query: z.string() }),
+      outputSchema: z.object({ entities: z.array(EntitySchema), relations: z.array(RelationSchema) }),
+      annotations: { readOnlyHint: true },
+    },
+    async ({ query }) => {
+      const answer = answers.get(query) ?? { entities: [], relations: [] };
+      return { content: [{ type: 'text', text: JSON.stringify(answer, null, 2) }], structuredContent: { ...answer } };
+    },
+  );
+  return server;
+});
