@@ -11,9 +11,9 @@
  * entity's name, type or observations writes (SqliteGraph.syncEntity, deleteIndexes), replayed
  * before each search as the top-k keyword index does: a changed entity's text is read again whole
  * (or dropped, when it is gone). Its old words stay listed until the next rebuild, which is
- * harmless because every candidate is tested on its current text. Built in steps when a server
- * starts (MemoryService.warm) or on the first search, off the answer's path; SQL answers meanwhile,
- * and above MAX_ENTITIES.
+ * harmless because an entity a replay listed again is tested on its current text
+ * (HeldEntity.replayed). Built in steps when a server starts (MemoryService.warm) or on the first
+ * search, off the answer's path; SQL answers meanwhile, and above MAX_ENTITIES.
  *
  * Relations are held too, with the meta `graph_changes` count they were read at: a search that
  * finds the count moved reads its relations in SQL and has them all read again afterwards.
