@@ -146,66 +146,42 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness | E
     await service.close();
     tmp?.cleanup();
   };
+  /** The harness over a connected client; `stop` closes the server side after the client. */
+  const finish = <C extends ToolClient>(client: C, stop: () => Promise<void>): Harness<C> =>
+    withCalls(store, service, client, async () => {
+      await client.close();
+      await stop();
+      await release();
+    });
   const era = options.era;
   if (era === undefined) {
     const server = createMcpServer(service, info, noopLogger);
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'limbic-test', version: '1.0.0' }, { capabilities: options.clientCapabilities ?? {} });
     await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
-    return withCalls(
-      store,
-      service,
-      client,
-      (name, args) => client.callTool({ name, arguments: args }),
-      async () => {
-        await client.close();
-        await server.close();
-        await release();
-      },
-    );
+    return finish(client, () => server.close());
   }
   if (era === 'legacy') {
     const server = createMcpServer(service, info, noopLogger, { era });
     const [clientTransport, serverTransport] = ServerInMemoryTransport.createLinkedPair();
     await server.connect(serverTransport);
-    const client = await connectIn(era, eraClient(era), clientTransport);
-    return withCalls(
-      store,
-      service,
-      client,
-      (name, args) => client.callTool({ name, arguments: args }),
-      async () => {
-        await client.close();
-        await server.close();
-        await release();
-      },
-    );
+    return finish(await connectIn(era, eraClient(era), clientTransport), () => server.close());
   }
   const handler = createMcpHandler(({ era: served }) =>
     createMcpServer(service, info, noopLogger, { era: served, changes: { publish: (uri) => handler.notify.resourceUpdated(uri) } }),
   );
-  const client = await httpClient(era, 'http://limbic.test/mcp', { fetch: (request) => handler.fetch(request) });
-  return withCalls(
-    store,
-    service,
-    client,
-    (name, args) => client.callTool({ name, arguments: args }),
-    async () => {
-      await client.close();
-      await handler.close();
-      await release();
-    },
-  );
+  return finish(await httpClient(era, 'http://limbic.test/mcp', { fetch: (request) => handler.fetch(request) }), () => handler.close());
 }
 
-function withCalls<C>(
-  store: Store,
-  service: MemoryService,
-  client: C,
-  callTool: (name: string, args: Record<string, unknown>) => Promise<unknown>,
-  close: () => Promise<void>,
-): Harness<C> {
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await callTool(name, args)) as CallToolResult;
+/** What the harness needs of a client, the 1.x SDK's or the v2 one's. */
+interface ToolClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+function withCalls<C extends ToolClient>(store: Store, service: MemoryService, client: C, close: () => Promise<void>): Harness<C> {
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
   return {
     store,
     service,

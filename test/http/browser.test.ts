@@ -4,27 +4,24 @@
  * by keyboard and on a phone-sized screen; a screenshot of each view goes to test-artifacts/browser/.
  * Skips, saying why, only where /usr/bin/chromium is absent; .ci/run installs it, so CI runs it.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, realEmbedder } from '../helpers/fixtures.js';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_PRESENT, launchChromium, type Browser } from '../helpers/chromium.js';
+import { realEmbedder } from '../helpers/fixtures.js';
 import { connect, startTestServer, type TestServer } from './http-helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = process.env.LIMBIC_TEST_ARTIFACTS ?? join(REPO_ROOT, 'test-artifacts', 'browser');
-const present = existsSync(CHROMIUM);
 /** Evaluated in the page (this file is compiled without the DOM's types): no sideways scrolling. */
 const FITS = 'document.documentElement.scrollWidth <= window.innerWidth';
-if (!present) console.warn(`browser tests skipped: ${CHROMIUM} is absent (install Debian's chromium: apt-get install -y chromium)`);
+if (!CHROMIUM_PRESENT)
+  console.warn(`browser tests skipped: ${CHROMIUM} is absent (install Debian's chromium: apt-get install -y chromium)`);
 
-describe.skipIf(!present)('the web page in chromium', () => {
+describe.skipIf(!CHROMIUM_PRESENT)('the web page in chromium', () => {
   let s: TestServer;
   let token: string;
-  let context: BrowserContext;
+  let browser: Browser | undefined;
   let page: Page;
-  let profile: string;
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -47,23 +44,8 @@ describe.skipIf(!present)('the web page in chromium', () => {
       ],
     });
     await c.close();
-    profile = mkdtempSync(join(tmpdir(), 'limbic-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1200, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium({ width: 1200, height: 900 });
+    page = browser.page;
     // Nothing may leave loopback: every request the page makes is checked.
     page.on('request', (request) => {
       const url = new URL(request.url());
@@ -72,9 +54,8 @@ describe.skipIf(!present)('the web page in chromium', () => {
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await s?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   it('refuses a wrong token on the login form', async () => {

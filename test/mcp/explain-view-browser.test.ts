@@ -7,20 +7,18 @@
  * answer: each result's legs, factors and sentence; open_nodes' neighbourhood, node by node and
  * edge by edge. Nothing may be fetched. Skips, saying why, where /usr/bin/chromium is absent.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { build } from 'esbuild';
-import { chromium, type BrowserContext, type FrameLocator, type Page } from 'playwright-core';
+import type { FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_PRESENT, launchChromium, type Browser } from '../helpers/chromium.js';
 import { CLI, REPO_ROOT, tempDir } from '../helpers/fixtures.js';
 import { startStdioLimbic, type StdioLimbic } from '../helpers/fuzz-calls.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = process.env.LIMBIC_TEST_ARTIFACTS ?? join(REPO_ROOT, 'test-artifacts', 'browser');
-const present = existsSync(CHROMIUM);
-if (!present) console.warn(`MCP App view tests skipped: ${CHROMIUM} is absent (install Debian's chromium: apt-get install -y chromium)`);
+if (!CHROMIUM_PRESENT)
+  console.warn(`MCP App view tests skipped: ${CHROMIUM} is absent (install Debian's chromium: apt-get install -y chromium)`);
 
 const URI = 'ui://limbic/explain.html';
 /** The spec's default CSP for a view that declares no domain (MCP Apps 2026-01-26, "Host Behavior"). */
@@ -74,13 +72,12 @@ window.mount = async ({ id, html, csp, tool, args, result }) => {
   return { app: bridge.getAppVersion() };
 };`;
 
-describe.skipIf(!present)('the MCP App view in chromium, fed real answers', () => {
+describe.skipIf(!CHROMIUM_PRESENT)('the MCP App view in chromium, fed real answers', () => {
   const tmp = tempDir('limbic-app-');
   let server: StdioLimbic;
   let html: string;
-  let context: BrowserContext;
+  let browser: Browser | undefined;
   let page: Page;
-  let profile: string;
   const fetched: string[] = [];
   const consoleErrors: string[] = [];
 
@@ -155,22 +152,8 @@ describe.skipIf(!present)('the MCP App view in chromium, fed real answers', () =
     });
     const hostBundle = bundle.outputFiles[0]?.text ?? '';
 
-    profile = mkdtempSync(join(tmpdir(), 'limbic-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1000, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium({ width: 1000, height: 900 });
+    page = browser.page;
     // The view may fetch nothing: every request the page or its frames make is recorded.
     page.on('request', (request) => {
       if (!/^(data|about):/.test(request.url())) fetched.push(request.url());
@@ -184,9 +167,8 @@ describe.skipIf(!present)('the MCP App view in chromium, fed real answers', () =
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await server?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
     tmp.cleanup();
   });
 
