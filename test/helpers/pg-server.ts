@@ -556,7 +556,9 @@ async function main(): Promise<void> {
   }
   const dbUrl = await server.createDatabase();
   process.stdout.write(`${dbUrl}\n`);
-  process.stderr.write(`PostgreSQL with pgvector is running. Use it with: limbic --db ${dbUrl}\nCtrl-C stops it and deletes its data.\n`);
+  process.stderr.write(
+    `PostgreSQL with pgvector is running (${server.description}). Use it with: limbic --db ${dbUrl}\nCtrl-C stops it and deletes its data.\n`,
+  );
   let stopping = false;
   const stop = (): void => {
     if (stopping) return;
