@@ -104,6 +104,11 @@ interface Installation {
   readonly name: string;
 }
 
+/** What a test title adds when the server could not start: ` (skipped: why)`, else nothing. */
+export function skipNote(started: PgServer | { readonly unavailable: string }): string {
+  return 'unavailable' in started ? ` (skipped: ${started.unavailable})` : '';
+}
+
 /** Starts a server, or says why none can be started (the reason tests print when they skip). */
 export async function startPgServer(options: PgServerOptions = {}): Promise<PgServer | { readonly unavailable: string }> {
   const without = options.withoutExtensions ?? [];
