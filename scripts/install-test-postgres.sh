@@ -25,7 +25,7 @@ if installed; then
   exit 0
 fi
 
-packages=(postgresql-"$PG_MAJOR" postgresql-server-dev-"$PG_MAJOR" gcc make curl ca-certificates)
+packages=(postgresql-"$PG_MAJOR" postgresql-server-dev-"$PG_MAJOR" gcc libc6-dev make curl ca-certificates)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
