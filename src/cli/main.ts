@@ -37,6 +37,8 @@ program
       'create and delete hierarchical relations in pairs: A contains B also makes B part_of A (env LIMBIC_INVERSE_RELATIONS=1)',
     ),
   )
+  .addOption(new Option('--no-redact', 'store text as given: no secret redaction before writes (env LIMBIC_NO_REDACT=1)'))
+  .addOption(new Option('--redact-pii', 'also redact e-mail addresses and phone numbers (env LIMBIC_REDACT_PII=1)'))
   .addOption(
     new Option(
       '--namespace <name>',
