@@ -296,7 +296,11 @@ export class Maintenance {
       }));
       await Promise.all([written.run(this.redactor(), tally), lookups.run(this.redactor())]);
       const [name, parent] = [nameOf(), parentOf()];
-      const splits: ApprovedSplit[] = read.map((s) => ({ name: s.name(), entity_type: s.type(), observations: s.observations.map((o) => o()) }));
+      const splits: ApprovedSplit[] = read.map((s) => ({
+        name: s.name(),
+        entity_type: s.type(),
+        observations: s.observations.map((o) => o()),
+      }));
       const entity = await this.entity(name);
       const outcome: SplitOutcome = await this.store().executeSplit(
         {

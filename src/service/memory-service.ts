@@ -354,7 +354,10 @@ export class MemoryService {
     const read = given.map((d) => ({ d, name: batch.add(d.entityName), observations: d.observations.map((o) => batch.add(o)) }));
     await batch.run(this.redactor);
     const deletions = read.flatMap(({ d, name, observations }) => {
-      const contents = bothForms(d.observations, observations.map((o) => o()));
+      const contents = bothForms(
+        d.observations,
+        observations.map((o) => o()),
+      );
       return bothForms([d.entityName], [name()]).map((entityName) => ({ entityName, observations: contents }));
     });
     await this.deps.store.graph.deleteObservations(deletions, this.deps.clock());
@@ -621,7 +624,12 @@ export class MemoryService {
 export async function redactEntities<E extends NewEntity>(redactor: Redactor, given: readonly E[], tally?: RedactionTally): Promise<E[]> {
   if (!redactor.enabled) return [...given];
   const batch = new TextBatch();
-  const read = given.map((e) => ({ e, name: batch.add(e.name), type: batch.add(e.entityType), observations: e.observations.map((o) => batch.add(o)) }));
+  const read = given.map((e) => ({
+    e,
+    name: batch.add(e.name),
+    type: batch.add(e.entityType),
+    observations: e.observations.map((o) => batch.add(o)),
+  }));
   await batch.run(redactor, tally);
   return read.map((r) => ({ ...r.e, name: r.name(), entityType: r.type(), observations: r.observations.map((o) => o()) }));
 }

@@ -29,13 +29,16 @@ describe('the redactor', () => {
   });
 
   it('redacts a private key block cut short (a tool summary keeps its first lines)', async () => {
-    const cut = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACB';
+    const cut =
+      '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACB';
     const { text } = await one(`cat ~/.ssh/id_ed25519 →\n${cut}`);
     expect(text).toBe(`cat ~/.ssh/id_ed25519 →\n${redactedMark('private-key')}`);
   });
 
   it('keeps the host and user of a connection string: only its password goes', async () => {
-    const { text } = await one('mongodb+srv://app:Tr0ub4dor3@cluster0.example.mongodb.net/shop and mysql://root:hunter2hunter2@localhost/db');
+    const { text } = await one(
+      'mongodb+srv://app:Tr0ub4dor3@cluster0.example.mongodb.net/shop and mysql://root:hunter2hunter2@localhost/db',
+    );
     expect(text).toBe(
       `mongodb+srv://app:${redactedMark('password')}@cluster0.example.mongodb.net/shop and mysql://root:${redactedMark('password')}@localhost/db`,
     );

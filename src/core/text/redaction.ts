@@ -64,7 +64,9 @@ export function replaceSpans(text: string, spans: readonly SecretSpan[]): { text
   const inMark = (s: SecretSpan): boolean => marks.some(([a, b]) => s.start >= a && s.end <= b);
   // Highest priority first: a provider's rule knows its secret's extent, so a generic span that
   // overlaps it gives way; spans of equal priority that overlap become their union.
-  const ranked = spans.filter((s) => s.end > s.start && !inMark(s)).sort((a, b) => (b.priority ?? 1) - (a.priority ?? 1) || a.start - b.start);
+  const ranked = spans
+    .filter((s) => s.end > s.start && !inMark(s))
+    .sort((a, b) => (b.priority ?? 1) - (a.priority ?? 1) || a.start - b.start);
   const kept: { start: number; end: number; type: string; priority: number }[] = [];
   for (const s of ranked) {
     const priority = s.priority ?? 1;
@@ -101,9 +103,7 @@ export class RedactionTally {
 
   /** By type, most first, then by name. */
   counts(): RedactionCount[] {
-    return [...this.byType]
-      .map(([type, count]) => ({ type, count }))
-      .sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
+    return [...this.byType].map(([type, count]) => ({ type, count })).sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
   }
 
   get total(): number {
@@ -163,7 +163,9 @@ function isPlaceholder(value: string): boolean {
     /^%[A-Za-z_][A-Za-z0-9_]*%$/.test(v) ||
     /^[<{]/.test(v) || // <your key here>, {{ secret }}
     /^([*xX.•#-])\1*$/.test(v) ||
-    /^(?:null|none|nil|undefined|true|false|empty|changeme|password|secret|example|redacted|your[-_]?\w*|process\.env\.\w+|os\.environ.*)$/i.test(v)
+    /^(?:null|none|nil|undefined|true|false|empty|changeme|password|secret|example|redacted|your[-_]?\w*|process\.env\.\w+|os\.environ.*)$/i.test(
+      v,
+    )
   );
 }
 
@@ -172,18 +174,14 @@ function isPlaceholder(value: string): boolean {
  * merely contains one of these words as part of a longer word ("passwordless", "tokenizer") does
  * not count: the word must end the name or be followed by a separator.
  */
-const SECRET_NAME =
-  String.raw`[A-Za-z0-9_.-]*?(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?key|credentials?)(?:[_.-][A-Za-z0-9_.-]*)?`;
+const SECRET_NAME = String.raw`[A-Za-z0-9_.-]*?(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?key|credentials?)(?:[_.-][A-Za-z0-9_.-]*)?`;
 
 /**
  * A `KEY=value` or `Key: value` assignment whose name says secret. The value is kept when it is a
  * placeholder, or when written as prose (`password: required`): a value of letters alone must be
  * long and varied to count. An upper-case environment name (`DB_PASSWORD=…`) takes any value.
  */
-const ASSIGNMENT = new RegExp(
-  String.raw`(?<![A-Za-z0-9_])["']?(${SECRET_NAME})["']?[ \t]*(?:=|:|=>|:=)[ \t]*["']?([^\s"'\`,;]{3,})`,
-  'gi',
-);
+const ASSIGNMENT = new RegExp(String.raw`(?<![A-Za-z0-9_])["']?(${SECRET_NAME})["']?[ \t]*(?:=|:|=>|:=)[ \t]*["']?([^\s"'\`,;]{3,})`, 'gi');
 
 function acceptAssignment(value: string, match: RegExpExecArray): boolean {
   if (isPlaceholder(value) || /^https?:\/\//i.test(value)) return false;

@@ -38,7 +38,12 @@ describe('replaceSpans', () => {
 
   it('ignores a span inside a mark already there, and empty spans', () => {
     const text = 'x [REDACTED:password] y';
-    expect(replaceSpans(text, [{ start: 3, end: 20, type: 'secret' }, { start: 1, end: 1, type: 'z' }])).toEqual({ text, counts: [] });
+    expect(
+      replaceSpans(text, [
+        { start: 3, end: 20, type: 'secret' },
+        { start: 1, end: 1, type: 'z' },
+      ]),
+    ).toEqual({ text, counts: [] });
   });
 
   it('returns the text itself when there is no span', () => {
@@ -50,7 +55,11 @@ describe('RedactionTally and the answer line', () => {
   it('sums by type, most first, and names types and counts only', () => {
     const tally = new RedactionTally();
     tally.add([{ type: 'password', count: 1 }]);
-    tally.add([{ type: 'github-token', count: 2 }, { type: 'password', count: 1 }, { type: 'aws-access-key', count: 2 }]);
+    tally.add([
+      { type: 'github-token', count: 2 },
+      { type: 'password', count: 1 },
+      { type: 'aws-access-key', count: 2 },
+    ]);
     expect(tally.total).toBe(6);
     expect(tally.counts()).toEqual([
       { type: 'aws-access-key', count: 2 },
