@@ -13,6 +13,7 @@ import { registerExportCommand } from './commands/export.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerModelCommands } from './commands/model.js';
 import { registerReembedCommand } from './commands/reembed.js';
+import { registerRedactCommand } from './commands/redact.js';
 import { registerSearchCommand } from './commands/search.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatsCommand } from './commands/stats.js';
@@ -64,6 +65,7 @@ registerConnectCommand(program, app);
 registerDoctorCommand(program, app);
 registerSearchCommand(program, app);
 registerReembedCommand(program, app);
+registerRedactCommand(program, app);
 registerModelCommands(program, app);
 refuseUnknownCommands(program);
 

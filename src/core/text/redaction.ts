@@ -310,3 +310,56 @@ export function findPatternSpans(text: string, patterns: readonly SecretPattern[
   }
   return spans;
 }
+
+/** A secret found in a text, with its type: what redacting it replaced. */
+export interface FoundSecret {
+  readonly value: string;
+  readonly type: string;
+}
+
+/**
+ * The values `redacted` replaced in `original`: the text between the literal pieces the two share.
+ * @example secretsReplaced('key AKIA…X end', 'key [REDACTED:aws-access-key] end') // [{ value: 'AKIA…X', type: 'aws-access-key' }]
+ */
+export function secretsReplaced(original: string, redacted: string): FoundSecret[] {
+  const found: FoundSecret[] = [];
+  // [literal, type, literal, type, …, literal]: each type stands between two literals of the original.
+  const parts = redacted.split(/\[REDACTED:([a-z0-9-]+)\]/);
+  let at = 0;
+  for (let i = 0; i < parts.length - 1; i += 2) {
+    const [literal, type, next] = [parts[i] ?? '', parts[i + 1] ?? '', parts[i + 2] ?? ''];
+    const start = original.indexOf(literal, at);
+    if (start < 0) break;
+    const from = start + literal.length;
+    // The last literal ends the original; any other is its first occurrence after the secret.
+    const end = i + 2 === parts.length - 1 ? original.length - next.length : original.indexOf(next, from);
+    if (end < from) break;
+    const value = original.slice(from, end);
+    if (value !== '' && !value.startsWith('[REDACTED:')) found.push({ value, type });
+    at = end;
+  }
+  return found;
+}
+
+/** Fragments shorter than this are not looked for: too many words share 8 characters with a token. */
+export const MIN_FRAGMENT = 12;
+
+/**
+ * Redacts what is left of known secrets where no rule sees them any more: a text cut inside a token
+ * (an entity named from the first 60 characters of what it holds, a summary cut at its bound)
+ * keeps the token's start, and `limbic redact` takes what it found elsewhere in the memory out of
+ * such texts too. A fragment is the secret's first MIN_FRAGMENT or more characters.
+ */
+export function redactFragments(text: string, secrets: readonly FoundSecret[]): { text: string; counts: RedactionCount[] } {
+  const spans: SecretSpan[] = [];
+  for (const s of secrets) {
+    if (s.value.length < MIN_FRAGMENT) continue;
+    const head = s.value.slice(0, MIN_FRAGMENT);
+    for (let at = text.indexOf(head); at >= 0; at = text.indexOf(head, at + 1)) {
+      let end = at + MIN_FRAGMENT;
+      while (end < text.length && end - at < s.value.length && text[end] === s.value[end - at]) end++;
+      spans.push({ start: at, end, type: s.type, priority: 2 });
+    }
+  }
+  return replaceSpans(text, spans);
+}
