@@ -131,8 +131,8 @@ function patternRule(id: string, patterns: readonly SecretPattern[]): SecretLint
   };
 }
 
-export const LIMBIC_RULE_ID = '@limbic/secretlint-rule-extra';
-export const LIMBIC_PII_RULE_ID = '@limbic/secretlint-rule-pii';
+export const EXTRA_RULE_ID = '@limbic/secretlint-rule-extra';
+export const PII_RULE_ID = '@limbic/secretlint-rule-pii';
 
 type Lint = (content: string) => Promise<readonly SecretLintCoreResultMessage[]>;
 
@@ -146,8 +146,8 @@ async function loadEngine(options: RedactorOptions): Promise<Lint> {
       // An AWS access key id is half a credential; the preset looks for it only when asked.
       options: rule.meta.id === '@secretlint/secretlint-rule-aws' ? { enableIDScanRule: true } : {},
     }));
-  rules.push({ id: LIMBIC_RULE_ID, rule: patternRule(LIMBIC_RULE_ID, EXTRA_SECRET_PATTERNS), options: {} });
-  if (options.pii === true) rules.push({ id: LIMBIC_PII_RULE_ID, rule: patternRule(LIMBIC_PII_RULE_ID, PII_PATTERNS), options: {} });
+  rules.push({ id: EXTRA_RULE_ID, rule: patternRule(EXTRA_RULE_ID, EXTRA_SECRET_PATTERNS), options: {} });
+  if (options.pii === true) rules.push({ id: PII_RULE_ID, rule: patternRule(PII_RULE_ID, PII_PATTERNS), options: {} });
   const config = { rules };
   return async (content) => {
     const result = await lintSource({
@@ -166,7 +166,7 @@ const shortName = (ruleId: string): string => ruleId.replace(/^@[^/]+\//, '').re
 export function spanOf(message: SecretLintCoreResultMessage, content: string): SecretSpan | undefined {
   const [start, end] = message.range;
   const data = (message.data ?? {}) as Record<string, unknown>;
-  if (message.ruleId === LIMBIC_RULE_ID || message.ruleId === LIMBIC_PII_RULE_ID) {
+  if (message.ruleId === EXTRA_RULE_ID || message.ruleId === PII_RULE_ID) {
     return { start, end, type: message.messageId, priority: typeof data.PRIORITY === 'number' ? data.PRIORITY : 1 };
   }
   const known = SECRETLINT_TYPES[message.messageId];
