@@ -6,7 +6,7 @@
  * second report finds nothing left.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,52 @@ async function reportThenApply(db: string, leaks: () => Promise<Record<string, s
   const again = JSON.parse((await limbic(['--db', db, 'redact'])).stdout) as Report;
   expect(again.changes).toEqual({ entities: 0, names: 0, types: 0, observations: 0, superseded: 0, relations: 0 });
 }
+
+describe('the switches', () => {
+  const token = PATHS.entityName.secret;
+  const line = JSON.stringify({
+    type: 'entity',
+    name: 'CI',
+    entityType: 'service',
+    observations: [`token ${token}`, 'mail ops@example.org'],
+  });
+
+  /** Imports one line with these flags and environment; what export gives back. */
+  async function roundTrip(flags: string[], env: Record<string, string> = {}): Promise<string> {
+    const tmp = tempDir();
+    try {
+      const [db, file] = [join(tmp.dir, 'memory.db'), join(tmp.dir, 'in.jsonl')];
+      writeFileSync(file, line);
+      const run = (args: string[]) =>
+        exec(process.execPath, [CLI, '--db', db, ...flags, ...args], { env: { ...process.env, LIMBIC_NO_MODEL: '1', ...env } });
+      const imported = JSON.parse((await run(['import', file])).stdout) as { redactions: unknown };
+      const exported = (await run(['export'])).stdout;
+      return `${JSON.stringify(imported.redactions)}\n${exported}`;
+    } finally {
+      tmp.cleanup();
+    }
+  }
+
+  it('redacts by default, and says what in the import summary', async () => {
+    const out = await roundTrip([]);
+    expect(out).not.toContain(token);
+    expect(out).toContain('token [REDACTED:github-token]');
+    expect(out).toContain('ops@example.org');
+    expect(out.split('\n')[0]).toBe('[{"type":"github-token","count":1}]');
+  });
+
+  it('stores text as given with --no-redact or LIMBIC_NO_REDACT=1', async () => {
+    expect(await roundTrip(['--no-redact'])).toContain(`token ${token}`);
+    expect(await roundTrip([], { LIMBIC_NO_REDACT: '1' })).toContain(`token ${token}`);
+  });
+
+  it('redacts e-mail addresses too with --redact-pii or LIMBIC_REDACT_PII=1', async () => {
+    for (const out of [await roundTrip(['--redact-pii']), await roundTrip([], { LIMBIC_REDACT_PII: '1' })]) {
+      expect(out).toContain('mail [REDACTED:email]');
+      expect(out).not.toContain(token);
+    }
+  });
+});
 
 describe('limbic redact', () => {
   it('reports, then rewrites a SQLite memory so that no file holds a planted secret', async () => {
