@@ -21,6 +21,7 @@ import {
   EXTRA_SECRET_PATTERNS,
   NO_REDACTION,
   PII_PATTERNS,
+  mayHoldSecret,
   RedactionTally,
   findPatternSpans,
   replaceSpans,
@@ -198,13 +199,18 @@ export class SecretlintRedactor implements Redactor {
 
   constructor(private readonly options: RedactorOptions = {}) {}
 
+  /** Whether the rules are loaded (they load at the first text that may hold a secret). */
+  get loaded(): boolean {
+    return this.engine !== undefined;
+  }
+
   /** Loads the rules now rather than at the first write (a server warms it after start-up). */
   warm(): Promise<void> {
     return this.lint().then(() => undefined);
   }
 
   async redactAll(texts: readonly string[]): Promise<RedactedTexts> {
-    const scanned = texts.flatMap((text, i) => (text.length >= MIN_SCANNED ? [i] : []));
+    const scanned = texts.flatMap((text, i) => (text.length >= MIN_SCANNED && mayHoldSecret(text) ? [i] : []));
     if (scanned.length === 0) return { texts, counts: [] };
     const lint = await this.lint();
     const spans = new Map<number, SecretSpan[]>();

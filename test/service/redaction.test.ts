@@ -80,6 +80,15 @@ describe('the redactor', () => {
     expect((await redactor.redactAll(texts)).texts).toEqual(texts);
   });
 
+  it('does not scan plain prose: a search query of words loads no rule', async () => {
+    const fresh = new SecretlintRedactor();
+    const query = 'what does the user prefer for the deploy pipeline on fridays';
+    expect(await fresh.redactAll([query, 'short'])).toEqual({ texts: [query, 'short'], counts: [] });
+    expect(fresh.loaded).toBe(false);
+    await fresh.redactAll(['DB_PASSWORD=hunter2']);
+    expect(fresh.loaded).toBe(true);
+  });
+
   it('is a null object when off: texts pass unchanged and nothing loads', async () => {
     const off = createRedactor(false);
     expect(off).toBe(NO_REDACTION);

@@ -49,6 +49,16 @@ export const NO_REDACTION: Redactor = Object.freeze({
 /** What a redacted value becomes. */
 export const redactedMark = (type: string): string => `[REDACTED:${type}]`;
 
+/**
+ * Whether a text can hold anything a rule finds: every rule's match has an `=`, `:` or `@`, a PEM
+ * header, three digits in a row, or a run of 16+ characters of a token's alphabet. Plain prose (most
+ * search queries, most observations) has none, and is not scanned at all.
+ * @example mayHoldSecret('what does the user prefer') // false
+ */
+export function mayHoldSecret(text: string): boolean {
+  return /[=:@]|-----BEGIN|\d{3}|[A-Za-z0-9_+/.~-]{16,}/.test(text);
+}
+
 /** A mark already in the text: what a second pass over redacted text must leave as it is. */
 const MARK = /\[REDACTED:[a-z0-9-]+\]/g;
 
