@@ -180,22 +180,36 @@ function isPlaceholder(value: string): boolean {
 }
 
 /**
- * Names whose value is a secret: `DB_PASSWORD`, `api_key`, `clientSecret`, `"token"`. A name that
- * merely contains one of these words as part of a longer word ("passwordless", "tokenizer") does
- * not count: the word must end the name or be followed by a separator.
+ * Words that make a name a secret's: `DB_PASSWORD`, `api_key`, `clientSecret`, `"token"`. The word
+ * must end the name or be followed by a separator, so "passwordless" or "tokenizer" do not count.
  */
-const SECRET_NAME = String.raw`[A-Za-z0-9_.-]*?(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?key|credentials?)(?:[_.-][A-Za-z0-9_.-]*)?`;
+const SECRET_WORD = String.raw`(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?key|credentials?)`;
 
 /**
- * A `KEY=value` or `Key: value` assignment whose name says secret. The value is kept when it is a
- * placeholder, or when written as prose (`password: required`): a value of letters alone must be
- * long and varied to count. An upper-case environment name (`DB_PASSWORD=…`) takes any value.
+ * A `KEY=value` or `Key: value` assignment whose name holds a secret word. The match starts at the
+ * word (a pattern that started at every name would try each position of the text again and again);
+ * the rest of the name before it is read back by `assignmentName`.
  */
-const ASSIGNMENT = new RegExp(String.raw`(?<![A-Za-z0-9_])["']?(${SECRET_NAME})["']?[ \t]*(?:=|:|=>|:=)[ \t]*["']?([^\s"'\`,;]{3,})`, 'gi');
+const ASSIGNMENT = new RegExp(
+  String.raw`${SECRET_WORD}((?:[_.-][A-Za-z0-9_.-]{0,40})?)["']?[ 	]*(?:=|:|=>|:=)[ 	]*["']?([^\s"'\`,;]{3,})`,
+  'gi',
+);
 
+/** The whole name of an assignment ASSIGNMENT matched: the name characters before the word (up to 40), then the match's name part. */
+function assignmentName(match: RegExpExecArray): string {
+  let start = match.index;
+  while (start > 0 && start > match.index - 40 && /[A-Za-z0-9_.-]/.test(match.input[start - 1] ?? '')) start--;
+  return match.input.slice(start, match.index) + (/^[^"' \t=:]+/.exec(match[0])?.[0] ?? '');
+}
+
+/**
+ * The value of a secret-named assignment is kept when it is a placeholder, or when written as
+ * prose (`password: required`): a value of letters alone must be long and varied to count. An
+ * upper-case environment name (`DB_PASSWORD=…`) takes any value.
+ */
 function acceptAssignment(value: string, match: RegExpExecArray): boolean {
+  const name = assignmentName(match);
   if (isPlaceholder(value) || /^https?:\/\//i.test(value)) return false;
-  const name = match[1] ?? '';
   if (/^[A-Z][A-Z0-9_]*$/.test(name.replace(/[.-]/g, '_')) && /[_]/.test(name)) return true; // DB_PASSWORD=hunter2
   if (/[^A-Za-z]/.test(value)) return value.length >= 6;
   return value.length >= 12 && shannonEntropy(value) >= 3;
@@ -266,7 +280,7 @@ export const EXTRA_SECRET_PATTERNS: readonly SecretPattern[] = [
     group: 2,
     priority: 0,
     accept: acceptAssignment,
-    typeOf: (match) => (/passw|passphrase|pwd/i.test(match[1] ?? '') ? 'password' : 'secret'),
+    typeOf: (match) => (/^(?:passw|passphrase|pwd)/i.test(match[0]) ? 'password' : 'secret'),
     why: '`KEY=value` and `Key: value` lines whose name says password, secret, token or key (gitleaks-style generic rule)',
   },
 ];
@@ -276,7 +290,8 @@ export const PII_PATTERNS: readonly SecretPattern[] = [
   {
     type: 'email',
     // Not git's ssh user (git@github.com:owner/repo), which names a repository, not a person.
-    pattern: /(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![A-Za-z0-9-])/g,
+    pattern:
+      /(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24})(?![A-Za-z0-9-])/g,
     group: 1,
     priority: 1,
     accept: (value) => !/^git@/i.test(value),
