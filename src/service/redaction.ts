@@ -62,10 +62,6 @@ export const SECRETLINT_TYPES: Readonly<Record<string, { readonly type: string; 
     IncomingWebhook: { type: 'slack-webhook', take: 'value' },
     SENDGRID_KEY: { type: 'sendgrid-key', take: 'value' },
     SHOPIFY_KEY: { type: 'shopify-token', take: 'value' },
-    STRIPE_SECRET_KEY_LIVE: { type: 'stripe-key', take: 'value' },
-    STRIPE_SECRET_KEY_TEST: { type: 'stripe-key', take: 'value' },
-    STRIPE_RESTRICTED_KEY_LIVE: { type: 'stripe-key', take: 'value' },
-    STRIPE_RESTRICTED_KEY_TEST: { type: 'stripe-key', take: 'value' },
     GITHUB_TOKEN: { type: 'github-token', take: 'value' },
     GITLAB_PERSONAL_ACCESS_TOKEN: { type: 'gitlab-token', take: 'value' },
     GRAFANA_CLOUD_API_TOKEN: { type: 'grafana-token', take: 'value' },
@@ -88,15 +84,6 @@ export const SECRETLINT_TYPES: Readonly<Record<string, { readonly type: string; 
     DATABRICKS_PERSONAL_ACCESS_TOKEN: { type: 'databricks-token', take: 'value' },
     DOCKER_PERSONAL_ACCESS_TOKEN: { type: 'docker-token', take: 'value' },
     FIGMA_PERSONAL_ACCESS_TOKEN: { type: 'figma-token', take: 'value' },
-    CLOUDFLARE_GLOBAL_API_KEY: { type: 'cloudflare-key', take: 'value' },
-    CLOUDFLARE_USER_API_TOKEN: { type: 'cloudflare-token', take: 'value' },
-    CLOUDFLARE_ACCOUNT_API_TOKEN: { type: 'cloudflare-token', take: 'value' },
-    TAILSCALE_API_KEY: { type: 'tailscale-key', take: 'value' },
-    TAILSCALE_AUTH_KEY: { type: 'tailscale-key', take: 'value' },
-    TAILSCALE_CLIENT_KEY: { type: 'tailscale-key', take: 'value' },
-    TAILSCALE_SCIM_KEY: { type: 'tailscale-key', take: 'value' },
-    TAILSCALE_WEBHOOK_KEY: { type: 'tailscale-key', take: 'value' },
-    TAILSCALE_KEY: { type: 'tailscale-key', take: 'value' },
   };
 
 /**

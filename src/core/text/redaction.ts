@@ -226,6 +226,21 @@ export const EXTRA_SECRET_PATTERNS: readonly SecretPattern[] = [
     why: 'JSON Web Tokens (bearer credentials): secretlint has no rule for them',
   },
   {
+    type: 'stripe-key',
+    // Secret and restricted keys, live and test mode: sk_live_…, rk_test_… (webhook secrets: whsec_…).
+    pattern: /\b(?:[sr]k_(?:live|test)_[0-9A-Za-z]{24,}|whsec_[0-9A-Za-z]{32,})(?![0-9A-Za-z])/g,
+    group: 0,
+    priority: 2,
+    why: 'Stripe secret, restricted and webhook keys: secretlint 12 (the last line for Node 20) has no Stripe rule',
+  },
+  {
+    type: 'tailscale-key',
+    pattern: /\btskey-(?:api|auth|client|scim|webhook)-[0-9A-Za-z]{6,}-[0-9A-Za-z]{16,}(?![0-9A-Za-z])/g,
+    group: 0,
+    priority: 2,
+    why: 'Tailscale API, auth and OAuth client keys: secretlint 12 has no Tailscale rule',
+  },
+  {
     type: 'google-api-key',
     pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g,
     group: 0,
