@@ -264,7 +264,9 @@ export class App {
     installOnce: (progress: LoadProgress) => Promise<void>,
   ): Promise<void> | undefined {
     const present = (): boolean =>
-      config.modelDir !== undefined || this.modelFingerprint(config) !== undefined || (config.modelId !== DEFAULT_PACKAGE.id && config.allowRemoteModels);
+      config.modelDir !== undefined ||
+      this.modelFingerprint(config) !== undefined ||
+      (config.modelId !== DEFAULT_PACKAGE.id && config.allowRemoteModels);
     if (present()) return undefined;
     return (async () => {
       let waitedFor: string | undefined;
@@ -302,8 +304,7 @@ export class App {
     const wanted = join(config.modelCacheDir, basename(config.modelId));
     const installed = installedModels(config.modelCacheDir)[0];
     return (
-      stamp(join(wanted, 'tokenizer.json')) ??
-      (installed === undefined ? undefined : `${installed.dir}@${installed.manifest.installedAt}`)
+      stamp(join(wanted, 'tokenizer.json')) ?? (installed === undefined ? undefined : `${installed.dir}@${installed.manifest.installedAt}`)
     );
   }
 
@@ -351,14 +352,17 @@ export class App {
   }
 
   /** What `limbic doctor` checks, for the config's SQLite file; `cli` is how its advice names the command. */
-  async doctorProbes(config: Config, cli: string, packageRoot: string): Promise<DoctorProbes> {
+  async doctorProbes(config: Config, cli: string): Promise<DoctorProbes> {
     const { checkModel } = await import('../embed/onnx/model-health.js');
+    const { checkOnnxRuntime } = await import('../embed/onnx/native-runtime.js');
     const { checkDatabase, checkSqliteRuntime } = await import('../store/sqlite/sqlite-health.js');
+    quietOnnxRuntime();
     return {
       nodeVersion: process.versions.node,
       dbPath: config.dbPath,
-      runtime: () => checkSqliteRuntime(`cd "${packageRoot}" && npm rebuild`),
+      runtime: () => checkSqliteRuntime(),
       model: () => checkModel({ ...this.onnxOptions(config), noModel: config.noModel, cli }),
+      ...(config.noModel ? {} : { modelRuntime: checkOnnxRuntime }),
       database: (modelId) => checkDatabase(config.dbPath, { modelId, cli }),
     };
   }

@@ -109,14 +109,19 @@ export function embedderView(shared: LazyEmbedder): LazyEmbedder {
       }
       const state = shared.state();
       if (state.state === 'unavailable') {
-        throw state.why === 'off' || state.why === 'not-installed' ? new ModelAbsentError(state.why, state.reason) : new Error(state.reason);
+        throw state.why === 'off' || state.why === 'not-installed'
+          ? new ModelAbsentError(state.why, state.reason)
+          : new Error(state.reason);
       }
       if (state.state === 'loading') progress(state.detail ?? 'loading the model', state.installing);
       await sleep(500, undefined, { signal });
     }
   };
   // A view that found no engine loads again as soon as the shared one is ready (it watches for a model itself).
-  return new LazyEmbedder(load, 5_000, Date.now, { fingerprint: () => (shared.state().state === 'ready' ? 'ready' : undefined), everyMs: 250 });
+  return new LazyEmbedder(load, 5_000, Date.now, {
+    fingerprint: () => (shared.state().state === 'ready' ? 'ready' : undefined),
+    everyMs: 250,
+  });
 }
 
 export interface NamespaceRegistryDeps {

@@ -92,7 +92,9 @@ describe('limbic doctor', () => {
     expect(byName(report, 'model')).toMatchObject({
       status: 'ok',
       detail: expect.stringMatching(
-        new RegExp(`^No embedding model is installed yet \\(in ${empty}\\): the server's first start installs multilingual-e5-small .* model install" to install it now\\.$`),
+        new RegExp(
+          `^No embedding model is installed yet \\(in ${empty}\\): the server's first start installs multilingual-e5-small .* model install" to install it now\\.$`,
+        ),
       ),
     });
     expect(byName(report, 'database')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/does not exist yet/) });
@@ -112,7 +114,7 @@ describe('limbic doctor', () => {
     expect(text).toMatch(/1 problem to fix\.\n$/);
   });
 
-  it("says another process is installing the model, which is not a problem", async () => {
+  it('says another process is installing the model, which is not a problem', async () => {
     const cache = join(tmp.dir, 'models');
     // An install under way, as model-files.ts stages it: a folder named for the installing process, which runs.
     const installer = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });

@@ -46,11 +46,20 @@ describe.skipIf(wheel === undefined || !existsSync(installedModel))('the CLI wit
     cache = join(tmp.dir, 'models');
     mkdirSync(join(cache, '.wheels'), { recursive: true });
     copyFileSync(join(keptWheels, wheel ?? ''), join(cache, '.wheels', wheel ?? ''));
-    env = { LIMBIC_DB: join(tmp.dir, 'memory.db'), LIMBIC_MODEL_CACHE: cache, LIMBIC_MODEL: '', LIMBIC_MODEL_DIR: '', LIMBIC_OFFLINE: '', LIMBIC_NO_MODEL: '' };
+    env = {
+      LIMBIC_DB: join(tmp.dir, 'memory.db'),
+      LIMBIC_MODEL_CACHE: cache,
+      LIMBIC_MODEL: '',
+      LIMBIC_MODEL_DIR: '',
+      LIMBIC_OFFLINE: '',
+      LIMBIC_NO_MODEL: '',
+    };
     const file = join(tmp.dir, 'memory.jsonl');
-    const lines = ['Ada wrote the first program for the analytical engine', 'Grace wrote the first compiler', 'Alan broke the enigma cipher'].map(
-      (text, i) => JSON.stringify({ type: 'entity', name: `Person ${i}`, entityType: 'person', observations: [text] }),
-    );
+    const lines = [
+      'Ada wrote the first program for the analytical engine',
+      'Grace wrote the first compiler',
+      'Alan broke the enigma cipher',
+    ].map((text, i) => JSON.stringify({ type: 'entity', name: `Person ${i}`, entityType: 'person', observations: [text] }));
     writeFileSync(file, lines.join('\n'));
     expect((await limbic(['import', file], env)).code).toBe(0);
   });
@@ -64,7 +73,9 @@ describe.skipIf(wheel === undefined || !existsSync(installedModel))('the CLI wit
     const answer = JSON.parse(run.stdout) as { results: { name: string }[]; search_modes_used: string[]; warnings?: string[] };
     expect(answer.results[0]?.name).toBe('Person 0');
     expect(answer.search_modes_used).toEqual(['fts']);
-    expect(answer.warnings?.join(' ')).toMatch(/No embedding model is installed yet .* run "limbic model install" to install it now\. Until one is, these are keyword matches only\./);
+    expect(answer.warnings?.join(' ')).toMatch(
+      /No embedding model is installed yet .* run "limbic model install" to install it now\. Until one is, these are keyword matches only\./,
+    );
     expect(modelInstalled()).toBe(false);
   });
 

@@ -104,22 +104,22 @@ describe('LazyEmbedder', () => {
   });
 
   it('loads again as soon as its watch sees a model arrive, not after the pause', async () => {
-    let fingerprint: string | undefined;
+    const model: { fingerprint?: string } = {};
     let loads = 0;
     const lazy = new LazyEmbedder(
       async () => {
         loads++;
-        if (fingerprint === undefined) throw new Error('nothing installed');
+        if (model.fingerprint === undefined) throw new Error('nothing installed');
         return new FakeEmbedder();
       },
       3_600_000,
       Date.now,
-      { fingerprint: () => fingerprint, everyMs: 10 },
+      { fingerprint: () => model.fingerprint, everyMs: 10 },
     );
     expect(await lazy.get()).toBeUndefined();
     await new Promise((r) => setTimeout(r, 50));
     expect(loads).toBe(1); // nothing changed: no retry
-    fingerprint = 'model@1';
+    model.fingerprint = 'model@1';
     for (let i = 0; i < 200 && lazy.state().state !== 'ready'; i++) await new Promise((r) => setTimeout(r, 10));
     expect(lazy.state().state).toBe('ready');
     expect(loads).toBe(2);
@@ -127,7 +127,9 @@ describe('LazyEmbedder', () => {
   });
 
   it('records a model that is absent (not installed, switched off) apart from a failure', async () => {
-    const lazy = new LazyEmbedder(async () => Promise.reject(new ModelAbsentError('not-installed', 'No embedding model is installed yet.')));
+    const lazy = new LazyEmbedder(async () =>
+      Promise.reject(new ModelAbsentError('not-installed', 'No embedding model is installed yet.')),
+    );
     await lazy.get();
     expect(lazy.state()).toEqual({ state: 'unavailable', reason: 'No embedding model is installed yet.', why: 'not-installed' });
   });

@@ -62,7 +62,11 @@ function cacheWithWheel(dir: string): string {
 }
 
 const notes = (from: number, n: number) =>
-  Array.from({ length: n }, (_, i) => ({ name: `Note ${from + i}`, entityType: 'note', observations: [`note number ${from + i} of the first hour`] }));
+  Array.from({ length: n }, (_, i) => ({
+    name: `Note ${from + i}`,
+    entityType: 'note',
+    observations: [`note number ${from + i} of the first hour`],
+  }));
 
 // Without the kept wheel (pretest did not run) this would download 91 MB; say so instead.
 describe.skipIf(wheel === undefined || !existsSync(installedModel))('a server with no model installs the default one itself', () => {
@@ -112,10 +116,21 @@ describe.skipIf(wheel === undefined || !existsSync(installedModel))('a server wi
   it('embeds what was imported before the first start and written during the install, once the model is ready (issue 33)', async () => {
     const tmp = tempDir();
     const cache = cacheWithWheel(tmp.dir);
-    const env = { LIMBIC_DB: join(tmp.dir, 'memory.db'), LIMBIC_MODEL_CACHE: cache, LIMBIC_MODEL: '', LIMBIC_MODEL_DIR: '', LIMBIC_OFFLINE: '' };
+    const env = {
+      LIMBIC_DB: join(tmp.dir, 'memory.db'),
+      LIMBIC_MODEL_CACHE: cache,
+      LIMBIC_MODEL: '',
+      LIMBIC_MODEL_DIR: '',
+      LIMBIC_OFFLINE: '',
+    };
     // limbic import before the first start: it queues, installs nothing, and says what will embed them.
     const file = join(tmp.dir, 'memory.jsonl');
-    writeFileSync(file, notes(1000, 30).map((e) => JSON.stringify({ type: 'entity', ...e })).join('\n'));
+    writeFileSync(
+      file,
+      notes(1000, 30)
+        .map((e) => JSON.stringify({ type: 'entity', ...e }))
+        .join('\n'),
+    );
     const imported = await exec(process.execPath, [CLI, 'import', file], { env: { ...process.env, ...env }, timeout: 60_000 });
     expect(imported.stderr).toMatch(/30 entities wait for embedding\. No embedding model is installed yet .*first start installs/);
     expect(existsSync(join(cache, 'multilingual-e5-small'))).toBe(false);
@@ -127,7 +142,8 @@ describe.skipIf(wheel === undefined || !existsSync(installedModel))('a server wi
       if (during.state === 'loading' && during.progress?.startsWith('installing') === true) {
         // One voice: a search by meaning says the model is being installed, as get_statistics does.
         const found = await client.callTool({ name: 'search_semantic', arguments: { query: 'zzzz qqqq', limit: 1 } });
-        const said = found.isError === true ? JSON.stringify(found.content) : String((found.structuredContent as { warning?: string }).warning);
+        const said =
+          found.isError === true ? JSON.stringify(found.content) : String((found.structuredContent as { warning?: string }).warning);
         expect(said).toMatch(/being installed \(installing multilingual-e5-small/);
         expect(said).not.toMatch(/none is installed|could not be loaded/);
       }
@@ -145,7 +161,13 @@ describe.skipIf(wheel === undefined || !existsSync(installedModel))('a server wi
   it('embeds the queue when another process installs the model while it runs offline (issue 33)', async () => {
     const tmp = tempDir();
     const cache = join(tmp.dir, 'models');
-    const client = await start({ LIMBIC_DB: join(tmp.dir, 'memory.db'), LIMBIC_MODEL_CACHE: cache, LIMBIC_OFFLINE: '1', LIMBIC_MODEL: '', LIMBIC_MODEL_DIR: '' });
+    const client = await start({
+      LIMBIC_DB: join(tmp.dir, 'memory.db'),
+      LIMBIC_MODEL_CACHE: cache,
+      LIMBIC_OFFLINE: '1',
+      LIMBIC_MODEL: '',
+      LIMBIC_MODEL_DIR: '',
+    });
     try {
       await client.callTool({ name: 'create_entities', arguments: { entities: notes(0, 20) } });
       expect(await until(client, (e) => e.state === 'unavailable', 100)).toMatchObject({ state: 'unavailable', pending: 20 });

@@ -119,12 +119,12 @@ describe('EmbeddingIndexer when the model arrives after the writes (issue 33)', 
   });
 
   it('runs another drain for a kick that came while a drain without an engine was ending', async () => {
-    let engine: Embedder | undefined;
-    const lazy = new LazyEmbedder(async () => engine ?? Promise.reject(new Error('not yet')), 0);
+    const installed: { engine?: Embedder } = {};
+    const lazy = new LazyEmbedder(async () => installed.engine ?? Promise.reject(new Error('not yet')), 0);
     const indexer = new EmbeddingIndexer(store, lazy, noopLogger);
     await write(5);
     const first = indexer.drain(); // finds no engine
-    engine = new FakeEmbedder();
+    installed.engine = new FakeEmbedder();
     indexer.kick(); // arrives while that drain runs
     expect(await first).toBe(0);
     await eventually(async () => (await pending()) === 0, 10_000, 'the kick that came during the drain was not lost');

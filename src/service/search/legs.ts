@@ -34,7 +34,11 @@ export async function chooseLegs(store: Store, indexer: EmbeddingIndexer, reques
     );
   }
   if (requested?.includes('semantic') && embedder === undefined) {
-    if (store.vectors === undefined) throw new MemoryError(ERROR_CODES.VECTOR_UNAVAILABLE, `Search mode "semantic" is unavailable. ${indexer.unavailableNote()} Use search_modes ["fts"].`);
+    if (store.vectors === undefined)
+      throw new MemoryError(
+        ERROR_CODES.VECTOR_UNAVAILABLE,
+        `Search mode "semantic" is unavailable. ${indexer.unavailableNote()} Use search_modes ["fts"].`,
+      );
     throw modelNeededError(indexer.modelState(), 'Search mode "semantic"', 'Use search_modes ["fts"] meanwhile.');
   }
   const keywords = wantFts ? store.keywords : undefined;
