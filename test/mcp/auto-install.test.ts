@@ -156,7 +156,7 @@ describe.skipIf(wheel === undefined || !existsSync(installedModel))('a server wi
       await client.close();
       tmp.cleanup();
     }
-  });
+  }, 180_000);
 
   it('embeds the queue when another process installs the model while it runs offline (issue 33)', async () => {
     const tmp = tempDir();
@@ -184,7 +184,7 @@ describe.skipIf(wheel === undefined || !existsSync(installedModel))('a server wi
       await client.close();
       tmp.cleanup();
     }
-  });
+  }, 180_000);
 
   it('says so and keeps working by keywords when it may not fetch (LIMBIC_OFFLINE)', async () => {
     const tmp = tempDir();
