@@ -9,7 +9,7 @@ import { healthCheck, type HealthCheck } from '../../core/health.js';
 import { locateNativeModule, nativeModuleFailure, nativeModuleFix, type NativeModule } from '../../core/native-module.js';
 
 /** The folder Limbic is installed in (its package.json), from dist/embed/onnx or src/embed/onnx. */
-const LIMBIC_FOLDER = fileURLToPath(new URL('../../..', import.meta.url)).replace(/[\\/]$/, '');
+const PACKAGE_FOLDER = fileURLToPath(new URL('../../..', import.meta.url)).replace(/[\\/]$/, '');
 
 /** Its native files ship in the package (no compile step), so a reinstall, not a rebuild, restores them. */
 const runtimeModule = (): NativeModule =>
@@ -17,7 +17,7 @@ const runtimeModule = (): NativeModule =>
 
 /** The message for a runtime that failed to load with `error`. */
 export const runtimeFailure = (error: unknown): string =>
-  nativeModuleFailure(runtimeModule(), error instanceof Error ? error.message : String(error), LIMBIC_FOLDER);
+  nativeModuleFailure(runtimeModule(), error instanceof Error ? error.message : String(error), PACKAGE_FOLDER);
 
 /** `limbic doctor`'s check of the runtime: it loads, or where it is and how to fix it. */
 export async function checkOnnxRuntime(): Promise<HealthCheck> {
@@ -32,7 +32,7 @@ export async function checkOnnxRuntime(): Promise<HealthCheck> {
       'onnxruntime',
       'fail',
       `onnxruntime-node ${where} (${first}): no embeddings, so no semantic search`,
-      nativeModuleFix(module, LIMBIC_FOLDER),
+      nativeModuleFix(module, PACKAGE_FOLDER),
     );
   }
 }

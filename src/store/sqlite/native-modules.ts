@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { locateNativeModule, type NativeModule } from '../../core/native-module.js';
 
 /** The folder Limbic is installed in (its package.json), from dist/store/sqlite or src/store/sqlite. */
-export const LIMBIC_FOLDER = fileURLToPath(new URL('../../..', import.meta.url)).replace(/[\\/]$/, '');
+export const PACKAGE_FOLDER = fileURLToPath(new URL('../../..', import.meta.url)).replace(/[\\/]$/, '');
 
 /** `name` where Node resolves it from this backend; `builds`: its install script compiles it. */
 export const locateModule = (name: string, role: string, builds: boolean): NativeModule =>

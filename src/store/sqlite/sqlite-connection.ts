@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { nativeModuleFailure } from '../../core/native-module.js';
-import { LIMBIC_FOLDER, locateModule } from './native-modules.js';
+import { PACKAGE_FOLDER, locateModule } from './native-modules.js';
 import { migrate } from './schema.js';
 
 /**
@@ -200,7 +200,7 @@ export function driverFailure(): string | undefined {
     return undefined;
   } catch (error) {
     const driver = locateModule('better-sqlite3', 'the SQLite driver', true);
-    return nativeModuleFailure(driver, error instanceof Error ? error.message : String(error), LIMBIC_FOLDER);
+    return nativeModuleFailure(driver, error instanceof Error ? error.message : String(error), PACKAGE_FOLDER);
   }
 }
 

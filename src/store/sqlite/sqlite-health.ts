@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import { healthCheck, type HealthCheck } from '../../core/health.js';
 import { nativeModuleFix, type NativeModule } from '../../core/native-module.js';
 import { SCHEMA_VERSION } from './schema.js';
-import { LIMBIC_FOLDER, locateModule } from './native-modules.js';
+import { PACKAGE_FOLDER, locateModule } from './native-modules.js';
 import type { ExactSearch } from './vector-cache/vector-cache.js';
 import { vectorFilePath } from './vector-cache/vector-cache-file.js';
 
@@ -32,7 +32,7 @@ function notLoading(check: string, status: 'fail' | 'warn', module: NativeModule
     check,
     status,
     `${module.name} ${where} (${firstLine(error)}): ${consequence}`,
-    nativeModuleFix(module, LIMBIC_FOLDER),
+    nativeModuleFix(module, PACKAGE_FOLDER),
   );
 }
 
@@ -40,7 +40,7 @@ function notLoading(check: string, status: 'fail' | 'warn', module: NativeModule
 export async function checkSqliteRuntime(): Promise<HealthCheck[]> {
   const checks: HealthCheck[] = [];
   const driver = locateModule('better-sqlite3', 'the SQLite driver', true);
-  const reinstall = nativeModuleFix(driver, LIMBIC_FOLDER);
+  const reinstall = nativeModuleFix(driver, PACKAGE_FOLDER);
   let Driver: typeof Database;
   let db: Database.Database;
   try {
