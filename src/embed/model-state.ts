@@ -98,11 +98,12 @@ export function keywordOnlyNote(state: EmbedderState): string {
 
 /**
  * The error of something that cannot work without the model (`limbic reembed`, search mode
- * "semantic"): the state, then `instead` (what to do meanwhile), when given.
+ * "semantic"): `lead` (what could not be done), the state, then `instead` (what to do meanwhile).
+ * @example modelNeededError(state, 'Re-embedding needs the embedding model.')
  */
-export function modelNeededError(state: EmbedderState, what: string, instead?: string): MemoryError {
+export function modelNeededError(state: EmbedderState, lead: string, instead?: string): MemoryError {
   return new MemoryError(
     ERROR_CODES.MODEL_UNAVAILABLE,
-    `${what} needs the embedding model. ${modelStateSentence(state)}${instead === undefined ? '' : ` ${instead}`}`,
+    `${lead} ${modelStateSentence(state)}${instead === undefined ? '' : ` ${instead}`}`,
   );
 }

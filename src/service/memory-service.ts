@@ -493,7 +493,7 @@ export class MemoryService {
           'Re-embedding needs the vector table, and this store keeps none (the sqlite-vec extension did not load). "limbic doctor" says why and how to fix it.',
         );
       }
-      throw modelNeededError(this.deps.embedder.state(), 'Re-embedding');
+      throw modelNeededError(this.deps.embedder.state(), 'Re-embedding needs the embedding model.');
     }
     // A drain the model's arrival started (onReady) ends first, so the count below is this run's.
     await this.indexer.idle();

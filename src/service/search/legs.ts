@@ -39,7 +39,11 @@ export async function chooseLegs(store: Store, indexer: EmbeddingIndexer, reques
         ERROR_CODES.VECTOR_UNAVAILABLE,
         `Search mode "semantic" is unavailable. ${indexer.unavailableNote()} Use search_modes ["fts"].`,
       );
-    throw modelNeededError(indexer.modelState(), 'Search mode "semantic"', 'Use search_modes ["fts"] meanwhile.');
+    throw modelNeededError(
+      indexer.modelState(),
+      'Search mode "semantic" is unavailable: it needs the embedding model.',
+      'Use search_modes ["fts"] meanwhile.',
+    );
   }
   const keywords = wantFts ? store.keywords : undefined;
   const vectors = embedder !== undefined && store.vectors !== undefined ? { index: store.vectors, embedder } : undefined;

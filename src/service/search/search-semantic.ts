@@ -112,7 +112,7 @@ export async function searchSemantic(
   if (!semantic && !hybrid) {
     throw modelNeededError(
       deps.indexer.modelState(),
-      'Semantic search',
+      'Semantic search needs the embedding model.',
       "No entity contains the query's words either, so there is nothing to answer by keywords; search_nodes works meanwhile.",
     );
   }
