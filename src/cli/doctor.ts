@@ -1,6 +1,6 @@
 /**
  * `limbic doctor`: every part Limbic needs, one line each (ok / warn / fail), and for each problem
- * the command that fixes it. The backends check their own parts (src/store/sqlite/sqlite-health.ts,
+ * the command that fixes it (a native module that does not load is named where it really is). The backends check their own parts (src/store/sqlite/sqlite-health.ts,
  * src/embed/onnx/model-health.ts); this runs them with the checks that need only Node (its version,
  * free disk) and prints the report. Broken means at least one fail.
  */
@@ -23,6 +23,8 @@ export interface DoctorProbes {
   readonly runtime: () => Promise<HealthCheck[]>;
   /** The model check and the id of the model that would embed. */
   readonly model: () => { check: HealthCheck; modelId: string | undefined };
+  /** The ONNX runtime that runs the model (undefined with --no-model). */
+  readonly modelRuntime?: () => Promise<HealthCheck>;
   /** The database file, compared with that model. */
   readonly database: (modelId: string | undefined) => Promise<HealthCheck[]>;
 }
@@ -70,6 +72,7 @@ export async function runDoctor(probes: DoctorProbes): Promise<DoctorReport> {
   checks.push(...(await probes.runtime()));
   const model = probes.model();
   checks.push(model.check);
+  if (probes.modelRuntime !== undefined) checks.push(await probes.modelRuntime());
   checks.push(...(await probes.database(model.modelId)));
   checks.push(checkDisk(probes.dbPath));
   return { ok: checks.every((c) => c.status !== 'fail'), checks };

@@ -12,9 +12,11 @@
  * needs `openStore(location, namespace)`, so it serves either backend.
  */
 import { basename, dirname, extname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, passFitsOneVector, type Embedder, type LoadProgress } from '../embed/embedder.js';
+import { ModelAbsentError } from '../embed/model-state.js';
 import type { HeavySlotOptions } from '../service/heavy-slots.js';
 import type { Redactor } from '../core/text/redaction.js';
 import { MemoryService } from '../service/memory-service.js';
@@ -92,7 +94,7 @@ export function describeNamespace(dbPath: string, namespace: string): string {
  * once per process, not once per namespace. Closing a view leaves the shared engine alone.
  */
 export function embedderView(shared: LazyEmbedder): LazyEmbedder {
-  return new LazyEmbedder(async (progress: LoadProgress) => {
+  const load = async (progress: LoadProgress, signal: AbortSignal): Promise<Embedder> => {
     for (;;) {
       const engine = await shared.get();
       if (engine !== undefined) {
@@ -107,11 +109,20 @@ export function embedderView(shared: LazyEmbedder): LazyEmbedder {
         return view;
       }
       const state = shared.state();
-      if (state.state === 'unavailable') throw new Error(state.reason);
+      if (state.state === 'unavailable') {
+        throw state.why === 'off' || state.why === 'not-installed'
+          ? new ModelAbsentError(state.why, state.reason)
+          : new Error(state.reason);
+      }
       if (state.state === 'loading') progress(state.detail ?? 'loading the model', state.installing);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500, undefined, { signal });
     }
-  }, 5_000);
+  };
+  // A view that found no engine loads again as soon as the shared one is ready (it watches for a model itself).
+  return new LazyEmbedder(load, 5_000, Date.now, {
+    fingerprint: () => (shared.state().state === 'ready' ? 'ready' : undefined),
+    everyMs: 250,
+  });
 }
 
 export interface NamespaceRegistryDeps {

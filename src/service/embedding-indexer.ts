@@ -5,7 +5,8 @@
  */
 import type { Logger } from '../core/logger.js';
 import { observationText } from '../core/text/entity-text.js';
-import type { Embedder, LazyEmbedder } from '../embed/embedder.js';
+import type { Embedder, EmbedderState, LazyEmbedder } from '../embed/embedder.js';
+import { keywordOnlyNote } from '../embed/model-state.js';
 import type { Store } from '../store/store.js';
 import type { EmbeddingJob } from '../store/vector-index.js';
 
@@ -33,9 +34,12 @@ export interface Freshness {
 
 export class EmbeddingIndexer {
   private running: Promise<number> | undefined;
+  /** A kick arrived while a drain ran: that drain may have found no engine yet, so another one follows. */
+  private kickedWhileRunning = false;
   /** Set by stop(): a drain ends after the batch under way (a closing server must not embed on). */
   private stopped = false;
   private configured: string | undefined;
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly store: Store,
@@ -43,11 +47,19 @@ export class EmbeddingIndexer {
     private readonly logger: Logger,
     private readonly batchSize = 32,
     private readonly catchUpWaitMs = CATCH_UP_WAIT_MS,
-  ) {}
+  ) {
+    // The queue starts working the moment a model becomes available, whoever installed it (issue 33):
+    // what was written while it was being installed is embedded without waiting for another write.
+    this.unsubscribe = embedder.onReady(() => this.kick());
+  }
 
-  /** Starts a background drain unless one is running; never throws. */
+  /** Starts a background drain unless one is running (then another follows it); never throws. */
   kick(): void {
-    if (this.store.vectors === undefined || this.running !== undefined || this.stopped) return;
+    if (this.store.vectors === undefined || this.stopped) return;
+    if (this.running !== undefined) {
+      this.kickedWhileRunning = true;
+      return;
+    }
     void this.drain().catch((error: unknown) =>
       this.logger.warn('embedding the queued entities failed; will retry on the next change', error),
     );
@@ -56,6 +68,7 @@ export class EmbeddingIndexer {
   /** No new batch starts after this; what is queued stays queued for the next process. */
   stop(): void {
     this.stopped = true;
+    this.unsubscribe();
   }
 
   /** Resolves when no drain is running (errors already reported by kick). */
@@ -63,11 +76,14 @@ export class EmbeddingIndexer {
     await this.running?.catch(() => undefined);
   }
 
-  /** The engine, with the vector table bound to it (a model change re-queues everything once). */
-  async ready(): Promise<Embedder | undefined> {
+  /**
+   * The engine, with the vector table bound to it (a model change re-queues everything once).
+   * `throughInstall`: wait for an install under way, here or by another process (`limbic reembed`).
+   */
+  async ready(throughInstall = false): Promise<Embedder | undefined> {
     const vectors = this.store.vectors;
     if (vectors === undefined) return undefined;
-    const embedder = await this.embedder.get();
+    const embedder = throughInstall ? await this.embedder.loaded() : await this.embedder.get();
     if (embedder === undefined) return undefined;
     const key = `${embedder.id}/${embedder.dims}`;
     if (this.configured !== key) {
@@ -117,20 +133,27 @@ export class EmbeddingIndexer {
     };
   }
 
-  /** Why there is no engine right now, as a sentence for a search's warning. */
+  /** Why there is no engine right now, as a sentence for a search's warning (model-state.ts words it). */
   unavailableNote(): string {
-    const state = this.embedder.state();
-    if (state.state === 'loading' && state.installing === true) {
-      return `The embedding model is being installed in the background (${state.detail ?? 'starting'}); until it is, these are keyword matches only.`;
+    if (this.store.vectors === undefined) {
+      return 'This store keeps no vectors (the sqlite-vec extension did not load; "limbic doctor" says why), so these are keyword matches only.';
     }
-    const why = state.state === 'unavailable' ? ` (${state.reason})` : '';
-    return `Semantic search is unavailable${why}; these are keyword matches only. Run "limbic model install" to enable it.`;
+    return keywordOnlyNote(this.embedder.state());
+  }
+
+  /** The model's state, for errors of what cannot work without it (model-state.ts). */
+  modelState(): EmbedderState {
+    return this.embedder.state();
   }
 
   /** Embeds everything queued; resolves to how many vectors were written. One drain at a time. */
   drain(progress?: DrainProgress): Promise<number> {
     this.running ??= this.run(progress).finally(() => {
       this.running = undefined;
+      if (this.kickedWhileRunning) {
+        this.kickedWhileRunning = false;
+        this.kick();
+      }
     });
     return this.running;
   }

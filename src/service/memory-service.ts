@@ -18,7 +18,8 @@ import type {
   Relation,
 } from '../core/types.js';
 import { DEFAULT_OBSERVATION_KIND, inverseRelationType } from '../core/types.js';
-import type { LazyEmbedder } from '../embed/embedder.js';
+import type { EmbedderState, LazyEmbedder } from '../embed/embedder.js';
+import { modelNeededError } from '../embed/model-state.js';
 import type { Reranker } from '../embed/reranker.js';
 import type {
   CompactionListener,
@@ -532,16 +533,27 @@ export class MemoryService {
     };
   }
 
+  /** The model's state once a load has been tried (an install under way is not waited for): model-state.ts words it. */
+  async modelState(): Promise<EmbedderState> {
+    await this.deps.embedder.get();
+    return this.deps.embedder.state();
+  }
+
   /** Queues every entity and embeds them all, reporting progress; resolves to how many were embedded. */
   async reembed(progress?: (done: number, total: number) => void): Promise<number> {
-    const embedder = await this.indexer.ready();
+    // An install under way (this process's, or another's: the loader waits for it) is waited for.
+    const embedder = await this.indexer.ready(true);
     if (embedder === undefined) {
-      const state = this.deps.embedder.state();
-      throw new MemoryError(
-        ERROR_CODES.MODEL_UNAVAILABLE,
-        state.state === 'unavailable' ? state.reason : 'No embedding model could be loaded. Run "limbic model install".',
-      );
+      if (this.deps.store.vectors === undefined) {
+        throw new MemoryError(
+          ERROR_CODES.VECTOR_UNAVAILABLE,
+          'Re-embedding needs the vector table, and this store keeps none (the sqlite-vec extension did not load). "limbic doctor" says why and how to fix it.',
+        );
+      }
+      throw modelNeededError(this.deps.embedder.state(), 'Re-embedding needs the embedding model.');
     }
+    // A drain the model's arrival started (onReady) ends first, so the count below is this run's.
+    await this.indexer.idle();
     const total = (await this.deps.store.vectors?.requeueAll()) ?? 0;
     const onProgress: DrainProgress = (done) => progress?.(Math.min(done, total), total);
     return this.indexer.drain(onProgress);

@@ -3,8 +3,8 @@
  * database file (bytes overwritten in the middle of a real one), a file that is no database; and
  * the pieces that need no store.
  */
-import { execFile } from 'node:child_process';
-import { closeSync, fstatSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, fstatSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -84,19 +84,51 @@ describe('limbic doctor', () => {
     expect(text).toMatch(/Everything works; 1 warning\.\n$/);
   });
 
-  it('fails on a missing model, with "limbic model install" as the fix', async () => {
+  it('says a fresh install has no model yet, which is not a problem: exit code 0 (issue 33)', async () => {
     const empty = join(tmp.dir, 'no-models');
-    const { code, report, text } = await doctor(['--db', join(tmp.dir, 'new.db')], { LIMBIC_MODEL_CACHE: empty });
+    const { code, report, text } = await doctor(['--db', join(tmp.dir, 'new.db')], { LIMBIC_MODEL_CACHE: empty, LIMBIC_OFFLINE: '' });
+    expect(code).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(byName(report, 'model')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(
+        new RegExp(
+          `^No embedding model is installed yet \\(in ${empty}\\): the server's first start installs multilingual-e5-small .* model install" to install it now\\.$`,
+        ),
+      ),
+    });
+    expect(byName(report, 'database')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/does not exist yet/) });
+    expect(text).toMatch(/Everything works\.\n$/);
+  });
+
+  it('fails on a missing model that nothing may fetch (LIMBIC_OFFLINE), with "limbic model install" as the fix', async () => {
+    const empty = join(tmp.dir, 'no-models');
+    const { code, report, text } = await doctor(['--db', join(tmp.dir, 'new.db')], { LIMBIC_MODEL_CACHE: empty, LIMBIC_OFFLINE: '1' });
     expect(code).toBe(1);
-    expect(report.ok).toBe(false);
     expect(byName(report, 'model')).toMatchObject({
       status: 'fail',
-      detail: expect.stringContaining(`no embedding model is installed in ${empty}`),
+      detail: expect.stringContaining(`No embedding model is installed in ${empty}, and LIMBIC_OFFLINE is set`),
     });
     expect(byName(report, 'model')?.fix).toMatch(/ model install$/);
-    expect(byName(report, 'database')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/does not exist yet/) });
     expect(text).toMatch(/^fail {2}model .*\n +fix: .* model install\n/m);
     expect(text).toMatch(/1 problem to fix\.\n$/);
+  });
+
+  it('says another process is installing the model, which is not a problem', async () => {
+    const cache = join(tmp.dir, 'models');
+    // An install under way, as model-files.ts stages it: a folder named for the installing process, which runs.
+    const installer = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      mkdirSync(join(cache, `.multilingual-e5-small.installing-${installer.pid}-x1`), { recursive: true });
+      const { code, report } = await doctor(['--db', join(tmp.dir, 'new.db')], { LIMBIC_MODEL_CACHE: cache, LIMBIC_OFFLINE: '' });
+      expect(code).toBe(0);
+      expect(byName(report, 'model')).toMatchObject({
+        status: 'ok',
+        detail: `installing multilingual-e5-small in another Limbic process (pid ${installer.pid}): a running server uses it as soon as it is ready`,
+      });
+    } finally {
+      installer.kill();
+    }
   });
 
   it('says the model is switched off with --no-model, which is not a problem', async () => {

@@ -1,6 +1,5 @@
 /** `limbic doctor`: every part Limbic needs, one line each, and the command that fixes each problem (../doctor.ts). */
 import { fileURLToPath } from 'node:url';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { App } from '../app.js';
 import { fail } from '../output.js';
@@ -9,7 +8,7 @@ export function registerDoctorCommand(program: Command, app: App): void {
   program
     .command('doctor')
     .description(
-      'check Node, SQLite (FTS5, sqlite-vec, usearch), the model files, the database and free disk; exit code 1 when something is broken',
+      'check Node, SQLite (FTS5, sqlite-vec, usearch), the model files and the ONNX runtime, the database and free disk; exit code 1 when something is broken',
     )
     .option('--json', 'print the report as JSON')
     .action(async (o: { json?: boolean }) => {
@@ -21,7 +20,7 @@ export function registerDoctorCommand(program: Command, app: App): void {
       const main = fileURLToPath(new URL('../main.js', import.meta.url));
       const limbic = onPath('limbic', app.where()) ? 'limbic' : `node ${main}`;
       const cli = app.chosenDb() === undefined ? limbic : `${limbic} --db "${config.dbPath}"`;
-      const report = await runDoctor(await app.doctorProbes(config, cli, resolve(main, '..', '..', '..')));
+      const report = await runDoctor(await app.doctorProbes(config, cli));
       process.stdout.write(o.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
       if (!report.ok) process.exitCode = 1;
     });

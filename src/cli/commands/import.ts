@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { modelStateSentence } from '../../embed/model-state.js';
 import type { App } from '../app.js';
 import { importFile } from '../import-file.js';
 import { fail, print } from '../output.js';
@@ -27,9 +28,13 @@ export function registerImportCommand(program: Command, app: App): void {
       const pending = (await service.statistics()).embeddings.pending;
       print({ ...report, skipped: report.skipped.length, pendingEmbeddings: pending });
       if (pending > 0) {
-        process.stderr.write(
-          `limbic: ${pending} entities wait for embedding; the server embeds them in the background, or run "limbic reembed" now.\n`,
-        );
+        // Without a model, reembed cannot help: the model's state says what will (model-state.ts).
+        const model = await service.modelState();
+        const next =
+          model.state === 'ready'
+            ? 'A running server embeds them in the background, or run "limbic reembed" now.'
+            : `${modelStateSentence(model)} A running server embeds them as soon as the model is ready.`;
+        process.stderr.write(`limbic: ${pending} ${pending === 1 ? 'entity waits' : 'entities wait'} for embedding. ${next}\n`);
       }
       await service.close();
     });

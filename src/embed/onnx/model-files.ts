@@ -396,6 +396,33 @@ export function removeAbandonedInstalls(cacheDir: string, id: string, now = Date
   return removed;
 }
 
+/**
+ * The pids of other processes installing `id` into `cacheDir` right now (their staging folders,
+ * `.<id>.installing-<pid>-*`, under an hour old): a server or `limbic reembed` waits for such an
+ * install instead of starting a second one.
+ */
+export function installsUnderWay(cacheDir: string, id: string, now = Date.now()): number[] {
+  const prefix = `.${id}.installing-`;
+  let names: string[];
+  try {
+    names = readdirSync(cacheDir);
+  } catch {
+    return [];
+  }
+  const pids = new Set<number>();
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+    try {
+      if (Number.isInteger(pid) && pid !== process.pid && now - statSync(join(cacheDir, name)).mtimeMs <= ABANDONED_MS && running(pid))
+        pids.add(pid);
+    } catch {
+      // Gone already: that install finished or was abandoned.
+    }
+  }
+  return [...pids];
+}
+
 /** Whether a process runs (signal 0 checks without sending; EPERM: it runs as another user). */
 const running = (pid: number): boolean => {
   try {

@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { healthCheck, type HealthCheck } from '../../core/health.js';
-import { readManifest, verifyInstalledModel } from './model-files.js';
+import { installingElsewhere, notInstalledSentence } from '../model-state.js';
+import { DEFAULT_PACKAGE, installsUnderWay, readManifest, verifyInstalledModel } from './model-files.js';
 import { resolveModel, type OnnxModelOptions } from './onnx-embedder.js';
 
 export interface ModelCheckOptions extends OnnxModelOptions {
@@ -22,22 +23,31 @@ export function checkModel(options: ModelCheckOptions): { check: HealthCheck; mo
   if (options.noModel) {
     return { check: healthCheck('model', 'ok', 'switched off (--no-model / LIMBIC_NO_MODEL): keyword search only'), modelId: undefined };
   }
-  let model: ReturnType<typeof resolveModel>;
+  let model: ReturnType<typeof resolveModel> | undefined;
   try {
     model = resolveModel(options);
   } catch (error) {
-    return { check: healthCheck('model', 'fail', (error as Error).message.split('. ')[0] ?? String(error), install), modelId: undefined };
+    if (options.modelDir !== undefined) {
+      return { check: healthCheck('model', 'fail', (error as Error).message.split('. ')[0] ?? String(error), install), modelId: undefined };
+    }
+    model = undefined; // nothing installed, and offline: below
   }
-  if (model.source === 'hub') {
-    return {
-      check: healthCheck(
-        'model',
-        'fail',
-        `no embedding model is installed in ${options.cacheDir}: semantic search waits until one is (a server tries to install it in the background)`,
-        install,
-      ),
-      modelId: undefined,
-    };
+  if (model === undefined || model.source === 'hub') {
+    // Another process installing it (a server's first start, "limbic model install") is not a problem.
+    const others = installsUnderWay(options.cacheDir, DEFAULT_PACKAGE.id);
+    if (others.length > 0) {
+      const detail = `${installingElsewhere(DEFAULT_PACKAGE.id, others)}: a running server uses it as soon as it is ready`;
+      return { check: healthCheck('model', 'ok', detail), modelId: undefined };
+    }
+    const context = { cacheDir: options.cacheDir, modelId: DEFAULT_PACKAGE.id, cli: options.cli };
+    // Not installed yet on a fresh install is how every install starts, not a failure: the first start installs it.
+    if (options.allowRemote && options.modelId === DEFAULT_PACKAGE.id) {
+      return { check: healthCheck('model', 'ok', notInstalledSentence({ ...context, offline: false })), modelId: undefined };
+    }
+    const detail = options.allowRemote
+      ? `${options.modelId} is not installed in ${options.cacheDir}: a start fetches it from the model hub, which must be reachable; semantic search waits until then`
+      : notInstalledSentence({ ...context, offline: true });
+    return { check: healthCheck('model', 'fail', detail, install), modelId: undefined };
   }
   const where = `${model.id} in ${model.location}${model.note === undefined ? '' : ` (${model.note})`}`;
   if (readManifest(model.location) === undefined) {

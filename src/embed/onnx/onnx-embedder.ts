@@ -13,6 +13,7 @@ import { embedEntitiesAsPassages, fitsAsPassages, type Embedder, type ModelDescr
 import { installedModels, readManifest, similarityFloorOf, type ModelManifest } from './model-files.js';
 import { fetchHubModel } from './hub-files.js';
 import { meanPoolNormalized } from './mean-pooling.js';
+import { runtimeFailure } from './native-runtime.js';
 import { loadTextTokenizer, tokenBatch, type TextTokenizer } from './text-tokenizer.js';
 
 export interface OnnxModelOptions {
@@ -133,8 +134,14 @@ function sessionOptions(threads: number | undefined): Ort.InferenceSession.Sessi
   };
 }
 
+/** A runtime whose native part does not load: its own message, not "the model is broken". */
+class RuntimeLoadError extends MemoryError {}
+
 /** The runtime, loaded once per thread (src/cli/app.ts sets its telemetry off first). */
-const loadOnnxRuntime = (): Promise<typeof Ort> => import('onnxruntime-node');
+const loadOnnxRuntime = (): Promise<typeof Ort> =>
+  import('onnxruntime-node').catch((cause: unknown) => {
+    throw new RuntimeLoadError(ERROR_CODES.MODEL_UNAVAILABLE, runtimeFailure(cause), { cause });
+  });
 
 export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxEngine> {
   const model = resolveModel(options);
@@ -153,6 +160,7 @@ export async function loadOnnxEmbedder(options: OnnxModelOptions): Promise<OnnxE
       loadTextTokenizer(dir, model.source === 'cache'),
     ]);
   } catch (cause) {
+    if (cause instanceof RuntimeLoadError) throw cause;
     throw new MemoryError(
       ERROR_CODES.MODEL_UNAVAILABLE,
       `Could not load the embedding model from ${model.location}: ${(cause as Error).message}. Run "limbic model install" to (re)install it.`,

@@ -10,6 +10,7 @@ import { buildKeywordQuery, keywordText, orOfWordsExpr, type KeywordExpr, type K
 import { informativeWords, MAX_TERM_SHARE } from '../../core/text/prune-terms.js';
 import { contentWords } from '../../core/text/stopwords.js';
 import type { Embedder } from '../../embed/embedder.js';
+import { modelNeededError } from '../../embed/model-state.js';
 import type { KeywordIndex } from '../../store/keyword-index.js';
 import type { Store } from '../../store/store.js';
 import type { VectorIndex } from '../../store/vector-index.js';
@@ -33,9 +34,15 @@ export async function chooseLegs(store: Store, indexer: EmbeddingIndexer, reques
     );
   }
   if (requested?.includes('semantic') && embedder === undefined) {
-    throw new MemoryError(
-      ERROR_CODES.MODEL_UNAVAILABLE,
-      'Search mode "semantic" is unavailable: no embedding model could be loaded. Run "limbic model install" (or start Limbic with --model-dir), or use search_modes ["fts"].',
+    if (store.vectors === undefined)
+      throw new MemoryError(
+        ERROR_CODES.VECTOR_UNAVAILABLE,
+        `Search mode "semantic" is unavailable. ${indexer.unavailableNote()} Use search_modes ["fts"].`,
+      );
+    throw modelNeededError(
+      indexer.modelState(),
+      'Search mode "semantic" is unavailable: it needs the embedding model.',
+      'Use search_modes ["fts"] meanwhile.',
     );
   }
   const keywords = wantFts ? store.keywords : undefined;

@@ -11,6 +11,7 @@ import { detectQueryType, type RoutingStrategy } from '../../core/rank/routing.j
 import type { CandidateSignals, EntityFacts, KeywordHit, VectorHit } from '../../core/signals.js';
 import { DEFAULT_PARAMETERS, type ParametersInForce } from '../../core/tune/shadow.js';
 import type { EntityId } from '../../core/types.js';
+import { modelStateSentence } from '../../embed/model-state.js';
 import type { Reranker } from '../../embed/reranker.js';
 import type { StoredEntity } from '../../store/graph-store.js';
 import type { Store } from '../../store/store.js';
@@ -123,7 +124,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   if (legs.keywords === undefined && legs.vectors === undefined) {
     throw new MemoryError(
       ERROR_CODES.MODEL_UNAVAILABLE,
-      'No search modes available: the keyword index and the embedding model are both unavailable. Run "limbic model install".',
+      `No search modes available: this store has no keyword index. ${modelStateSentence(indexer.modelState())}`,
     );
   }
   if (request.rerank && deps.reranker === undefined) {
@@ -141,6 +142,8 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   if (keyword !== undefined) warnings.push(...keyword.warnings);
   const semantic = vectors === undefined ? undefined : await semanticLeg(vectors, indexer, request.query, fetch, timings);
   if (semantic?.note !== undefined) warnings.push(semantic.note);
+  // Meaning was wanted (no modes chosen) but there is no model: the answer says why, in model-state.ts's words.
+  if (request.modes === undefined && vectors === undefined) warnings.push(indexer.unavailableNote());
 
   const filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
   const similarityFloor = legs.vectors?.embedder.similarityFloor ?? 0;

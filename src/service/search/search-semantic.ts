@@ -8,13 +8,13 @@
  * without a model the keyword hits still come back, so a query whose words match is never
  * answered with nothing.
  */
-import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { EXPANSION_FACTOR } from '../../core/rank/constants.js';
 import { DEFAULT_CONTEXT_WEIGHTS } from '../../core/rank/context-boost.js';
 import { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from '../../core/rank/fuse-weighted.js';
 import type { RoutingStrategy } from '../../core/rank/routing.js';
 import type { ShadowEvent } from '../../core/tune/shadow.js';
 import type { EntityId } from '../../core/types.js';
+import { modelNeededError } from '../../embed/model-state.js';
 import { runSearch, type SearchDeps } from './pipeline.js';
 import type { SearchRequest } from './request.js';
 import { shadowEvent } from './shadow-log.js';
@@ -110,9 +110,10 @@ export async function searchSemantic(
   const semantic = outcome.model !== undefined;
   const hybrid = outcome.keywordHits.length > 0;
   if (!semantic && !hybrid) {
-    throw new MemoryError(
-      ERROR_CODES.MODEL_UNAVAILABLE,
-      'Semantic search needs an embedding model and none is installed, and no entity contains the query\'s words. Run "limbic model install" (or start Limbic with --model-dir), then search again; search_nodes works meanwhile.',
+    throw modelNeededError(
+      deps.indexer.modelState(),
+      'Semantic search needs the embedding model.',
+      "No entity contains the query's words either, so there is nothing to answer by keywords; search_nodes works meanwhile.",
     );
   }
   const results = outcome.page.map(({ ranked: r, entity }): SemanticResult => ({
@@ -131,8 +132,8 @@ export async function searchSemantic(
     ...(hybrid ? { rrf_score: round(r.candidate.rrfScore) } : {}),
     routing_strategy: outcome.strategy,
   }));
-  const notes = [...outcome.warnings, ...(semantic ? [] : [deps.indexer.unavailableNote()])];
-  const warning = notes.length === 0 ? undefined : notes.join(' ');
+  // Without a model the pipeline's warnings say why (model-state.ts), as hybrid_search's do.
+  const warning = outcome.warnings.length === 0 ? undefined : outcome.warnings.join(' ');
   return {
     results,
     ids: outcome.page.map((p) => p.ranked.id),

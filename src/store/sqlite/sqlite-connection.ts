@@ -10,6 +10,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { nativeModuleFailure } from '../../core/native-module.js';
+import { PACKAGE_FOLDER, locateModule } from './native-modules.js';
 import { migrate } from './schema.js';
 
 /**
@@ -66,6 +68,9 @@ export class SqliteConnection {
     try {
       this.db = new Database(options.path);
     } catch (cause) {
+      // A driver that cannot open even a memory database is the problem, not the file (issue 33).
+      const driver = driverFailure();
+      if (driver !== undefined) throw new MemoryError(ERROR_CODES.STORE_FAILED, driver, { cause });
       throw new MemoryError(
         ERROR_CODES.STORE_FAILED,
         `Cannot open the database at ${options.path}: ${(cause as Error).message}. Check the path and its permissions, or pass another with --db.`,
@@ -187,6 +192,17 @@ export class SqliteConnection {
 export const json = (values: readonly unknown[]): string => JSON.stringify(values);
 
 export { toRelation, type RelationRow } from '../rows.js';
+
+/** Why better-sqlite3 cannot open anything, where it is and how to fix it there; undefined when it works. */
+export function driverFailure(): string | undefined {
+  try {
+    new Database(':memory:').close();
+    return undefined;
+  } catch (error) {
+    const driver = locateModule('better-sqlite3', 'the SQLite driver', true);
+    return nativeModuleFailure(driver, error instanceof Error ? error.message : String(error), PACKAGE_FOLDER);
+  }
+}
 
 function loadSqliteVec(db: Database.Database): boolean {
   try {

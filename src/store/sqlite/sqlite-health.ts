@@ -7,7 +7,9 @@
 import { existsSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { healthCheck, type HealthCheck } from '../../core/health.js';
+import { nativeModuleFix, type NativeModule } from '../../core/native-module.js';
 import { SCHEMA_VERSION } from './schema.js';
+import { PACKAGE_FOLDER, locateModule } from './native-modules.js';
 import type { ExactSearch } from './vector-cache/vector-cache.js';
 import { vectorFilePath } from './vector-cache/vector-cache-file.js';
 
@@ -23,19 +25,29 @@ async function openDriver(): Promise<typeof Database> {
   return ((await import('better-sqlite3')) as unknown as { default: typeof Database }).default;
 }
 
-/**
- * The driver, its SQLite and FTS5, sqlite-vec, usearch. `reinstall` is the command that rebuilds
- * native modules in this install (shown as the fix).
- */
-export async function checkSqliteRuntime(reinstall: string): Promise<HealthCheck[]> {
+/** A check of a native module that does not load: where it is, and the command that fixes it there. */
+function notLoading(check: string, status: 'fail' | 'warn', module: NativeModule, error: unknown, consequence: string): HealthCheck {
+  const where = module.dir === undefined ? 'is not installed' : `does not load from ${module.dir}`;
+  return healthCheck(
+    check,
+    status,
+    `${module.name} ${where} (${firstLine(error)}): ${consequence}`,
+    nativeModuleFix(module, PACKAGE_FOLDER),
+  );
+}
+
+/** The driver, its SQLite and FTS5, sqlite-vec, usearch; a module that does not load is named where it is. */
+export async function checkSqliteRuntime(): Promise<HealthCheck[]> {
   const checks: HealthCheck[] = [];
+  const driver = locateModule('better-sqlite3', 'the SQLite driver', true);
+  const reinstall = nativeModuleFix(driver, PACKAGE_FOLDER);
   let Driver: typeof Database;
   let db: Database.Database;
   try {
     Driver = await openDriver();
     db = new Driver(':memory:');
   } catch (error) {
-    return [healthCheck('sqlite', 'fail', `better-sqlite3 does not load: ${firstLine(error)}`, `${reinstall} (rebuilds it for this Node)`)];
+    return [notLoading('sqlite', 'fail', driver, error, 'nothing can be stored or read')];
   }
   try {
     const version = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
@@ -64,7 +76,13 @@ export async function checkSqliteRuntime(reinstall: string): Promise<HealthCheck
       checks.push(healthCheck('sqlite-vec', 'ok', `sqlite-vec ${vec} loads`));
     } catch (error) {
       checks.push(
-        healthCheck('sqlite-vec', 'fail', `sqlite-vec does not load (${firstLine(error)}): no vectors, so no semantic search`, reinstall),
+        notLoading(
+          'sqlite-vec',
+          'fail',
+          locateModule('sqlite-vec', 'vectors in SQLite', false),
+          error,
+          'no vectors, so no semantic search',
+        ),
       );
     }
   } finally {
@@ -77,11 +95,12 @@ export async function checkSqliteRuntime(reinstall: string): Promise<HealthCheck
     checks.push(healthCheck('usearch', 'ok', 'usearch loads (in-memory vector scan)'));
   } catch (error) {
     checks.push(
-      healthCheck(
+      notLoading(
         'usearch',
         'warn',
-        `usearch does not load (${firstLine(error)}): sqlite-vec answers vector searches instead, slower on large graphs`,
-        reinstall,
+        locateModule('usearch', 'the in-memory vector scan', true),
+        error,
+        'sqlite-vec answers vector searches instead, slower on large graphs',
       ),
     );
   }

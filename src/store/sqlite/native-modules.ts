@@ -1,0 +1,15 @@
+/**
+ * The SQLite backend's native modules (better-sqlite3, sqlite-vec, usearch) as Node loads them from
+ * here, for messages that name where a broken one really is (core/native-module.ts). Imports no
+ * driver itself, so `limbic doctor` can load it when a driver is missing altogether.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { locateNativeModule, type NativeModule } from '../../core/native-module.js';
+
+/** The folder Limbic is installed in (its package.json), from dist/store/sqlite or src/store/sqlite. */
+export const PACKAGE_FOLDER = fileURLToPath(new URL('../../..', import.meta.url)).replace(/[\\/]$/, '');
+
+/** `name` where Node resolves it from this backend; `builds`: its install script compiles it. */
+export const locateModule = (name: string, role: string, builds: boolean): NativeModule =>
+  locateNativeModule(name, role, builds, createRequire(import.meta.url).resolve);
