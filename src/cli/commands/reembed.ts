@@ -10,7 +10,7 @@ export function registerReembedCommand(program: Command, app: App): void {
     .description('re-embed every entity with the current model, with a progress bar')
     .action(async () => {
       // Nothing else runs in this process: the model takes every core.
-      const service = app.service(app.config(), availableParallelism());
+      const service = app.service(app.existingConfig('reembed'), availableParallelism());
       let bar: ReturnType<typeof progressBar> | undefined;
       const started = Date.now();
       const done = await service.reembed((n, total) => {
