@@ -26,7 +26,8 @@ export function why(s, position) {
   const legs = [];
   if (s.fts_rank !== null) legs.push(`words (keyword rank ${s.fts_rank})`);
   if (s.semantic_rank !== null) legs.push(`meaning (semantic rank ${s.semantic_rank})`);
-  const parts = [`#${position}: found by ${legs.length ? legs.join(' and ') : 'a filter only'}`];
+  const found = `found by ${legs.length ? legs.join(' and ') : 'a filter only'}`;
+  const parts = [`#${position}: ${s.name_match ? `named what was searched for, so it comes first; ${found}` : found}`];
   if (s.limbic) {
     parts.push(useClause(s.limbic));
     if (s.limbic.multiplier < 0.999) parts.push(`lowered ×${fmt(s.limbic.multiplier, 2)} (status or metadata)`);
@@ -39,6 +40,7 @@ export function why(s, position) {
 /** hybrid_search's factors of one result, as [label, value] rows (missing ones left out). */
 export function scoreRows(s) {
   const rows = [
+    ['name match', s.name_match ? 'yes' : null],
     ['final', s.final],
     ['rrf', s.rrf],
     ['keyword rank', s.fts_rank],

@@ -94,6 +94,7 @@ export const HybridSearchOutput = z.object({
           })
           .nullable(),
         rerank_score: z.number().nullable(),
+        name_match: z.boolean(),
         final: z.number(),
       }),
     }),
