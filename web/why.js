@@ -6,6 +6,9 @@
 export const fmt = (n, digits = 3) =>
   n === null || n === undefined ? '–' : typeof n === 'number' ? Number(n.toFixed(digits)).toString() : String(n);
 
+/** A count with its noun in agreement: "1 result", "2 results" (src/core/text/plural.ts on the server). */
+export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 /** What usage did to a result's place, from the limbic factors both searches return. */
 function useClause(l) {
   const { usage_lift: lift, usage_places: places } = l;

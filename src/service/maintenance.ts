@@ -6,6 +6,7 @@
  * and splits by keywords, and the answer says so.
  */
 import { ERROR_CODES, MemoryError, entityNotFound } from '../core/errors.js';
+import { plural } from '../core/text/plural.js';
 import {
   DEFAULT_DUPLICATE_THRESHOLDS,
   dot,
@@ -232,7 +233,7 @@ export class Maintenance {
       if (!analysis.needs_split) {
         return {
           proposal: null,
-          message: `${name} does not need splitting: ${analysis.observation_count} observations, threshold ${analysis.threshold} for type ${entity.entityType}.`,
+          message: `${name} does not need splitting: ${plural(analysis.observation_count, 'observation')}, threshold ${analysis.threshold} for type ${entity.entityType}.`,
         };
       }
       const taken = new Set<string>();

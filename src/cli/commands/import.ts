@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { App } from '../app.js';
+import { plural } from '../../core/text/plural.js';
 import { importFile } from '../import-file.js';
 import { fail, print } from '../output.js';
 
@@ -28,7 +29,7 @@ export function registerImportCommand(program: Command, app: App): void {
       print({ ...report, skipped: report.skipped.length, pendingEmbeddings: pending });
       if (pending > 0) {
         process.stderr.write(
-          `limbic: ${pending} entities wait for embedding; the server embeds them in the background, or run "limbic reembed" now.\n`,
+          `limbic: ${plural(pending, 'entity waits', 'entities wait')} for embedding; the server embeds ${pending === 1 ? 'it' : 'them'} in the background, or run "limbic reembed" now.\n`,
         );
       }
       await service.close();
