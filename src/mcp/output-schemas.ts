@@ -223,6 +223,7 @@ export const ExecuteSplitOutput = orBusy({
     moved_observations: int,
     relations_created: int,
     original_observations_remaining: int,
+    original_summary: z.string().nullable(),
   }),
 });
 

@@ -14,7 +14,14 @@ import {
   rescaledCosine,
   type DuplicateThresholds,
 } from '../core/maintenance/duplicates.js';
-import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, analyzeSplit, splitThreshold, type SplitAnalysis } from '../core/maintenance/split.js';
+import {
+  CUT_DISTANCE,
+  CUT_DISTANCE_RESCALED,
+  analyzeSplit,
+  splitSummary,
+  splitThreshold,
+  type SplitAnalysis,
+} from '../core/maintenance/split.js';
 import { CONTAINS, PART_OF, type Entity, type Relation } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { EntityObservations, MaintenanceStore, SplitOutcome, Store, Supersession, SupersessionResult } from '../store/store.js';
@@ -272,13 +279,19 @@ export class Maintenance {
   ): Promise<{ result: Record<string, unknown> }> {
     return this.slots.run(async () => {
       const entity = await this.entity(name);
+      const now = this.deps.clock();
       const outcome: SplitOutcome = await this.store().executeSplit(
         {
           original: name,
           parent: parent ?? name,
           children: splits.map((s) => ({ name: s.name, entityType: s.entity_type ?? entity.entityType, observations: s.observations })),
+          // Approving every proposed split moves every observation: the original stays, as the parent, saying where they went.
+          summary: splitSummary(
+            splits.map((s) => s.name),
+            now,
+          ),
         },
-        this.deps.clock(),
+        now,
       );
       this.deps.afterWrite();
       return {
@@ -287,6 +300,7 @@ export class Maintenance {
           moved_observations: outcome.movedObservations,
           relations_created: outcome.relationsCreated,
           original_observations_remaining: outcome.originalObservationsRemaining,
+          original_summary: outcome.summaryAdded ?? null,
         },
       };
     });
