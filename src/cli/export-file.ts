@@ -83,6 +83,24 @@ export function exportTarget(file: string): ExportTarget {
   throw refuse(`Cannot export to ${JSON.stringify(file)}: it is ${what}. Name a file, or leave FILE out to write to stdout.`);
 }
 
+/**
+ * Refuses a target that is the memory's own database file (or its -wal / -shm): an export there
+ * would overwrite the memory with its own JSONL.
+ * @throws MemoryError CONFIG_INVALID naming the file.
+ */
+export function refuseOwnDatabase(target: ExportTarget, dbPath: string): void {
+  let db: string;
+  try {
+    db = realpathSync(dbPath);
+  } catch {
+    return; // a postgres:// URL, or no file: nothing to overwrite
+  }
+  if ([db, `${db}-wal`, `${db}-shm`].includes(target.path))
+    throw refuse(
+      `Cannot export to ${target.path}: it is the database being exported, which the export would overwrite. Name another file, such as ${JSON.stringify(`${db}.jsonl`)}.`,
+    );
+}
+
 /** Writes all of `text` to an open descriptor (writeSync may write less than asked on a pipe). */
 function writeAll(fd: number, text: string): void {
   const bytes = Buffer.from(text, 'utf8');

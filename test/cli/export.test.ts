@@ -128,6 +128,18 @@ describe('limbic export FILE (issue 33)', () => {
     expect(existsSync(join(tmp.dir, 'no-such-folder'))).toBe(false);
   });
 
+  it('refuses to write over the database it exports, through a link too', async () => {
+    const link = join(tmp.dir, 'looks-harmless.jsonl');
+    symlinkSync(db, link);
+    for (const target of [db, link]) {
+      await expect(limbic(['--db', db, 'export', target])).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('it is the database being exported'),
+      });
+    }
+    expect(JSON.parse((await limbic(['--db', db, 'stats', '--json'])).stdout).entities).toBe(1);
+  });
+
   it('refuses a folder, naming a file to write instead', async () => {
     const folder = join(tmp.dir, 'exports');
     mkdirSync(folder);

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { formatMemoryFile } from '../../core/jsonl.js';
 import type { App } from '../app.js';
-import { exportTarget, writeExport } from '../export-file.js';
+import { exportTarget, refuseOwnDatabase, writeExport } from '../export-file.js';
 
 export function registerExportCommand(program: Command, app: App): void {
   program
@@ -15,7 +15,9 @@ export function registerExportCommand(program: Command, app: App): void {
     .action(async (file: string | undefined) => {
       // Both checked before anything is opened: a bad path or a missing memory leaves nothing behind.
       const target = file === undefined ? undefined : exportTarget(file);
-      const service = app.service(app.existingConfig('export'));
+      const config = app.existingConfig('export');
+      if (target !== undefined) refuseOwnDatabase(target, config.dbPath);
+      const service = app.service(config);
       try {
         const text = formatMemoryFile(await service.readGraph());
         if (target === undefined) process.stdout.write(text);
