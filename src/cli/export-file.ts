@@ -56,7 +56,7 @@ function checkFolder(file: string, asked: string): void {
 /**
  * What `file` names and how an export will write it; checked before the memory is read, so a bad
  * path costs nothing and leaves nothing behind.
- * @throws MemoryError CONFIG_INVALID for a missing folder, a dangling link, a folder, a block device or a socket.
+ * @throws MemoryError CONFIG_INVALID for a missing folder, a folder, a block device or a socket.
  */
 export function exportTarget(file: string): ExportTarget {
   const asked = resolve(file);
@@ -107,24 +107,56 @@ function writeAll(fd: number, text: string): void {
   for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
+/** Opens, truncates and writes the file itself. */
+function writeInPlace(path: string, text: string): void {
+  const fd = openSync(path, 'w');
+  try {
+    writeAll(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A file system refusal, as the CLI says it: the path, the reason, what to check. */
+function cannotWrite(path: string, error: unknown): MemoryError {
+  return new MemoryError(
+    ERROR_CODES.CONFIG_INVALID,
+    `Cannot write the export to ${path}: ${(error as Error).message}. Check the path and its permissions, or choose another.`,
+    { cause: error },
+  );
+}
+
 /** Writes `text` where `target` says, the way it says. Returns the path written. */
 export function writeExport(target: ExportTarget, text: string): string {
+  try {
+    writeTo(target, text);
+  } catch (error) {
+    throw error instanceof MemoryError ? error : cannotWrite(target.path, error);
+  }
+  return target.path;
+}
+
+function writeTo(target: ExportTarget, text: string): void {
   switch (target.kind) {
     case 'in-place':
-    case 'new': {
-      const fd = openSync(target.path, 'w');
-      try {
-        writeAll(fd, text);
-      } finally {
-        closeSync(fd);
-      }
-      return target.path;
-    }
+    case 'new':
+      writeInPlace(target.path, text);
+      return;
     case 'replace': {
       const { path, stats } = target;
       // Beside the real file (a link's target, not the link), so the rename stays on one file system.
       const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-      const fd = openSync(temp, 'wx', 0o600);
+      let fd: number;
+      try {
+        fd = openSync(temp, 'wx', 0o600);
+      } catch (error) {
+        // A file one may write in a folder one may not (or a file system that makes no new files, as
+        // /proc): written in place, as asked, if not atomically.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS' && code !== 'ENOENT') throw error;
+        writeInPlace(path, text);
+        return;
+      }
       try {
         try {
           writeAll(fd, text);
@@ -144,7 +176,7 @@ export function writeExport(target: ExportTarget, text: string): string {
         }
         throw error;
       }
-      return path;
+      return;
     }
     default: {
       const _exhaustive: never = target;

@@ -140,6 +140,16 @@ describe('limbic export FILE (issue 33)', () => {
     expect(JSON.parse((await limbic(['--db', db, 'stats', '--json'])).stdout).entities).toBe(1);
   });
 
+  it.skipIf(!existsSync('/sys/kernel/notes'))('says which file it could not write and why, never a temporary file', async () => {
+    // A kernel file nobody may write, in a folder where no file can be made: the temporary file fails, then the file itself.
+    const { stderr } = await limbic(['--db', db, 'export', '/sys/kernel/notes']).catch((e: { stderr: string; code: number }) => {
+      expect(e.code).toBe(1);
+      return e;
+    });
+    expect(stderr).toMatch(/Cannot write the export to \/sys\/kernel\/notes: E[A-Z]+: .*Check the path and its permissions/);
+    expect(stderr).not.toContain('.tmp');
+  });
+
   it('refuses a folder, naming a file to write instead', async () => {
     const folder = join(tmp.dir, 'exports');
     mkdirSync(folder);
