@@ -6,6 +6,9 @@
 export const fmt = (n, digits = 3) =>
   n === null || n === undefined ? '–' : typeof n === 'number' ? Number(n.toFixed(digits)).toString() : String(n);
 
+/** A count with its noun in agreement: "1 result", "2 results" (src/core/text/plural.ts on the server). */
+export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 /** What usage did to a result's place, from the limbic factors both searches return. */
 function useClause(l) {
   const { usage_lift: lift, usage_places: places } = l;
@@ -26,7 +29,8 @@ export function why(s, position) {
   const legs = [];
   if (s.fts_rank !== null) legs.push(`words (keyword rank ${s.fts_rank})`);
   if (s.semantic_rank !== null) legs.push(`meaning (semantic rank ${s.semantic_rank})`);
-  const parts = [`#${position}: found by ${legs.length ? legs.join(' and ') : 'a filter only'}`];
+  const found = `found by ${legs.length ? legs.join(' and ') : 'a filter only'}`;
+  const parts = [`#${position}: ${s.name_match ? `named what was searched for, so it comes first; ${found}` : found}`];
   if (s.limbic) {
     parts.push(useClause(s.limbic));
     if (s.limbic.multiplier < 0.999) parts.push(`lowered ×${fmt(s.limbic.multiplier, 2)} (status or metadata)`);
@@ -39,6 +43,7 @@ export function why(s, position) {
 /** hybrid_search's factors of one result, as [label, value] rows (missing ones left out). */
 export function scoreRows(s) {
   const rows = [
+    ['name match', s.name_match ? 'yes' : null],
     ['final', s.final],
     ['rrf', s.rrf],
     ['keyword rank', s.fts_rank],

@@ -39,7 +39,7 @@ import { openSqliteTokenStore } from '../store/sqlite/sqlite-tokens.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { Where } from './connect.js';
-import { checkDbLocation, willCreate } from './db-location.js';
+import { checkDbLocation, requireExistingMemory, willCreate } from './db-location.js';
 import { httpLimitsFromEnv } from './serve-http.js';
 import type { HttpLimits } from '../http/http-server.js';
 import type { DoctorProbes } from './doctor.js';
@@ -149,6 +149,16 @@ export class App {
   config(): Config {
     const root = this.rootConfig();
     return Object.freeze({ ...root, dbPath: namespaceDbPath(root.dbPath, root.namespace) });
+  }
+
+  /**
+   * config() for a command that only reads the memory: a SQLite file that does not exist is an
+   * error naming it, never a new, empty memory (db-location.ts, requireExistingMemory).
+   */
+  existingConfig(command: string): Config {
+    const config = this.config();
+    requireExistingMemory(config.dbPath, command, config.namespace, URL_RULES);
+    return config;
   }
 
   /** Whether --namespace (not the environment) chose the namespace: serve --http refuses it. */

@@ -152,13 +152,29 @@ export function thisLimbic(mainModuleUrl: string, nodePath: string, env: Where['
 }
 
 /**
+ * The PATH an npx entry needs: this Node's folder (npx runs Limbic's bin through
+ * `#!/usr/bin/env node`, and GUI clients do not see the shell's PATH), then the system's own
+ * folders for the shell npm runs bins with. Not the PATH `connect` itself ran with: under npx that
+ * is npm's run-time PATH (the npx cache's and the working folder's node_modules/.bin, npm's
+ * node-gyp-bin …), which means nothing to the client and would be frozen into its config (issue 33).
+ */
+export function npxPath(nodePath: string, env: Where['env'] = {}): string {
+  const windows = sep === '\\';
+  const root = env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows';
+  const system = windows ? [join(root, 'System32'), root] : ['/usr/local/bin', '/usr/bin', '/bin'];
+  return [...new Set([dirname(nodePath), ...system])].join(delimiter);
+}
+
+/**
  * A Limbic that npx started runs from npx's cache (`<npm cache>/_npx/<hash>/node_modules/limbic`),
  * which `npm cache clean` deletes: an entry naming that main.js would break then. Such a Limbic is
  * started the way npx started it, with the package it was given (a tarball's path made absolute),
- * so a cleared cache is filled again at the next start. npx runs Limbic's bin through
- * `#!/usr/bin/env node`, so the entry puts this Node's folder first on PATH (GUI clients do not
- * see the shell's). `--onnxruntime-node-install=skip`: onnxruntime-node's installer would download
- * CUDA libraries that Limbic never loads. Undefined when this Limbic is not in an npx cache.
+ * so a cleared cache is filled again at the next start, with only the PATH it needs (npxPath).
+ * What such an entry still depends on (the tarball staying where it is, or the registry and a
+ * slower first start) is said in its note, with the install that depends on neither: a global
+ * install, after which `limbic connect` writes an entry naming its main.js.
+ * `--onnxruntime-node-install=skip`: onnxruntime-node's installer would download CUDA libraries
+ * that Limbic never loads. Undefined when this Limbic is not in an npx cache.
  */
 export function npxLauncher(mainPath: string, nodePath: string, env: Where['env'] = {}): Launcher | undefined {
   const parts = mainPath.split(sep);
@@ -187,12 +203,16 @@ export function npxLauncher(mainPath: string, nodePath: string, env: Where['env'
   }
   const viaNode = npxCli !== undefined && npxCli.endsWith('.js');
   const npxArgs = ['--yes', '--onnxruntime-node-install=skip', `--package=${spec}`, '--', 'limbic'];
-  const path = [dirname(nodePath), ...(env.PATH ?? '').split(delimiter).filter((d) => d !== '' && d !== dirname(nodePath))].join(delimiter);
+  const tarball = spec.startsWith('file:') ? spec.slice('file:'.length) : undefined;
+  const install = `npm i -g --onnxruntime-node-install=skip ${quote(tarball ?? spec)}`;
   return {
     command: viaNode ? nodePath : npxCli === undefined ? 'npx' : npx,
     args: viaNode ? [npxCli as string, ...npxArgs] : npxArgs,
-    env: { PATH: path },
-    note: `this Limbic runs from npx's cache; the entry starts it through npx with ${spec}, so clearing the cache only costs a reinstall at the next start`,
+    env: { PATH: npxPath(nodePath, env) },
+    note:
+      `this Limbic runs from npx's cache, which "npm cache clean" deletes; the entry starts it through npx with ${spec}, so a cleared cache costs a reinstall at the next start` +
+      (tarball === undefined ? ' (from the registry)' : `, from that file: keep ${tarball} where it is`) +
+      `. For an entry that depends on neither and starts at once, install Limbic and connect again: ${install}, then "limbic connect" with the same options`,
   };
 }
 

@@ -9,6 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
+import { DEFAULT_NAMESPACE } from '../http/namespaces.js';
 
 const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
 
@@ -52,3 +53,24 @@ export function checkDbLocation(location: string, chosen: boolean, { isPostgresU
 
 /** Whether opening this SQLite file will make it (said once on stderr when it does). */
 export const willCreate = (path: string): boolean => !existsSync(path);
+
+/**
+ * A command that only reads a memory (export, stats, search, tune, consolidate, reembed) must find
+ * one: opening a missing SQLite file would make a new, empty memory as a side effect and answer
+ * from it (issue 33). Only serve and import (and migrate's --to) make a memory.
+ * @throws MemoryError CONFIG_INVALID naming the file and how to make or find the memory.
+ */
+export function requireExistingMemory(
+  path: string,
+  command: string,
+  namespace: string,
+  { isPostgresUrl }: Pick<UrlRules, 'isPostgresUrl'>,
+): void {
+  if (isPostgresUrl(path) || existsSync(path)) return;
+  const which = namespace === DEFAULT_NAMESPACE ? '' : ` (namespace "${namespace}")`;
+  throw new MemoryError(
+    ERROR_CODES.CONFIG_INVALID,
+    `There is no memory at ${path}${which} yet, so "limbic ${command}" has nothing to work on; nothing was created. ` +
+      'Check --db, LIMBIC_DB and --namespace, or make the memory first: "limbic import memory.jsonl", or start the server ("limbic serve") and write to it.',
+  );
+}

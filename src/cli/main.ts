@@ -53,7 +53,7 @@ registerTokenCommands(program, {
   dbPath: () => app.rootConfig().dbPath,
   openTokens: (location) => app.openTokens(location),
   fail,
-  globalNamespace: () => program.opts<GlobalOptions>().namespace,
+  globalNamespace: () => app.rootConfig().namespace,
 });
 registerMigrateCommand(program, { openStore: (location: string) => app.openStore(app.checkLocation(location)), fail });
 registerImportCommand(program, app);

@@ -7,6 +7,7 @@
  * so a second run adds nothing.
  */
 import type { Command } from 'commander';
+import { plural } from '../core/text/plural.js';
 import type { ShadowEvent } from '../core/tune/shadow.js';
 import { asEntityId, type EntityId } from '../core/types.js';
 import type { Store } from '../store/store.js';
@@ -179,7 +180,7 @@ export function registerMigrateCommand(program: Command, deps: MigrateDeps): voi
       let to: Store | undefined;
       try {
         to = deps.openStore(o.to);
-        const report = await migrateMemory(from, to, (n) => process.stderr.write(`\rlimbic: ${n} entities copied`));
+        const report = await migrateMemory(from, to, (n) => process.stderr.write(`\rlimbic: ${plural(n, 'entity', 'entities')} copied`));
         process.stderr.write('\n');
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } catch (error) {

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { createToken } from '../http/tokens.js';
-import { namespaceDbPath, tokenFilePath } from '../http/namespaces.js';
+import { DEFAULT_NAMESPACE, namespaceDbPath, tokenFilePath } from '../http/namespaces.js';
 import type { TokenStore } from '../store/token-store.js';
 
 export interface TokenCommandDeps {
@@ -13,10 +13,11 @@ export interface TokenCommandDeps {
   readonly openTokens: (location: string) => TokenStore;
   readonly fail: (error: unknown) => never;
   /**
-   * The program's global --namespace: commander gives a flag the program also declares to the
-   * program, so `token create --namespace X` arrives there.
+   * The namespace the program's global options choose (--namespace, else LIMBIC_NAMESPACE, else
+   * "default"): commander gives a flag the program also declares to the program, so
+   * `token create --namespace X` arrives there.
    */
-  readonly globalNamespace: () => string | undefined;
+  readonly globalNamespace: () => string;
 }
 
 async function withTokens<T>(deps: TokenCommandDeps, work: (tokens: TokenStore) => Promise<T>): Promise<T> {
@@ -35,19 +36,18 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
   token
     .command('create')
     .description('make a token and print it once (stdout); only its hash is kept')
-    .option('--namespace <name>', 'the memory it opens ("default" is the --db file itself); required')
+    .option('--namespace <name>', 'the memory it opens (default: LIMBIC_NAMESPACE, else "default", the --db file itself)')
     .option('--read-only', 'it may read and search but not change the memory')
     .option('--label <text>', 'a note shown by "token list" (who or what uses it)')
     .action(async (o: { namespace?: string; readOnly?: boolean; label?: string }) => {
+      // Without --namespace, the memory every other command opens: what a first token is for.
       const namespace = o.namespace ?? deps.globalNamespace();
-      if (namespace === undefined)
-        deps.fail(new Error('Say which memory the token opens: --namespace NAME ("default" is the --db file itself).'));
       try {
         namespaceDbPath(deps.dbPath(), namespace); // a name this backend cannot hold fails before a token exists
         const made = await withTokens(deps, (tokens) => createToken(tokens, { namespace, readOnly: o.readOnly === true, label: o.label }));
         process.stdout.write(`${made.token}\n`);
         process.stderr.write(
-          `limbic: token ${made.record.id} for namespace "${made.record.namespace}"${made.record.readOnly ? ' (read-only)' : ''}. ` +
+          `limbic: token ${made.record.id} for namespace "${made.record.namespace}"${made.record.namespace === DEFAULT_NAMESPACE ? ' (the --db memory itself)' : ''}${made.record.readOnly ? ' (read-only)' : ''}. ` +
             'This is the only time it is shown: store it now. Send it as "Authorization: Bearer <token>".\n',
         );
       } catch (error) {
@@ -69,7 +69,8 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
         process.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
         return;
       }
-      if (records.length === 0) process.stderr.write('limbic: no tokens yet; make one with "limbic token create --namespace NAME".\n');
+      if (records.length === 0)
+        process.stderr.write('limbic: no tokens yet; make one with "limbic token create" (add --namespace NAME for another memory).\n');
       for (const r of records) {
         process.stdout.write(
           `${r.id}  ${r.namespace}  ${r.readOnly ? 'read-only ' : 'read-write'}  ${new Date(r.createdAt).toISOString()}  ${r.label ?? ''}\n`,

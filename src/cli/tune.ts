@@ -4,6 +4,7 @@
  * returns to the spec's defaults. commands/tune.ts opens the store and registers the command.
  */
 import { MemoryError, ERROR_CODES } from '../core/errors.js';
+import { plural } from '../core/text/plural.js';
 import { runTune, resetTune, type TuneOutcome } from '../service/tuning.js';
 import type { Store } from '../store/store.js';
 
@@ -39,7 +40,7 @@ const params = (p: { gamma: number; betaSal: number; rrfK: number }): string => 
 function formatOutcome(o: TuneOutcome): string {
   const lines = [
     `in force: ${params(o.current)} (${o.in_force.source === 'default' ? 'defaults' : `tuned at ${o.in_force.tuned_at ?? '?'}`})`,
-    `shadow log: ${o.events.logged} searches, ${o.events.withFeedback} with a result opened afterwards (${o.events.rrfTunable} fused by RRF, where k matters)`,
+    `shadow log: ${plural(o.events.logged, 'search', 'searches')}, ${o.events.withFeedback} with a result opened afterwards (${o.events.rrfTunable} fused by RRF, where k matters)`,
     `current: NDCG@1 ${o.current.metrics['ndcg@1']}, NDCG@5 ${o.current.metrics['ndcg@5']}, Lift@5 ${o.current.metrics['lift@5']}; base relevance alone: NDCG@5 ${o.current.baseline['ndcg@5']}`,
   ];
   if (o.optimal !== undefined) lines.push(`optimal: ${params(o.optimal)}: NDCG@5 ${o.optimal['ndcg@5']} (gain ${o.gain ?? 0})`);

@@ -9,6 +9,7 @@
  * (429 when its own token is at its bound, 503 when others filled the server), with Retry-After.
  * Nothing is read from a waiting request's body, so waiting costs a socket, not memory.
  */
+import { plural } from '../core/text/plural.js';
 
 export interface RequestBounds {
   /** Requests running at once, all tokens together. */
@@ -111,13 +112,13 @@ export class RequestGate {
             ? {
                 ok: false,
                 status: 429,
-                message: `This request waited ${seconds} s behind this token's own ${this.bounds.maxInFlightPerToken} requests under way and was not run; nothing was done. Retry later, or send fewer calls at once.`,
+                message: `This request waited ${seconds} s behind this token's own ${plural(this.bounds.maxInFlightPerToken, 'request')} under way and was not run; nothing was done. Retry later, or send fewer calls at once.`,
                 retryAfterSeconds: 5,
               }
             : {
                 ok: false,
                 status: 503,
-                message: `This request waited ${seconds} s for one of this server's ${this.bounds.maxInFlight} places (${this.bounds.maxInFlightPerNamespace} per namespace) and was not run; nothing was done. Retry shortly.`,
+                message: `This request waited ${seconds} s for a place among this server's ${plural(this.bounds.maxInFlight, 'place')} (${this.bounds.maxInFlightPerNamespace} per namespace) and was not run; nothing was done. Retry shortly.`,
                 retryAfterSeconds: 5,
               },
         );

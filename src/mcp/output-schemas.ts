@@ -94,6 +94,7 @@ export const HybridSearchOutput = z.object({
           })
           .nullable(),
         rerank_score: z.number().nullable(),
+        name_match: z.boolean(),
         final: z.number(),
       }),
     }),
@@ -222,6 +223,7 @@ export const ExecuteSplitOutput = orBusy({
     moved_observations: int,
     relations_created: int,
     original_observations_remaining: int,
+    original_summary: z.string().nullable(),
   }),
 });
 

@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../core/logger.js';
 import { observationText } from '../core/text/entity-text.js';
+import { plural } from '../core/text/plural.js';
 import type { Embedder, EmbedderState, LazyEmbedder } from '../embed/embedder.js';
 import { keywordOnlyNote } from '../embed/model-state.js';
 import type { Store } from '../store/store.js';
@@ -126,10 +127,13 @@ export class EmbeddingIndexer {
         drained = drain();
       }
     }
-    const count = pending > CATCH_UP_LIMIT ? `More than ${CATCH_UP_LIMIT}` : String(pending);
+    const count =
+      pending > CATCH_UP_LIMIT
+        ? `More than ${CATCH_UP_LIMIT} recently written entities are`
+        : `${plural(pending, 'recently written entity is', 'recently written entities are')}`;
     return {
       pending,
-      note: `${count} recently written entities are still being embedded in the background; until they are, only the keyword leg can find them.`,
+      note: `${count} still being embedded in the background; until ${pending === 1 ? 'it is' : 'they are'}, only the keyword leg can find ${pending === 1 ? 'it' : 'them'}.`,
     };
   }
 

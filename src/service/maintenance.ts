@@ -6,6 +6,7 @@
  * and splits by keywords, and the answer says so.
  */
 import { ERROR_CODES, MemoryError, entityNotFound } from '../core/errors.js';
+import { plural } from '../core/text/plural.js';
 import {
   DEFAULT_DUPLICATE_THRESHOLDS,
   dot,
@@ -13,7 +14,14 @@ import {
   rescaledCosine,
   type DuplicateThresholds,
 } from '../core/maintenance/duplicates.js';
-import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, analyzeSplit, splitThreshold, type SplitAnalysis } from '../core/maintenance/split.js';
+import {
+  CUT_DISTANCE,
+  CUT_DISTANCE_RESCALED,
+  analyzeSplit,
+  splitSummary,
+  splitThreshold,
+  type SplitAnalysis,
+} from '../core/maintenance/split.js';
 import { CONTAINS, PART_OF, type Entity, type Relation } from '../core/types.js';
 import type { RedactionTally, Redactor } from '../core/text/redaction.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
@@ -243,7 +251,7 @@ export class Maintenance {
       if (!analysis.needs_split) {
         return {
           proposal: null,
-          message: `${name} does not need splitting: ${analysis.observation_count} observations, threshold ${analysis.threshold} for type ${entity.entityType}.`,
+          message: `${name} does not need splitting: ${plural(analysis.observation_count, 'observation')}, threshold ${analysis.threshold} for type ${entity.entityType}.`,
         };
       }
       const taken = new Set<string>();
@@ -302,13 +310,19 @@ export class Maintenance {
         observations: s.observations.map((o) => o()),
       }));
       const entity = await this.entity(name);
+      const now = this.deps.clock();
       const outcome: SplitOutcome = await this.store().executeSplit(
         {
           original: name,
           parent: parent ?? name,
           children: splits.map((s) => ({ name: s.name, entityType: s.entity_type ?? entity.entityType, observations: s.observations })),
+          // Approving every proposed split moves every observation: the original stays, as the parent, saying where they went.
+          summary: splitSummary(
+            splits.map((s) => s.name),
+            now,
+          ),
         },
-        this.deps.clock(),
+        now,
       );
       this.deps.afterWrite();
       return {
@@ -317,6 +331,7 @@ export class Maintenance {
           moved_observations: outcome.movedObservations,
           relations_created: outcome.relationsCreated,
           original_observations_remaining: outcome.originalObservationsRemaining,
+          original_summary: outcome.summaryAdded ?? null,
         },
       };
     });

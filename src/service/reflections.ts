@@ -8,7 +8,8 @@
  */
 import { entityNotFound } from '../core/errors.js';
 import { dot, rescaledCosine } from '../core/maintenance/duplicates.js';
-import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, nameGroups, semanticGroups, topicWords } from '../core/maintenance/split.js';
+import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, semanticGroups, topicWords } from '../core/maintenance/split.js';
+import { themes as themesOf } from '../core/maintenance/themes.js';
 import { NO_REDACTION, type RedactionTally, type Redactor } from '../core/text/redaction.js';
 import type { EntityId } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
@@ -153,17 +154,21 @@ export class Reflections {
         );
       const cut = floor > 0 || method === 'words' ? CUT_DISTANCE_RESCALED : CUT_DISTANCE;
       const groups = n < 2 ? [] : boundedGroups([...Array(n).keys()], withUse, cut, minSize, Math.max(minSize, MAX_SOURCES));
-      const themes = nameGroups(groups.map((g) => g.map((i) => (entities[i] as { text: string }).text)));
+      const texts = entities.map((e) => e.text);
+      const themes = themesOf(
+        groups.map((g) => g.map((i) => texts[i] as string)),
+        texts,
+      );
       const created: Record<string, unknown>[] = [];
       let existing = 0;
       let broad = 0;
-      for (const [k, theme] of Object.keys(themes).entries()) {
+      for (const [k, theme] of themes.entries()) {
         const members = (groups[k] ?? []).map((i) => (entities[i] as { name: string }).name);
         if (members.length > BROAD_SHARE * n) {
           broad++;
           continue;
         }
-        const name = `Reflection: ${theme}`;
+        const name = `Reflection: ${theme.name}`;
         if ((await store.graph.idsByName([name])).length > 0) {
           existing++;
           continue;
@@ -171,7 +176,7 @@ export class Reflections {
         const used = (groups[k] ?? []).some((i, x, g) =>
           g.slice(x + 1).some((j) => co.has(pairKey((entities[i] as { id: EntityId }).id, (entities[j] as { id: EntityId }).id))),
         );
-        const content = `Theme "${theme}": ${listNames(members)} are related by ${method === 'semantic' ? 'meaning' : 'shared words'}${used ? ' and are used together' : ''} (${members.length} entities).`;
+        const content = `${listNames(members)} are related by ${method === 'semantic' ? 'meaning' : 'shared words'}${used ? ' and are used together' : ''} (${members.length} entities)${theme.words.length === 0 ? '' : `; the words they share most: ${theme.words.join(', ')}`}.`;
         if (options.dryRun !== true) await this.write(name, content, members, ['source: consolidation run']);
         created.push({ name, content, sources: members });
       }

@@ -84,13 +84,21 @@ export interface SplitPlan {
   /** The entity the children are linked to (contains / part_of); the original unless given. */
   readonly parent: string;
   readonly children: readonly SplitChild[];
+  /**
+   * The observation the original gets, in the same transaction, when the split moves every current
+   * one out (core/maintenance/split.ts, splitSummary), so no split leaves an empty entity; none when undefined.
+   */
+  readonly summary?: string | undefined;
 }
 
 export interface SplitOutcome {
   readonly newEntities: string[];
   readonly movedObservations: number;
   readonly relationsCreated: number;
+  /** The original's own observations left after the split (the summary not counted). */
   readonly originalObservationsRemaining: number;
+  /** The summary the original was given, when the split emptied it. */
+  readonly summaryAdded?: string;
 }
 
 export interface MaintenanceStore {

@@ -106,10 +106,13 @@ describe('limbic CLI', () => {
 
   it('puts the database in the data directory by default, creating the folder', async () => {
     const dataHome = join(tmp.dir, 'xdg-data');
-    await limbic(['stats'], { XDG_DATA_HOME: dataHome, LIMBIC_DB: '' });
+    const file = join(tmp.dir, 'memory.jsonl');
+    writeFileSync(file, OFFICIAL_FILE);
+    await limbic(['import', file], { XDG_DATA_HOME: dataHome, LIMBIC_DB: '' });
     expect(existsSync(join(dataHome, 'limbic', 'memory.db'))).toBe(true);
     const viaEnv = join(tmp.dir, 'env', 'via-env.db');
     mkdirSync(join(tmp.dir, 'env'));
+    await limbic(['import', file], { LIMBIC_DB: viaEnv });
     const { stdout } = await limbic(['stats'], { LIMBIC_DB: viaEnv });
     expect(JSON.parse(stdout).database.path).toBe(viaEnv);
   });
@@ -136,9 +139,11 @@ describe('limbic CLI', () => {
     // tune on a postgres:// URL talks to PostgreSQL (none listens on port 1 here): an error, not "0 searches" from a new file.
     await expect(run(['--db', 'postgres://me:secret@127.0.0.1:1/memory', 'tune'])).rejects.toMatchObject({ code: 1 });
     expect(readdirSync(cwd)).toEqual([]);
-    // A new memory where asked is made, and said once.
+    // A new memory where asked is made, and said once (by a command that writes; one that reads refuses, test/cli/export.test.ts).
     const fresh = join(tmp.dir, 'new.db');
-    expect((await run(['--db', fresh, 'stats'])).stderr).toContain(`created a new, empty memory at ${fresh}`);
+    const file = join(tmp.dir, 'memory.jsonl');
+    writeFileSync(file, OFFICIAL_FILE);
+    expect((await run(['--db', fresh, 'import', file])).stderr).toContain(`created a new, empty memory at ${fresh}`);
     expect((await run(['--db', fresh, 'stats'])).stderr).not.toContain('created a new');
   });
 

@@ -285,28 +285,53 @@ describe('limbic connect run from npx', () => {
     return { main, node: join(bin, 'node'), npxCli };
   }
 
+  /** The PATH npm gives a bin it runs through npx: its own folders first, then the user's. */
+  const npmRunPath = (dir: string) =>
+    [
+      join(dir, 'home', '.npm', '_npx', '3f2a9c1b7d', 'node_modules', '.bin'),
+      join(dir, 'work', 'node_modules', '.bin'),
+      '/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin',
+      '/home/me/.cargo/bin',
+      '/usr/bin',
+      '/bin',
+    ].join(':');
+
   it('starts Limbic through npx with the tarball it came from, not from the cache that may be cleared', () => {
     const { main, node, npxCli } = npxInstall();
-    const launcher = npxLauncher(main, node, { PATH: '/usr/bin:/bin' });
+    const launcher = npxLauncher(main, node, { PATH: npmRunPath(tmp.dir) });
     const tarball = join(tmp.dir, 'work', 'limbic-0.1.0.tgz');
     expect(launcher).toMatchObject({
       command: node,
       args: [realpathSync(npxCli), '--yes', '--onnxruntime-node-install=skip', `--package=file:${tarball}`, '--', 'limbic'],
-      env: { PATH: `${join(node, '..')}:/usr/bin:/bin` },
     });
     const file = join(tmp.dir, 'claude.json');
     const result = connectClient({ client: findClient('claude-code'), launcher: launcher!, configFile: file, where: where(tmp.dir) });
     const entry = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: Record<string, { args: string[]; env: object }> }).mcpServers
       .memory;
     expect(entry?.args.join(' ')).not.toContain('_npx');
-    expect(entry?.env).toEqual({ PATH: `${join(node, '..')}:/usr/bin:/bin` });
     expect(result.messages.join('\n')).toContain("runs from npx's cache");
+  });
+
+  it("writes only the PATH the entry needs, never npm's run-time PATH, and says how to depend on neither npx nor the tarball (issue 33)", () => {
+    const { main, node } = npxInstall();
+    const launcher = npxLauncher(main, node, { PATH: npmRunPath(tmp.dir) });
+    const file = join(tmp.dir, 'claude.json');
+    const result = connectClient({ client: findClient('claude-code'), launcher: launcher!, configFile: file, where: where(tmp.dir) });
+    const entry = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: Record<string, { env: { PATH: string } }> }).mcpServers.memory;
+    // This Node's folder, then the system's: nothing of npm's, nothing of the user's shell.
+    expect(entry?.env).toEqual({ PATH: `${join(node, '..')}:/usr/local/bin:/usr/bin:/bin` });
+    const said = result.messages.join('\n');
+    const tarball = join(tmp.dir, 'work', 'limbic-0.1.0.tgz');
+    expect(said).toContain(`keep ${tarball} where it is`);
+    expect(said).toContain(`npm i -g --onnxruntime-node-install=skip ${tarball}, then "limbic connect" with the same options`);
   });
 
   it('a registry install is started by its version range; a Limbic outside any npx cache is left to thisLimbic', () => {
     const { main, node } = npxInstall();
     writeFileSync(join(main, '..', '..', '..', '..', '..', 'package.json'), JSON.stringify({ dependencies: { limbic: '^0.1.0' } }));
     expect(npxLauncher(main, node)?.args).toContain('--package=limbic@^0.1.0');
+    expect(npxLauncher(main, node)?.note).toContain('(from the registry). For an entry that depends on neither and starts at once');
+    expect(npxLauncher(main, node)?.note).toContain('npm i -g --onnxruntime-node-install=skip "limbic@^0.1.0"');
     expect(npxLauncher('/opt/limbic/dist/cli/main.js', node)).toBeUndefined();
   });
 });

@@ -1,7 +1,15 @@
 /** The pure parts of the maintenance tools: duplicate matching and entity-split topics. */
 import { describe, expect, it } from 'vitest';
 import { containment, findDuplicates, matchPair, rescaledCosine, wordSet } from '../../src/core/maintenance/duplicates.js';
-import { analyzeSplit, keywordTopics, nameGroups, semanticGroups, splitThreshold, topicWords } from '../../src/core/maintenance/split.js';
+import {
+  analyzeSplit,
+  keywordTopics,
+  nameGroups,
+  semanticGroups,
+  splitSummary,
+  splitThreshold,
+  topicWords,
+} from '../../src/core/maintenance/split.js';
 
 const T = { similarity: 0.85, containment: 0.7 };
 
@@ -83,5 +91,16 @@ describe('entity split', () => {
     expect(a).toMatchObject({ needs_split: true, method: 'keywords', observation_count: 21, threshold: 20 });
     expect(a.split_score).toBeCloseTo(21 / 20 + 2 / 21, 4);
     expect(analyzeSplit('E', 'Person', obs.slice(0, 20), undefined)).toMatchObject({ needs_split: false, method: 'none', split_score: 1 });
+  });
+});
+
+describe('splitSummary (issue 33)', () => {
+  it('says when and into which entities the observations went', () => {
+    const day = Date.UTC(2026, 10, 27, 23, 59);
+    expect(splitSummary(['Ana - Work', 'Ana - Family'], day)).toBe(
+      'Split on 2026-11-27 into Ana - Work and Ana - Family, which hold its observations now (open_nodes reads them).',
+    );
+    expect(splitSummary(['A', 'B', 'C'], day)).toContain('into A, B and C,');
+    expect(splitSummary(['Only'], day)).toContain('into Only,');
   });
 });

@@ -600,6 +600,9 @@ export class GraphModel {
             this.relations.set(relationKey(r), this.relations.get(relationKey(r)) ?? r);
           }
         }
+        // A split that moved every observation leaves the original its summary (issue 33).
+        const summary = (structured?.result as { original_summary?: unknown } | undefined)?.original_summary;
+        if (typeof summary === 'string') this.addObservation(original, summary);
         return;
       }
       default:

@@ -41,6 +41,20 @@ describe('limbic token and serve --http', () => {
     expect(bad.stderr).toMatch(/not a namespace name/);
   });
 
+  it("token create without --namespace opens the memory the other commands open, as the README's first use has it (issue 33)", () => {
+    const made = limbic(db, 'token', 'create');
+    expect(made.status, made.stderr).toBe(0);
+    expect(made.stdout.trim()).toMatch(/^limbic_/);
+    expect(made.stderr).toContain('for namespace "default" (the --db memory itself)');
+    const viaEnv = spawnSync(process.execPath, [CLI, '--db', db, 'token', 'create'], {
+      encoding: 'utf8',
+      env: { ...process.env, LIMBIC_NAMESPACE: 'work' },
+    });
+    expect(viaEnv.status, viaEnv.stderr).toBe(0);
+    const records = JSON.parse(limbic(db, 'token', 'list', '--json').stdout) as { namespace: string }[];
+    expect(records.map((r) => r.namespace).sort()).toEqual(['default', 'work']);
+  });
+
   it('on a wildcard address, says which Host names it answers to and how to add the LAN one (issue 25)', async () => {
     limbic(db, 'token', 'create', '--namespace', 'default');
     const child = spawn(process.execPath, [CLI, '--db', db, '--no-model', 'serve', '--http', '--host', '0.0.0.0', '--port', '0'], {

@@ -343,7 +343,7 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
     expect(textOf(await h.call('find_split_candidates', { all: true }))).toMatch(/unknown field "all"/);
   });
 
-  it('executes an approved split: children get the observations, relations link them, search finds them', async () => {
+  it('executes an approved split: children get the observations, relations link them, search finds them; the original stays their parent, never empty (issue 33)', async () => {
     const { proposal } = await h.ok<{
       proposal: { suggested_splits: { name: string; entity_type: string; observations: string[] }[]; relations_to_create: unknown[] };
     }>('propose_entity_split', { entity_name: 'Big' });
@@ -353,16 +353,20 @@ describe('consolidation_report and entity splits (no model: keywords)', () => {
       entity_name: 'Big',
       approved_splits: proposal.suggested_splits,
     });
+    const summary = `Split on ${new Date(now).toISOString().slice(0, 10)} into ${proposal.suggested_splits.map((s) => s.name).join(' and ')}, which hold its observations now (open_nodes reads them).`;
     expect(r.result).toEqual({
       new_entities: proposal.suggested_splits.map((s) => s.name),
       moved_observations: 30,
       relations_created: 4,
       original_observations_remaining: 0,
+      original_summary: summary,
     });
     const child = proposal.suggested_splits.find((s) => s.observations[0]?.startsWith('invoice')) as { name: string };
     expect(names(await h.ok<Hybrid>('hybrid_search', { query: 'accounting', search_modes: ['fts'] }))).toEqual([child.name]);
     const big = await h.ok<Graph>('open_nodes', { names: ['Big'] });
-    expect(big.entities[0]?.observations).toEqual([]);
+    // Every observation moved: the original keeps one saying where they went, and is found by it.
+    expect(big.entities[0]?.observations).toEqual([summary]);
+    expect(names(await h.ok<Hybrid>('hybrid_search', { query: 'Big', search_modes: ['fts'] }))[0]).toBe('Big');
     expect(big.relations).toContainEqual({ from: 'Big', to: child.name, relationType: 'contains' });
     expect(big.relations).toContainEqual({ from: child.name, to: 'Big', relationType: 'part_of' });
     // The proposal names the relations the split then makes (it said contiene / parte_de before).

@@ -192,3 +192,32 @@ describe('run_consolidation without a model (shared words)', () => {
     expect(textOf(await h.call('run_consolidation', { min_size: 1 }))).toMatch(/min_size must be a whole number from 2 to 1000/);
   });
 });
+
+describe('run_consolidation names a theme by the words its notes share (issue 33)', () => {
+  it('"hermana", not "Usuario Hermana": no title case, no word most of the memory uses', async () => {
+    const h = await harness({ embedder: 'none' });
+    try {
+      await h.ok('create_entities', {
+        entities: [
+          { name: 'Laura', entityType: 'persona', observations: ['la hermana del usuario vive en Valencia'] },
+          { name: 'Marta', entityType: 'persona', observations: ['la hermana mayor del usuario es médica'] },
+          { name: 'Sofía', entityType: 'persona', observations: ['otra hermana del usuario estudia música'] },
+          { name: 'Coche', entityType: 'cosa', observations: ['el usuario conduce un coche eléctrico'] },
+          { name: 'Piano', entityType: 'afición', observations: ['el usuario toca el piano los domingos'] },
+          { name: 'Tiempo', entityType: 'nota', observations: ['mañana lloverá en Madrid'] },
+          { name: 'Libro', entityType: 'nota', observations: ['leyendo una novela de misterio'] },
+        ],
+      });
+      const r = await h.ok<{ reflections_created: { name: string; content: string; sources: string[] }[] }>('run_consolidation', {});
+      expect(r.reflections_created).toEqual([
+        {
+          name: 'Reflection: hermana',
+          content: 'Laura, Marta and Sofía are related by shared words (3 entities); the words they share most: hermana.',
+          sources: ['Laura', 'Marta', 'Sofía'],
+        },
+      ]);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -21,7 +21,7 @@ export function registerConsolidateCommand(program: Command, app: App): void {
           return;
         }
       }
-      const service = app.service(app.config());
+      const service = app.service(app.existingConfig('consolidate'));
       try {
         print(
           await service.reflections.consolidate({

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { modelStateSentence } from '../../embed/model-state.js';
 import type { App } from '../app.js';
+import { plural } from '../../core/text/plural.js';
 import { importFile } from '../import-file.js';
 import { fail, print } from '../output.js';
 
@@ -34,7 +35,7 @@ export function registerImportCommand(program: Command, app: App): void {
           model.state === 'ready'
             ? 'A running server embeds them in the background, or run "limbic reembed" now.'
             : `${modelStateSentence(model)} A running server embeds them as soon as the model is ready.`;
-        process.stderr.write(`limbic: ${pending} ${pending === 1 ? 'entity waits' : 'entities wait'} for embedding. ${next}\n`);
+        process.stderr.write(`limbic: ${plural(pending, 'entity waits', 'entities wait')} for embedding. ${next}\n`);
       }
       await service.close();
     });

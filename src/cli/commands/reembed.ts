@@ -2,6 +2,7 @@
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { App } from '../app.js';
+import { plural } from '../../core/text/plural.js';
 import { progressBar } from '../progress.js';
 
 export function registerReembedCommand(program: Command, app: App): void {
@@ -10,7 +11,7 @@ export function registerReembedCommand(program: Command, app: App): void {
     .description('re-embed every entity with the current model, with a progress bar')
     .action(async () => {
       // Nothing else runs in this process: the model takes every core.
-      const service = app.service(app.config(), availableParallelism());
+      const service = app.service(app.existingConfig('reembed'), availableParallelism());
       let bar: ReturnType<typeof progressBar> | undefined;
       const started = Date.now();
       const done = await service.reembed((n, total) => {
@@ -20,7 +21,7 @@ export function registerReembedCommand(program: Command, app: App): void {
       bar?.stop();
       const seconds = (Date.now() - started) / 1000;
       process.stderr.write(
-        `limbic: embedded ${done} entities in ${seconds.toFixed(1)} s (${(done / Math.max(seconds, 0.001)).toFixed(0)}/s)\n`,
+        `limbic: embedded ${plural(done, 'entity', 'entities')} in ${seconds.toFixed(1)} s (${(done / Math.max(seconds, 0.001)).toFixed(0)}/s)\n`,
       );
       await service.close();
     });

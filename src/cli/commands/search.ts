@@ -68,7 +68,7 @@ export function registerSearchCommand(program: Command, app: App): void {
       if (!parsed.success) {
         fail(new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'option'}: ${i.message}`).join('; ')));
       }
-      const service = app.service(app.config());
+      const service = app.service(app.existingConfig('search'));
       const answer = await service.hybridSearch(toHybridOptions(parsed.data));
       if (wantsJson(o.json === true, process.stdout.isTTY) || o.explain === true) print(answer);
       else process.stdout.write(searchText(answer));

@@ -10,7 +10,7 @@ export function registerStatsCommand(program: Command, app: App): void {
     .description('counts, database size and index state (JSON with --json, or when not printing to a terminal)')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const service = app.service(app.config());
+      const service = app.service(app.existingConfig('stats'));
       const stats = await service.statistics();
       if (wantsJson(o.json, process.stdout.isTTY)) print(stats);
       else process.stdout.write(statsText(stats));

@@ -15,7 +15,7 @@ export function registerTuneCommand(program: Command, app: App): void {
     .action(async (o: TuneFlags) => {
       const { tuneCommand } = await import('../tune.js');
       // The memory --db names, SQLite or PostgreSQL (its shadow log is in either).
-      const config = app.config();
+      const config = app.existingConfig('tune');
       const store = app.openStore(config.dbPath, config.namespace, config);
       try {
         process.stdout.write(await tuneCommand(store, o, Date.now()));

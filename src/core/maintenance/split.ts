@@ -117,6 +117,20 @@ export function topicWords(text: string): string[] {
   return contentWords(text.toLowerCase().match(/\p{L}[\p{L}\p{M}]*/gu) ?? []).filter((w) => [...w].length >= 4);
 }
 
+/**
+ * What an entity keeps when a split moves every one of its observations out (issue 33): approving
+ * every proposed split, the normal way to use propose_entity_split, left the original an empty
+ * entity that searches could only find by name. It stays the parent (it `contains` the new
+ * entities), holding this one observation on where its observations went, so its name still leads
+ * to them by words and by meaning.
+ * @example splitSummary(['Ana - Work', 'Ana - Family'], Date.UTC(2026, 10, 27))
+ *   // 'Split on 2026-11-27 into Ana - Work and Ana - Family, which hold its observations now (open_nodes reads them).'
+ */
+export function splitSummary(children: readonly string[], now: number): string {
+  const names = children.length <= 1 ? children.join('') : `${children.slice(0, -1).join(', ')} and ${children.at(-1) ?? ''}`;
+  return `Split on ${new Date(now).toISOString().slice(0, 10)} into ${names}, which hold its observations now (open_nodes reads them).`;
+}
+
 const capitalize = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1);
 
 /** Names each group by its two most distinctive words (c-TF-IDF); a name is never reused. */

@@ -2,6 +2,7 @@
  * Builds FTS5 MATCH expressions from a user's text. Every token is quoted, so no user input can
  * make FTS5 raise: quotes, operators, punctuation and unicode are only ever literal text.
  */
+import { withoutClitics } from './clitics.js';
 
 /** Letters and digits in any script; everything else splits tokens. */
 const TOKEN = /[\p{L}\p{N}\p{M}]+/gu;
@@ -36,6 +37,13 @@ export function distinctWords(text: string): string[] {
 }
 
 /**
+ * The words plain text searches for: each once, in order, without the fragments apostrophes leave
+ * ("grandmother's" is "grandmother", clitics.ts).
+ * @example queryWords("what's my sister's name") // ['what', 'my', 'sister', 'name']
+ */
+export const queryWords = (text: string): string[] => distinctWords(withoutClitics(text));
+
+/**
  * OR of quoted words, so BM25 ranks by the rarest shared terms; undefined for no words.
  * @example orOfWords(['what', 'FTS5']) // '"what" OR "FTS5"'
  */
@@ -44,12 +52,12 @@ export function orOfWords(words: readonly string[]): string | undefined {
 }
 
 /**
- * The keyword leg's expression for bare text: its distinct words OR-matched. Returns undefined
+ * The keyword leg's expression for bare text: its words (queryWords) OR-matched. Returns undefined
  * when the text has no word to search for.
  * @example buildOrQuery('what is FTS5?') // '"what" OR "is" OR "FTS5"'
  */
 export function buildOrQuery(text: string): string | undefined {
-  return orOfWords(distinctWords(text));
+  return orOfWords(queryWords(text));
 }
 
 /**

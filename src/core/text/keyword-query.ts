@@ -6,7 +6,7 @@
  * no input can make FTS5 raise.
  */
 
-import { distinctWords, orOfWords, quoteFts, tokenizeWords } from './fts-query.js';
+import { orOfWords, queryWords, quoteFts, tokenizeWords } from './fts-query.js';
 
 export type KeywordMode = 'bare' | 'expert';
 
@@ -16,7 +16,7 @@ export interface KeywordQuery {
   /** The same expression as text (keywordText), as explain_query shows it. */
   readonly match: string | undefined;
   readonly mode: KeywordMode;
-  /** Bare text's distinct words, in order (the OR in `match`); empty in expert mode. */
+  /** Bare text's distinct words, in order, without apostrophes' fragments (the OR in `match`); empty in expert mode. */
   readonly words: readonly string[];
   /** Human-readable notes, e.g. an unbalanced quote that was closed, an unknown column treated as a word. */
   readonly warnings: readonly string[];
@@ -83,7 +83,8 @@ interface Lexed {
 /**
  * Turns a user's search text into an FTS5 MATCH expression for the entity_fts table.
  *
- * Bare text gives exactly {@link buildOrQuery}'s OR of quoted words. Expert syntax keeps its meaning:
+ * Bare text gives exactly {@link buildOrQuery}'s OR of quoted words (without the fragments apostrophes
+ * leave: "grandmother's" searches "grandmother", clitics.ts). Expert syntax keeps its meaning:
  * phrases stay phrases (their inner punctuation splits words), uppercase AND / OR / NOT stay operators
  * (`AND NOT` becomes FTS5's binary NOT; a leading or dangling operator is dropped), adjacent terms are
  * ANDed, `word*` is a prefix, and `name:` / `type:` / `obs:` restrict the term or phrase written
@@ -107,7 +108,7 @@ export function buildKeywordQuery(text: string): KeywordQuery {
   const clean = text.replaceAll('\u0000', ' ');
   const { tokens, expert } = lex(clean, warn);
   if (!expert) {
-    const words = distinctWords(clean);
+    const words = queryWords(clean);
     return { expr: orOfWordsExpr(words), match: orOfWords(words), mode: 'bare', words, warnings };
   }
 

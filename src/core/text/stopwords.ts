@@ -23,7 +23,21 @@ lunrStemmerSupport(lunr);
 lunrSpanish(lunr);
 const spanishFilter = (lunr as unknown as { es: { stopWordFilter: (word: string) => string | undefined } }).es.stopWordFilter;
 
-const ENGLISH: ReadonlySet<string> = new Set(eng.map((w) => w.toLowerCase()));
+/**
+ * Question words are never evidence either (issue 33): the `stopword` list has what, where, who,
+ * which and how but not when, why, whom or whose, nor the "does" of "when does …", so "when is my
+ * grandmother's birthday" searched for "when", which any observation about a time has.
+ */
+const ENGLISH_QUESTION_WORDS = ['when', 'why', 'whom', 'whose', 'whenever', 'wherever', 'whatever', 'whoever', 'whichever', 'does'];
+
+/**
+ * Spanish question words the Snowball list lacks (it has qué, quién, cuál, cómo, dónde, cuándo):
+ * the plural cuáles, the forms of cuánto, and adónde. Spanish stopwords like these are dropped only
+ * from text that reads as Spanish (below).
+ */
+const SPANISH_QUESTION_WORDS: ReadonlySet<string> = new Set(['cuales', 'cuanto', 'cuanta', 'cuantos', 'cuantas', 'adonde']);
+
+const ENGLISH: ReadonlySet<string> = new Set([...eng.map((w) => w.toLowerCase()), ...ENGLISH_QUESTION_WORDS]);
 
 /** Lower case with accents removed, as the keyword index compares words (fold.ts). */
 export { foldAccents };
@@ -31,7 +45,7 @@ export { foldAccents };
 const english = (lower: string, folded: string): boolean => ENGLISH.has(lower) || ENGLISH.has(folded);
 // The filter passes nothing through for an empty word, which is no stopword.
 const spanish = (lower: string, folded: string): boolean =>
-  lower !== '' && (spanishFilter(lower) === undefined || spanishFilter(folded) === undefined);
+  lower !== '' && (spanishFilter(lower) === undefined || spanishFilter(folded) === undefined || SPANISH_QUESTION_WORDS.has(folded));
 
 /** Whether a word (any case) is a stopword of English or Spanish, whatever the text around it. */
 export function isStopword(word: string): boolean {

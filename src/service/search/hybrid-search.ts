@@ -73,7 +73,9 @@ export interface HybridScores {
     readonly routing_strategy: RoutingStrategy;
   } | null;
   readonly rerank_score: number | null;
-  /** The score results are ordered by. */
+  /** The entity is named what the query says: it comes before every result that is not, whatever the scores. */
+  readonly name_match: boolean;
+  /** The score results are ordered by (after name_match). */
   readonly final: number;
 }
 
@@ -159,6 +161,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
             }
           : null,
         rerank_score: outcome.rerankScores.has(r.id) ? round(outcome.rerankScores.get(r.id) ?? 0) : null,
+        name_match: outcome.named.has(r.id),
         final: round(r.score),
       },
     };

@@ -5,7 +5,7 @@
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { KeywordHit, VectorHit } from '../../core/signals.js';
-import { distinctWords } from '../../core/text/fts-query.js';
+import { queryWords } from '../../core/text/fts-query.js';
 import { buildKeywordQuery, keywordText, orOfWordsExpr, type KeywordExpr, type KeywordMode } from '../../core/text/keyword-query.js';
 import { informativeWords, MAX_TERM_SHARE } from '../../core/text/prune-terms.js';
 import { contentWords } from '../../core/text/stopwords.js';
@@ -74,7 +74,7 @@ export async function evidenceMatch(
 
 /** evidenceMatch of a text's distinct words: the expression search_semantic's keyword leg runs. */
 export const plainKeywordMatch = async (keywords: KeywordIndex, text: string): Promise<KeywordExpr | undefined> =>
-  (await evidenceMatch(keywords, distinctWords(text))).expr;
+  (await evidenceMatch(keywords, queryWords(text))).expr;
 
 export interface KeywordLeg {
   readonly hits: KeywordHit[];
@@ -90,7 +90,7 @@ export async function keywordLeg(keywords: KeywordIndex, request: SearchRequest,
   const parsed = request.keywordSyntax === 'expert' ? buildKeywordQuery(request.query) : undefined;
   const mode: KeywordMode = parsed?.mode ?? 'bare';
   // Expert syntax is kept as written; plain text keeps only the words that carry evidence.
-  const evidence = parsed?.mode === 'expert' ? undefined : await evidenceMatch(keywords, parsed?.words ?? distinctWords(request.query));
+  const evidence = parsed?.mode === 'expert' ? undefined : await evidenceMatch(keywords, parsed?.words ?? queryWords(request.query));
   const expr = parsed?.mode === 'expert' ? parsed.expr : evidence?.expr;
   const warnings = [...(parsed?.warnings ?? [])];
   let hits: KeywordHit[] = [];

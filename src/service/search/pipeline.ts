@@ -6,6 +6,7 @@
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { holdBehindSources } from '../../core/rank/context-boost.js';
+import { isNameMatch, nameKey, pinNameMatches } from '../../core/rank/name-match.js';
 import { rankByBase, rankWithoutLimbic, type RankedCandidate } from '../../core/rank/rank-candidates.js';
 import { detectQueryType, type RoutingStrategy } from '../../core/rank/routing.js';
 import type { CandidateSignals, EntityFacts, KeywordHit, VectorHit } from '../../core/signals.js';
@@ -52,6 +53,8 @@ export interface SearchOutcome {
   readonly ranked: readonly RankedCandidate[];
   /** Candidates whose final score request.typeBoost multiplied, for the shadow log's replay. */
   readonly boosted: ReadonlySet<EntityId>;
+  /** Candidates named what the query says, put first whatever their scores (core/rank/name-match.ts). */
+  readonly named: ReadonlySet<EntityId>;
 }
 
 const DEFAULTS_IN_FORCE: ParametersInForce = { ...DEFAULT_PARAMETERS, source: 'default', tunedAt: undefined };
@@ -192,6 +195,11 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
     ({ ranked, scores: rerankScores } = await timed(timings, 'rerank', () => rerankStage(store, reranker, request.query, ranked)));
   }
 
+  // An entity named what the query says comes first, after every score (name-match.ts).
+  const asName = nameKey(request.query);
+  const named = new Set(ranked.filter((r) => isNameMatch(asName, filtered.signals.facts.get(r.id)?.name ?? '')).map((r) => r.id));
+  ranked = pinNameMatches(ranked, named);
+
   const page = await timed(timings, 'page', async () => {
     const slice = ranked.slice(request.offset, request.offset + request.limit);
     const entities = await store.graph.entitiesById(slice.map((r) => r.id));
@@ -217,5 +225,6 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
     parameters,
     ranked,
     boosted,
+    named,
   };
 }

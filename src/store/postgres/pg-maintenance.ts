@@ -226,6 +226,13 @@ export class PgMaintenance implements MaintenanceStore {
         originalId,
         [...claimed.keys()].map((c) => current.get(c)?.id),
       ]);
+      const emptied = current.size === claimed.size && plan.summary !== undefined;
+      if (emptied)
+        await db.query(`INSERT INTO observations (entity_id, content, kind, created_at) VALUES ($1, $2, 'generic', $3)`, [
+          originalId,
+          plan.summary,
+          now,
+        ]);
       await touch(db, parentId === originalId ? [originalId] : [originalId, parentId], now);
       await syncEntities(db, childIds);
       return {
@@ -233,6 +240,7 @@ export class PgMaintenance implements MaintenanceStore {
         movedObservations: moved,
         relationsCreated,
         originalObservationsRemaining: current.size - claimed.size,
+        ...(emptied && plan.summary !== undefined ? { summaryAdded: plan.summary } : {}),
       };
     });
   }

@@ -77,13 +77,18 @@ export class SqliteConnection {
         { cause },
       );
     }
-    this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('foreign_keys = ON');
-    this.db.pragma('cache_size = -65536'); // 64 MiB; the default 2 MiB is churned by FTS5 segment merges
-    this.vectorsLoaded = options.vectors && loadSqliteVec(this.db);
-    this.write(() => migrate(this.db));
+    try {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('foreign_keys = ON');
+      this.db.pragma('cache_size = -65536'); // 64 MiB; the default 2 MiB is churned by FTS5 segment merges
+      this.vectorsLoaded = options.vectors && loadSqliteVec(this.db);
+      this.write(() => migrate(this.db));
+    } catch (cause) {
+      this.db.close();
+      throw isNotADatabase(cause) ? notADatabase(options.path, cause) : cause;
+    }
   }
 
   /**
@@ -212,6 +217,26 @@ function loadSqliteVec(db: Database.Database): boolean {
     // Without sqlite-vec the store lacks the vector capability and every other tool keeps working.
     return false;
   }
+}
+
+/** SQLite's answer for a file that is not a database, or one damaged past reading its header. */
+function isNotADatabase(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT';
+}
+
+/**
+ * SQLite says only "file is not a database" (issue 33): which file, and what to do about it. The
+ * file is left as it was; doctor tells a damaged memory from another kind of file and how to rescue it.
+ */
+export function notADatabase(path: string, cause: unknown): MemoryError {
+  return new MemoryError(
+    ERROR_CODES.STORE_FAILED,
+    `${path} is not a readable Limbic database (SQLite: ${(cause as Error).message}); it was left as it is. ` +
+      `If it holds your memory, run: limbic --db "${path}" doctor (it says what is wrong and how to rescue what still reads); ` +
+      'if the path is a mistake, pass the right file with --db (or LIMBIC_DB).',
+    { cause },
+  );
 }
 
 function isBusy(e: unknown): boolean {

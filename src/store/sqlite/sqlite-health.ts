@@ -8,6 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { healthCheck, type HealthCheck } from '../../core/health.js';
 import { nativeModuleFix, type NativeModule } from '../../core/native-module.js';
+import { plural } from '../../core/text/plural.js';
 import { SCHEMA_VERSION } from './schema.js';
 import { PACKAGE_FOLDER, locateModule } from './native-modules.js';
 import type { ExactSearch } from './vector-cache/vector-cache.js';
@@ -188,7 +189,7 @@ export async function checkDatabase(path: string, options: DatabaseCheckOptions)
     const pending = (db.prepare('SELECT count(*) AS n FROM embedding_queue').get() as { n: number }).n;
     const vectorModel = meta('vector_model');
     const wants = options.modelId;
-    const detail = `${entities} entities, ${pending} waiting for embedding${vectorModel === undefined ? '' : `, vectors by ${vectorModel}`}`;
+    const detail = `${plural(entities, 'entity', 'entities')}, ${pending} waiting for embedding${vectorModel === undefined ? '' : `, vectors by ${vectorModel}`}`;
     if (vectorModel !== undefined && wants !== undefined && vectorModel !== wants) {
       checks.push(
         healthCheck(

@@ -209,6 +209,8 @@ export class SqliteMaintenance implements MaintenanceStore {
       this.conn
         .stmt('DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))')
         .run(originalId, json([...claimed.keys()]));
+      const emptied = current.size === claimed.size && plan.summary !== undefined;
+      if (emptied) insertObservation.run(originalId, plan.summary, 'generic', now);
       this.touch(originalId, now);
       if (parentId !== originalId) this.touch(parentId, now);
       return {
@@ -216,6 +218,7 @@ export class SqliteMaintenance implements MaintenanceStore {
         movedObservations: moved,
         relationsCreated,
         originalObservationsRemaining: current.size - claimed.size,
+        ...(emptied && plan.summary !== undefined ? { summaryAdded: plan.summary } : {}),
       };
     });
   }

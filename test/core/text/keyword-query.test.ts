@@ -94,9 +94,10 @@ describe('bare queries', () => {
     expect(search('Berlin berlin BERLIN trip')).toEqual([4, 7]);
   });
 
-  it("split a contraction: sister's finds the stored sister's dog", () => {
-    expect(buildKeywordQuery("sister's")).toEqual({ match: '"sister" OR "s"', mode: 'bare', words: ['sister', 's'], warnings: [] });
+  it("drop what an apostrophe leaves: sister's searches sister, and finds the stored sister's dog (issue 33)", () => {
+    expect(buildKeywordQuery("sister's")).toEqual({ match: '"sister"', mode: 'bare', words: ['sister'], warnings: [] });
     expect(search("sister's")).toEqual([5]);
+    expect(buildKeywordQuery("when is my grandmother's birthday").words).toEqual(['when', 'is', 'my', 'grandmother', 'birthday']);
   });
 
   it('treat a URL and a timestamp as plain words', () => {

@@ -12,6 +12,12 @@ describe('isStopword', () => {
     expect(foldAccents('Dónde')).toBe('donde');
     for (const w of ['dónde', 'cuándo', 'cómo', 'quién', 'Esta', 'esta']) expect(isStopword(w)).toBe(true);
   });
+  it('knows the question words the lists lack (issue 33): when, why, whom, whose, does; cuáles, cuántos, adónde', () => {
+    for (const w of ['when', 'When', 'why', 'whom', 'whose', 'whenever', 'does', 'cuáles', 'cuántos', 'Cuánta', 'adónde'])
+      expect(isStopword(w)).toBe(true);
+    expect(contentWords(['when', 'is', 'my', 'grandmother', 'birthday'])).toEqual(['grandmother', 'birthday']);
+    expect(contentWords(['cuántos', 'años', 'tiene', 'la', 'abuela'])).toEqual(['años', 'abuela']);
+  });
   it('keeps words that carry meaning', () => {
     for (const w of ['kettle', 'program', 'tetera', 'programa', 'abuelo', 'Ada', 'sqlite', '']) expect(isStopword(w)).toBe(false);
   });

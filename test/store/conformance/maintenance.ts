@@ -165,6 +165,44 @@ export function maintenanceConformance(name: string, makeStore: StoreFactory): v
       expect((await store().stats()).entities).toBe(5);
     });
 
+    it('a split that moves every observation leaves the original its summary, in the same transaction, never empty (issue 33)', async () => {
+      const { graph, keywords } = store();
+      const m = maintenance();
+      await seed(graph);
+      const summary = 'Split on 2026-01-01 into Alice work and Alice languages, which hold its observations now (open_nodes reads them).';
+      const outcome = await m.executeSplit(
+        {
+          original: 'Alice',
+          parent: 'Alice',
+          children: [
+            { name: 'Alice work', entityType: 'person', observations: ['Works at Acme'] },
+            { name: 'Alice languages', entityType: 'skill', observations: ['Speaks Spanish'] },
+          ],
+          summary,
+        },
+        T0 + 2,
+      );
+      expect(outcome).toMatchObject({ movedObservations: 2, originalObservationsRemaining: 0, summaryAdded: summary });
+      const open = await graph.openNodes(['Alice']);
+      expect(open.entities).toEqual([{ name: 'Alice', entityType: 'person', observations: [summary] }]);
+      expect(open.relations).toEqual(expect.arrayContaining([{ from: 'Alice', to: 'Alice work', relationType: 'contains' }]));
+      const [alice] = await graph.idsByName(['Alice']);
+      if (keywords !== undefined) expect((await keywords.search(keywordExpr('"hold"'), 10)).map((h) => h.id)).toEqual([alice]);
+      // A split that leaves the original something of its own adds no summary.
+      await graph.createEntities([{ name: 'Carol', entityType: 'person', observations: ['Likes tea', 'Likes jazz'] }], T0 + 3);
+      const partial = await m.executeSplit(
+        {
+          original: 'Carol',
+          parent: 'Carol',
+          children: [{ name: 'Carol tea', entityType: 'taste', observations: ['Likes tea'] }],
+          summary,
+        },
+        T0 + 4,
+      );
+      expect(partial.summaryAdded).toBeUndefined();
+      expect((await graph.openNodes(['Carol'])).entities[0]?.observations).toEqual(['Likes jazz']);
+    });
+
     it('refuses a split that would overwrite, invent or double an observation, changing nothing', async () => {
       const { graph } = store();
       const m = maintenance();

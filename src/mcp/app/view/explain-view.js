@@ -6,7 +6,7 @@
 // Every value is set as text, never as HTML.
 /* global document, window */
 import { App, applyDocumentTheme, applyHostStyleVariables } from '@modelcontextprotocol/ext-apps/app-with-deps';
-import { fmt, hybridLegs, scoreRows, semanticLegs, semanticRows, semanticWhy, snippet, why } from '../../../../web/why.js';
+import { fmt, hybridLegs, plural, scoreRows, semanticLegs, semanticRows, semanticWhy, snippet, why } from '../../../../web/why.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg'; // a namespace name, never fetched
@@ -47,7 +47,7 @@ function renderHybrid(answer) {
   const hint = answer.hint ? ` ${answer.hint}` : '';
   const routing = answer.routing_strategy ? `; routing ${answer.routing_strategy}` : '';
   say(
-    `${answer.results.length} of ${answer.count} results for “${answer.query}” (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}${routing}).${warn}${hint}`,
+    `${answer.results.length} of ${plural(answer.count, 'result')} for “${answer.query}” (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}${routing}).${warn}${hint}`,
   );
   $('results').replaceChildren(
     ...answer.results.map((r, i) => {
@@ -72,17 +72,17 @@ function renderHybrid(answer) {
 function statsOf(stats) {
   const rows = [['total', `${fmt(stats.execution_time_ms, 1)} ms`]];
   if (stats.fts_stats)
-    rows.push(['keyword leg', `${stats.fts_stats.rows_returned} rows in ${fmt(stats.fts_stats.execution_time_ms, 1)} ms`]);
+    rows.push(['keyword leg', `${plural(stats.fts_stats.rows_returned, 'row')} in ${fmt(stats.fts_stats.execution_time_ms, 1)} ms`]);
   if (stats.semantic_stats)
     rows.push([
       'semantic leg',
-      `${stats.semantic_stats.rows_returned} rows in ${fmt(stats.semantic_stats.execution_time_ms, 1)} ms (embedding ${fmt(stats.semantic_stats.embedding_generation_ms, 1)} ms)`,
+      `${plural(stats.semantic_stats.rows_returned, 'row')} in ${fmt(stats.semantic_stats.execution_time_ms, 1)} ms (embedding ${fmt(stats.semantic_stats.embedding_generation_ms, 1)} ms)`,
     ]);
   const f = stats.fusion_stats;
   if (f)
     rows.push([
       'fusion',
-      `${f.method}: ${f.total_unique_documents} candidates, ${f.documents_in_both} found by both legs, ${f.documents_fts_only} by words only, ${f.documents_semantic_only} by meaning only`,
+      `${f.method}: ${plural(f.total_unique_documents, 'candidate')}, ${f.documents_in_both} found by both legs, ${f.documents_fts_only} by words only, ${f.documents_semantic_only} by meaning only`,
     ]);
   return el(
     'details',
@@ -102,7 +102,7 @@ function renderSemantic(answer) {
         ? ' Words only: the semantic leg did not run.'
         : '';
   say(
-    `${answer.results.length} results${about} (legs: ${answer.mode}; routing ${answer.routing_strategy}).${legs}${answer.warning ? ` ${answer.warning}` : ''}`,
+    `${plural(answer.results.length, 'result')}${about} (legs: ${answer.mode}; routing ${answer.routing_strategy}).${legs}${answer.warning ? ` ${answer.warning}` : ''}`,
   );
   $('results').replaceChildren(
     ...answer.results.map((r, i) =>
