@@ -283,12 +283,20 @@ export const openNodesInput = official({
   ...observationPageFields,
 });
 
+/** How many observations a search result shows (issue 33); absent: DEFAULT_OBSERVATION_BOUND. */
+const searchObservationsLimit = wholeNumber('observations_limit', 0, LIMITS.maxObservationsPerEntity)
+  .optional()
+  .describe(
+    `Observations per result, matching ones first (0-${LIMITS.maxObservationsPerEntity}, ${LIMITS.maxObservationsPerEntity} for all; default 10, about 2,000 characters); observations_omitted counts the rest`,
+  );
+
 export const searchSemanticInput = withinCallText(
   strict({
     query: chars(LIMITS.maxQueryChars, 'the query')
       .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
       .describe('What to recall, in words: exact terms, names or a paraphrase'),
     limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
+    observations_limit: searchObservationsLimit,
   }),
 );
 
@@ -408,8 +416,9 @@ export const hybridSearchInput = withinCallText(
       .min(0, { message: 'reflection_boost must be a number from 0 to 100' })
       .max(100, { message: 'reflection_boost must be a number from 0 to 100' })
       .optional()
-      .describe('Multiplies the final score of reflections (default 1.0: equal footing; above 1 surfaces them for broad queries)'),
-    reflections_only: z.boolean().optional().describe('Search reflections only (as search_reflections); default false'),
+      .describe("Multiplies reflections' scores (default 1)"),
+    reflections_only: z.boolean().optional().describe('Search reflections only'),
+    observations_limit: searchObservationsLimit,
   }),
 );
 

@@ -19,7 +19,7 @@ import type { Logger } from '../core/logger.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { MemoryService, ObservationWindow, Page } from '../service/memory-service.js';
 import { INSTRUCTIONS, registerPrompts } from './guide.js';
-import { toHybridOptions } from './hybrid-options.js';
+import { observationBound, toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
 import { compact, overAnswerBound, overBoundMessage, structured } from './answers.js';
 import { EXPLAIN_APP_META, registerExplainApp } from './app/explain-app.js';
@@ -295,8 +295,8 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: o.SearchSemanticOutput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async ({ query, limit }) => {
-      const answer = await service.searchSemantic(query, limit ?? 10);
+    guard(async ({ query, limit, observations_limit }) => {
+      const answer = await service.searchSemantic(query, limit ?? 10, observationBound(observations_limit));
       return compact({ ...answer }, semanticText(answer));
     }),
   );

@@ -17,6 +17,7 @@ import type {
   Relation,
 } from '../core/types.js';
 import { DEFAULT_OBSERVATION_KIND, inverseRelationType } from '../core/types.js';
+import type { ObservationBound } from '../core/rank/shown-observations.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Reranker } from '../embed/reranker.js';
 import type {
@@ -413,14 +414,18 @@ export class MemoryService {
     return { entities, relations: graph.relations };
   }
 
-  /** search_semantic: the pipeline's preset; what it showed goes to the shadow log afterwards. */
-  async searchSemantic(query: string, limit: number): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
+  /**
+   * search_semantic: the pipeline's preset; what it showed goes to the shadow log afterwards.
+   * `observations`: how many each result shows, matching first; undefined, all of them.
+   */
+  async searchSemantic(query: string, limit: number, observations?: ObservationBound): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
+    const deps = { store: this.deps.store, indexer: this.indexer, reranker: undefined };
     const {
       ids: _ids,
       shadow,
       ...response
-    } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
+    } = await searchSemantic(deps, query, limit, now, observations === undefined ? {} : { observations });
     this.later(() => this.recordSearch(shadow));
     return response;
   }
