@@ -39,7 +39,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'End Relation',
       description:
-        'Mark a relation as ended (it was true, and is no longer). It stays in read_graph and open_nodes (include_superseded shows ended_at) but stops boosting search ranking. create_relations with the same triple makes it current again',
+        'Mark a relation as ended: it was true and no longer is. Answers list it only when asked (include_ended), with ended_at; create_relations makes it current again',
       inputSchema: s.endRelationInput,
       outputSchema: o.EndRelationOutput,
       annotations: WRITE,

@@ -86,10 +86,14 @@ const strict = <T extends z.ZodRawShape>(shape: T) =>
         : undefined,
   });
 
-/** A whole number in [min, max], with one message that states the range. */
-const wholeNumber = (field: string, min: number, max: number) => {
-  const message = `${field} must be a whole number from ${min} to ${max}`;
-  return z.number().int({ message }).min(min, { message }).max(max, { message });
+/**
+ * A whole number in [min, max], with one message that states the range. Without a max (an offset),
+ * any whole number from min: the tool list then states no maximum, which only cost its bytes.
+ */
+const wholeNumber = (field: string, min: number, max?: number) => {
+  const message = `${field} must be a whole number from ${min}${max === undefined ? ' up' : ` to ${max}`}`;
+  const from = z.number().int({ message }).min(min, { message });
+  return max === undefined ? from : from.max(max, { message });
 };
 
 const name = chars(LIMITS.maxNameChars, 'the name');
@@ -141,12 +145,13 @@ export const EntityOutputSchema = z.object({
     .describe('Limbic, with an observations page: the observations_offset of the next page; absent on the last'),
 });
 export const EntityOutlineSchema = z.object({ name: z.string(), entityType: z.string(), observationCount: int });
-/** The official relation, plus `context` on a relation created with one. */
+/** The official relation, plus `context` on a relation created with one and `ended_at` on an ended one (listed when asked). */
 export const RelationOutputSchema = z.object({
   from: z.string(),
   to: z.string(),
   relationType: z.string(),
   context: z.string().optional(),
+  ended_at: z.string().optional(),
 });
 /** The official graph, plus the page fields when the caller asked for a page (or read_graph's compact form). */
 export const GraphOutput = {
@@ -163,10 +168,7 @@ export const GraphOutput = {
  */
 export const SearchNodesOutput = { ...GraphOutput, entities: z.array(EntityOutputSchema) };
 export const SuccessOutput = { success: z.boolean(), message: z.string() };
-/**
- * open_nodes: the graph; with include_superseded each entity's history and relations' end, with
- * include_kinds each observation's kind.
- */
+/** open_nodes: the graph; with include_superseded each entity's history, with include_kinds each observation's kind. */
 export const OpenNodesOutput = {
   ...GraphOutput,
   entities: z.array(
@@ -182,7 +184,6 @@ export const OpenNodesOutput = {
         .describe('With an observations page: how many superseded observations the entity holds (they are paged by the same window)'),
     }),
   ),
-  relations: z.array(z.union([RelationOutputSchema, RelationOutputSchema.extend({ ended_at: z.string() })])),
 };
 
 export const createEntitiesInput = official({ entities: items(NewEntitySchema, LIMITS.maxItemsPerCall, 'entities') });
@@ -192,14 +193,10 @@ export const addObservationsInput = official({
     z.object({
       entityName: name.describe('The name of the entity to add the observations to'),
       contents: items(observation, LIMITS.maxObservationsPerItem, 'observations').describe('An array of observation contents to add'),
-      kind: chars(100, 'the kind')
-        .optional()
-        .describe('Optional kind of these observations (default "generic"; "metadata" ranks lower in search_semantic)'),
+      kind: chars(100, 'the kind').optional().describe('Limbic: kind of these observations (default "generic"; "metadata" ranks lower)'),
       supersedes: observation
         .optional()
-        .describe(
-          'Limbic: the exact text of a current observation of this entity that these contents replace. It leaves every answer and the ranking; open_nodes with include_superseded shows it',
-        ),
+        .describe('Limbic: exact text of a current observation these contents replace; it becomes history (open_nodes include_superseded)'),
     }),
     LIMITS.maxItemsPerCall,
     'observation groups',
@@ -225,10 +222,8 @@ export const deleteRelationsInput = official({
 const pageFields = {
   limit: wholeNumber('limit', 1, LIMITS.maxGraphPage)
     .optional()
-    .describe(
-      `Limbic: entities per page (1-${LIMITS.maxGraphPage}). With limit or offset the answer is one page plus total and next_offset; with neither, the whole answer`,
-    ),
-  offset: wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER).optional().describe('Limbic: entities to skip before the page (default 0)'),
+    .describe(`Limbic: entities per page (1-${LIMITS.maxGraphPage}); the page adds total and next_offset`),
+  offset: wholeNumber('offset', 0).optional().describe('Limbic: entities to skip'),
 };
 
 /**
@@ -236,32 +231,32 @@ const pageFields = {
  * read a page at a time. Neither field: every observation, as the official server answers.
  */
 const observationPageFields = {
-  observations_offset: wholeNumber('observations_offset', 0, Number.MAX_SAFE_INTEGER)
+  observations_offset: wholeNumber('observations_offset', 0)
     .optional()
-    .describe(
-      "Limbic: each entity's observations to skip (default 0). With observations_offset or observations_limit, each entity carries that page of its observations, observationCount and next_observations_offset",
-    ),
+    .describe('Limbic: observations to skip per entity; each entity then adds observationCount and next_observations_offset'),
   observations_limit: wholeNumber('observations_limit', 1, LIMITS.maxObservationsPerEntity)
     .optional()
-    .describe(
-      `Limbic: at most this many observations per entity (1-${LIMITS.maxObservationsPerEntity}, default ${LIMITS.maxObservationsPerEntity}); for an entity too large for one answer`,
-    ),
+    .describe(`Limbic: observations per entity (1-${LIMITS.maxObservationsPerEntity}), to page a large one`),
 };
 
+/**
+ * Relations end_relation ended are left out of the official tools' answers (a relation listed
+ * without a marker reads as current to a client of the official server); asked, they come with
+ * ended_at (docs/graph-extras.md#ended-relations).
+ */
+const includeEnded = z.boolean().optional().describe('Limbic: also list relations end_relation ended, each with ended_at');
+
 export const readGraphInput = official({
+  include_ended: includeEnded,
   ...pageFields,
   ...observationPageFields,
-  compact: z
-    .boolean()
-    .optional()
-    .describe(
-      'Limbic: each entity as name, entityType and observationCount instead of its observations: an overview that fits a context window',
-    ),
+  compact: z.boolean().optional().describe('Limbic: name, entityType and observationCount per entity, no observations'),
 });
 export const searchNodesInput = official({
   query: chars(LIMITS.maxQueryChars, 'the query').describe(
     'The search query to match against entity names, types, and observation content',
   ),
+  include_ended: includeEnded,
   ...pageFields,
   ...observationPageFields,
 });
@@ -270,16 +265,10 @@ export const openNodesInput = official({
   include_superseded: z
     .boolean()
     .optional()
-    .describe(
-      "Limbic: add each entity's superseded_observations (what replaced them, and when) and ended_at on relations that end_relation ended",
-    ),
-  kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds')
-    .optional()
-    .describe('Limbic: keep only observations of these kinds (as add_observations set them: generic, decision, preference, ...)'),
-  include_kinds: z
-    .boolean()
-    .optional()
-    .describe("Limbic: add each entity's observation_kinds, the kind of each observation in the same order as observations"),
+    .describe("Limbic: add each entity's superseded_observations, and the ended relations (include_ended)"),
+  include_ended: includeEnded,
+  kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds').optional().describe('Limbic: only observations of these kinds'),
+  include_kinds: z.boolean().optional().describe("Limbic: add observation_kinds, each observation's kind in order"),
   ...observationPageFields,
 });
 

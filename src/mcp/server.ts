@@ -227,7 +227,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: z.object(s.GraphOutput),
       annotations: READ,
     },
-    guard(async ({ limit, offset, compact: outline, observations_offset, observations_limit }) => {
+    guard(async ({ limit, offset, compact: outline, observations_offset, observations_limit, include_ended }) => {
       const observations = windowOf(observations_offset, observations_limit);
       if (outline === true && observations !== undefined) {
         return {
@@ -240,7 +240,9 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
           isError: true,
         };
       }
-      return structured({ ...(await service.graphView({ page: pageOf(limit, offset), compact: outline, observations })) });
+      return structured({
+        ...(await service.graphView({ page: pageOf(limit, offset), compact: outline, observations, includeEnded: include_ended })),
+      });
     }),
   );
 
@@ -254,12 +256,13 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: z.object(s.SearchNodesOutput),
       annotations: READ,
     },
-    guard(async ({ query, limit, offset, observations_offset, observations_limit }) =>
+    guard(async ({ query, limit, offset, observations_offset, observations_limit, include_ended }) =>
       structured({
         ...(await service.graphView({
           query,
           page: pageOf(limit, offset),
           observations: windowOf(observations_offset, observations_limit),
+          includeEnded: include_ended,
         })),
       }),
     ),
@@ -276,9 +279,11 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: z.object(s.OpenNodesOutput),
       annotations: READ,
     },
-    guard(async ({ names, include_superseded, kinds, include_kinds, observations_offset, observations_limit }) => {
+    guard(async ({ names, include_superseded, include_ended, kinds, include_kinds, observations_offset, observations_limit }) => {
       const window = windowOf(observations_offset, observations_limit);
-      const graph = await service.openNodes(names, { kinds, includeKinds: include_kinds, window });
+      // History includes what ended: include_superseded lists ended relations as it always did.
+      const includeEnded = include_ended === true || include_superseded === true;
+      const graph = await service.openNodes(names, { kinds, includeKinds: include_kinds, window, includeEnded });
       return structured(include_superseded === true ? await service.maintenance.withHistory(graph, window) : { ...graph });
     }),
   );
@@ -365,7 +370,9 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     { title: 'Knowledge Graph', description: 'The full knowledge graph with all entities and relations', mimeType: 'application/json' },
     async (uri) => {
       const result = {
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await service.readGraph(), null, 2) }],
+        contents: [
+          { uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await service.readGraph({ includeEnded: false }), null, 2) },
+        ],
       };
       // As a tool's answer (answers.ts): over the bound, the client would drop the message and the session.
       const bytes = overAnswerBound(result, result.contents[0]?.text.length ?? 0);
