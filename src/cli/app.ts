@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { envFlag, parseConfig, type Config } from '../core/config.js';
+import { envFlag, parseConfig, TOOL_PROFILES, type Config, type ToolProfile } from '../core/config.js';
+import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
 import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
@@ -53,6 +54,7 @@ export interface GlobalOptions {
   model?: boolean;
   namespace?: string;
   inverseRelations?: boolean;
+  tools?: string;
 }
 
 export const stderrLogger: Logger = {
@@ -70,6 +72,18 @@ const nonEmpty = (v: string | undefined): string | undefined => (v === undefined
 function numberFrom(env: Env, name: string): number | undefined {
   const value = nonEmpty(env[name]);
   return value === undefined || !Number.isFinite(Number(value)) ? undefined : Number(value);
+}
+
+/** --tools or LIMBIC_TOOLS as a profile; anything else is refused with the profiles there are. */
+function toolProfile(flag: string | undefined, env: Env): ToolProfile {
+  const chosen = flag ?? nonEmpty(env.LIMBIC_TOOLS);
+  if (chosen === undefined) return 'all';
+  const profile = TOOL_PROFILES.find((p) => p === chosen.trim().toLowerCase());
+  if (profile !== undefined) return profile;
+  throw new MemoryError(
+    ERROR_CODES.CONFIG_INVALID,
+    `${flag === undefined ? `LIMBIC_TOOLS=${chosen}` : `--tools ${chosen}`} is no tool profile: use ${TOOL_PROFILES.map((p) => `"${p}"`).join(' or ')} (core: the official nine tools and search_semantic).`,
+  );
 }
 
 /**
@@ -90,6 +104,7 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     allowRemoteModels: !envFlag(env.LIMBIC_OFFLINE) && !envFlag(env.HF_HUB_OFFLINE),
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
     inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
+    tools: toolProfile(options.tools, env),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
     heavyToolSlots: heavy.slots,
     heavyToolWaitMs: heavy.waitMs,

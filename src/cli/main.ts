@@ -39,6 +39,12 @@ program
   )
   .addOption(
     new Option(
+      '--tools <profile>',
+      'which tools to serve: all (default) or core, the official nine and search_semantic, for a smaller tool list (env LIMBIC_TOOLS)',
+    ),
+  )
+  .addOption(
+    new Option(
       '--namespace <name>',
       'which memory: "default" is the --db file, others live beside it (PostgreSQL: schema limbic_<name>) (env LIMBIC_NAMESPACE); serve --http takes it from each token',
     ),

@@ -5,6 +5,7 @@
  */
 import { MemoryError, ERROR_CODES } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
+import type { ToolProfile } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import { allowedHostNames, isLoopback } from '../http/guard.js';
@@ -100,6 +101,8 @@ export interface ServeHttpDeps {
   readonly heavySlots?: HeavySlotOptions | undefined;
   /** Config.inverseRelations, for every namespace. */
   readonly inverseRelations?: boolean | undefined;
+  /** Config.tools: which tools every request's server lists and answers. @default 'all' */
+  readonly tools?: ToolProfile | undefined;
 }
 
 export async function startServeHttp(
@@ -154,6 +157,7 @@ export async function startServeHttp(
       info: deps.info,
       logger: deps.logger,
       limits: { ...DEFAULT_LIMITS, ...options.limits },
+      tools: deps.tools,
     });
   } catch (error) {
     await registry.close();

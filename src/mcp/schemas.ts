@@ -114,11 +114,7 @@ export const EntitySchema = z.object({
 
 /** create_entities accepts an optional status (Limbic extra). */
 export const NewEntitySchema = EntitySchema.extend({
-  status: statusSchema
-    .optional()
-    .describe(
-      'Optional lifecycle status: active (default), paused, completed or archived (Spanish activo, pausado, completado, archivado accepted)',
-    ),
+  status: statusSchema.optional().describe('Limbic: lifecycle status, active by default (see set_entity_status)'),
 });
 
 export const RelationSchema = z.object({
@@ -127,7 +123,7 @@ export const RelationSchema = z.object({
   relationType: chars(LIMITS.maxNameChars, 'the relation type').describe('The type of the relation'),
   context: chars(LIMITS.maxObservationChars, 'the context')
     .optional()
-    .describe('Limbic: optional free text on why the relation holds; answers show it on this relation (delete_relations ignores it)'),
+    .describe('Limbic: free text on why the relation holds, shown with it'),
 });
 
 /**
@@ -293,8 +289,8 @@ export const searchSemanticInput = withinCallText(
 export const setStatusInput = withinCallText(
   strict({
     entity_name: name.optional().describe('The entity whose status to set'),
-    name: name.optional().describe('The same as entity_name (the name this tool took first); give one of the two'),
-    status: statusSchema.describe('active, paused, completed or archived (Spanish activo, pausado, completado, archivado accepted)'),
+    name: name.optional().describe('Same as entity_name (its older name)'),
+    status: statusSchema.describe('The status (the Spanish words mean the same)'),
   }).superRefine((input, ctx) => {
     if (input.entity_name === undefined && input.name === undefined)
       ctx.addIssue({ code: 'custom', path: ['entity_name'], message: 'entity_name is required: the entity whose status to set' });
@@ -339,29 +335,19 @@ export const hybridSearchInput = withinCallText(
   strict({
     query: chars(LIMITS.maxQueryChars, 'the query')
       .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
-      .describe(
-        'What to find. Bare words are OR-matched by the keyword leg; "quoted phrases", uppercase AND/OR/NOT, trailing * prefixes and name:/type:/obs: column filters are passed through.',
-      ),
+      .describe('Bare words are OR-matched; "phrases", AND/OR/NOT, prefix* and name:/type:/obs: are keyword syntax'),
     limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('Results per page (1-100, default 10)'),
-    offset: wholeNumber('offset', 0, 10_000)
-      .optional()
-      .describe('Results to skip, for paging (default 0); pages of one query never repeat or skip a result'),
+    offset: wholeNumber('offset', 0, 10_000).optional().describe('Results to skip (stable pages)'),
     search_modes: z
       .array(z.enum(['fts', 'semantic']))
       .min(1, { message: 'search_modes needs at least one of "fts", "semantic"' })
       .optional()
-      .describe('Legs to run: ["fts"], ["semantic"] or both (default: both, whichever are available)'),
+      .describe('Legs to run (default: those available)'),
     fusion_method: z
       .enum(['rrf', 'weighted', 'zscore'])
       .optional()
-      .describe(
-        '"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals; "zscore": z-scores of each leg\'s raw scores, the keyword leg weighted by how many of the query\'s words the memory uses (search_semantic\'s fusion)',
-      ),
-    rrf_k: wholeNumber('rrf_k', 1, 1000)
-      .optional()
-      .describe(
-        'RRF smoothing constant (1-1000); default the value in force: 60, or what "limbic tune --apply" chose (get_statistics.ranking)',
-      ),
+      .describe("rrf (default), weighted (by weights) or zscore (search_semantic's)"),
+    rrf_k: wholeNumber('rrf_k', 1, 1000).optional().describe('RRF constant (default 60, or as tuned: get_statistics.ranking)'),
     weights: strict({
       fts: weight('fts'),
       vector: weight('vector'),
@@ -371,16 +357,10 @@ export const hybridSearchInput = withinCallText(
     })
       .optional()
       .describe(
-        'Weighted-fusion weights (defaults fts 0.30, vector 0.55, recency 0.10, priority 0.05, graph 0; unavailable signals are redistributed). graph > 0 turns on the 1-hop neighbour boost in either fusion method.',
+        'Weighted fusion (defaults fts 0.30, vector 0.55, recency 0.10, priority 0.05, graph 0); graph > 0 boosts 1-hop neighbours in any fusion',
       ),
-    limbic: z
-      .boolean()
-      .optional()
-      .describe('Re-rank with the limbic signals (importance, recency of use, co-occurrence, status); default true'),
-    rerank: z
-      .boolean()
-      .optional()
-      .describe('Re-rank with a cross-encoder when one is installed (see get_statistics.reranking); default false'),
+    limbic: z.boolean().optional().describe('Limbic re-rank by importance, recency, co-occurrence and status (default true)'),
+    rerank: z.boolean().optional().describe('Cross-encoder re-rank, when installed (get_statistics.reranking)'),
     filters: strict({
       entity_types: items(chars(LIMITS.maxNameChars, 'an entity type'), LIMITS.maxItemsPerCall, 'entity types').optional(),
       status: items(statusSchema, LIMITS.maxItemsPerCall, 'statuses').optional(),
@@ -392,14 +372,9 @@ export const hybridSearchInput = withinCallText(
       names: items(name, LIMITS.maxItemsPerCall, 'names').optional(),
     })
       .optional()
-      .describe(
-        'Only entities matching every filter given: entity_types, status, observation_kinds (any of), created/updated date range, names',
-      ),
-    explain_query: z.boolean().optional().describe('Add stats: per-leg times, embedding time, rows per leg, fusion overlap'),
-    include_reflections: z
-      .boolean()
-      .optional()
-      .describe('Include reflections (entities of type "Reflection", see add_reflection); default true'),
+      .describe('Only entities matching every filter given (dates ISO 8601)'),
+    explain_query: z.boolean().optional().describe('Add stats: timings and counts per leg and stage'),
+    include_reflections: z.boolean().optional().describe('Include reflections (add_reflection); default true'),
     reflection_boost: z
       .number({ message: 'reflection_boost must be a number from 0 to 100' })
       .min(0, { message: 'reflection_boost must be a number from 0 to 100' })
@@ -431,12 +406,10 @@ export const entityNameInput = withinCallText(strict({ entity_name: name.describ
 export const findDuplicateObservationsInput = withinCallText(
   strict({
     entity_name: name.describe('The entity whose observations to compare'),
-    threshold: share('threshold')
-      .optional()
-      .describe('Cosine similarity (rescaled to the model) from which two observations are duplicates (0-1, default 0.85)'),
+    threshold: share('threshold').optional().describe('Similarity of meaning from which two are duplicates (default 0.85)'),
     containment_threshold: share('containment_threshold')
       .optional()
-      .describe("When one observation is at least twice as long: share of the shorter one's words found in the longer (0-1, default 0.7)"),
+      .describe("Share of a short one's words in one twice as long (default 0.7)"),
   }),
 );
 
@@ -447,10 +420,10 @@ export const consolidationReportInput = withinCallText(
       .min(0, { message: 'stale_days must be a number from 0 to 36500' })
       .max(36_500, { message: 'stale_days must be a number from 0 to 36500' })
       .optional()
-      .describe('Entities accessed at most twice and not in this many days (since creation when never accessed) are stale (default 90)'),
+      .describe('Days without use after which a rarely used entity is stale (default 90)'),
     max_duplicate_entities: wholeNumber('max_duplicate_entities', 0, 100_000)
       .optional()
-      .describe('Entities scanned for duplicate observations, those with the most observations first (default 100)'),
+      .describe('Entities scanned for duplicates, largest first (default 100)'),
   }),
 );
 
@@ -463,16 +436,14 @@ export const executeEntitySplitInput = withinCallText(
         entity_type: chars(LIMITS.maxNameChars, 'the entity type').optional().describe("Its type (default: the original's)"),
         observations: items(observation, LIMITS.maxObservationsPerItem, 'observations')
           .min(1, { message: 'observations must list at least 1 observation of the original to move' })
-          .describe('Exact texts of current observations of the original, moved to the new entity'),
+          .describe("Exact texts of the original's observations to move"),
       }),
       LIMITS.maxItemsPerCall,
       'splits',
     )
       .min(1, { message: 'approved_splits must hold at least 1 split' })
-      .describe("The new entities, usually propose_entity_split's suggested_splits as approved or edited"),
-    parent_entity_name: name
-      .optional()
-      .describe('Entity the new ones are linked to (parent contains child, child part_of parent); default the original'),
+      .describe("The new entities: propose_entity_split's suggested_splits, approved or edited"),
+    parent_entity_name: name.optional().describe('Entity the new ones are linked to (default the original)'),
   }),
 );
 
@@ -482,12 +453,10 @@ export const findSplitCandidatesInput = strict({});
 
 export const addReflectionInput = withinCallText(
   strict({
-    content: observation
-      .min(1, { message: 'content is empty: it must have at least 1 character' })
-      .describe('The reflection: a pattern, insight or lesson about the memory'),
-    about: items(name, LIMITS.maxItemsPerCall, 'names').optional().describe('Entities it is about (each must exist); linked reflects_on'),
-    author: chars(100, 'the author').optional().describe('Who reflects (free text)'),
-    mood: chars(100, 'the mood').optional().describe('Optional mood, e.g. insight, curiosity, doubt'),
+    content: observation.min(1, { message: 'content is empty: it must have at least 1 character' }).describe('The reflection'),
+    about: items(name, LIMITS.maxItemsPerCall, 'names').optional().describe('Entities it is about (each must exist)'),
+    author: chars(100, 'the author').optional().describe('Who reflects'),
+    mood: chars(100, 'the mood').optional().describe('e.g. insight, curiosity, doubt'),
   }),
 );
 
@@ -504,6 +473,6 @@ export const runConsolidationInput = withinCallText(
   strict({
     max_entities: wholeNumber('max_entities', 2, 100_000).optional().describe('Entities read, newest first (default 500)'),
     min_size: wholeNumber('min_size', 2, 1_000).optional().describe('Entities a cluster needs to become a reflection (default 3)'),
-    dry_run: z.boolean().optional().describe('Say what would be written (reflections_to_create), writing nothing (default false)'),
+    dry_run: z.boolean().optional().describe('Say what would be written, writing nothing'),
   }),
 );
