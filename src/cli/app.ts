@@ -27,6 +27,8 @@ import { DEFAULT_NAMESPACE, namespaceDbPath, namespaceSchema } from '../http/nam
 import type { ServerInfo } from '../mcp/server.js';
 import { heavySlotOptionsFromEnv } from '../service/heavy-slots.js';
 import { MemoryService } from '../service/memory-service.js';
+import { createRedactor } from '../service/redaction.js';
+import type { Redactor } from '../core/text/redaction.js';
 import { autoTuneMinutes } from '../service/tuning.js';
 import { isPostgresUrl, openPgStore, redactPassword } from '../store/postgres/pg-store.js';
 import { openPgTokenStore } from '../store/postgres/pg-tokens.js';
@@ -55,6 +57,9 @@ export interface GlobalOptions {
   namespace?: string;
   inverseRelations?: boolean;
   tools?: string;
+  /** `--no-redact` sets it to false. */
+  redact?: boolean;
+  redactPii?: boolean;
 }
 
 export const stderrLogger: Logger = {
@@ -105,6 +110,8 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
     inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
     tools: toolProfile(options.tools, env),
+    redact: options.redact !== false && !envFlag(env.LIMBIC_NO_REDACT),
+    redactPii: options.redactPii === true || envFlag(env.LIMBIC_REDACT_PII),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
     heavyToolSlots: heavy.slots,
     heavyToolWaitMs: heavy.waitMs,
@@ -203,7 +210,13 @@ export class App {
       logger: stderrLogger,
       heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
       inverseRelations: config.inverseRelations,
+      redactor: this.redactor(config),
     });
+  }
+
+  /** What every write goes through: secretlint's rules (loaded at the first write), or nothing with --no-redact. */
+  redactor(config: Config): Redactor {
+    return createRedactor(config.redact, { pii: config.redactPii });
   }
 
   /**

@@ -14,6 +14,7 @@ import { NamespaceRegistry, tokenFilePath } from '../http/namespaces.js';
 import type { ServerInfo } from '../mcp/server.js';
 import { redactPassword } from '../core/redact.js';
 import type { HeavySlotOptions } from '../service/heavy-slots.js';
+import type { Redactor } from '../core/text/redaction.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 
@@ -103,6 +104,8 @@ export interface ServeHttpDeps {
   readonly inverseRelations?: boolean | undefined;
   /** Config.tools: which tools every request's server lists and answers. @default 'all' */
   readonly tools?: ToolProfile | undefined;
+  /** What every namespace's writes go through (Config.redact). */
+  readonly redactor?: Redactor | undefined;
 }
 
 export async function startServeHttp(
@@ -145,6 +148,7 @@ export async function startServeHttp(
     autoTuneMinutes: deps.autoTuneMinutes,
     heavySlots: deps.heavySlots,
     inverseRelations: deps.inverseRelations,
+    redactor: deps.redactor,
   });
   let server: RunningHttpServer;
   try {

@@ -7,6 +7,7 @@
 import type { GraphStore } from './graph-store.js';
 import type { KeywordIndex } from './keyword-index.js';
 import type { MaintenanceStore } from './maintenance-store.js';
+import type { TextRewriteStore } from './rewrite-store.js';
 import type { TransferStore } from './transfer-store.js';
 import type { TuningStore } from './tuning-store.js';
 import type { UsageStore } from './usage-store.js';
@@ -15,6 +16,7 @@ import type { VectorIndex } from './vector-index.js';
 export type * from './graph-store.js';
 export type * from './keyword-index.js';
 export type * from './maintenance-store.js';
+export type * from './rewrite-store.js';
 export type * from './transfer-store.js';
 export type * from './tuning-store.js';
 export type * from './usage-store.js';
@@ -43,6 +45,8 @@ export interface Store {
   readonly transfer?: TransferStore | undefined;
   /** Undefined when the backend has no maintenance tools (supersedes, end_relation, splits, duplicates). */
   readonly maintenance?: MaintenanceStore | undefined;
+  /** Undefined when the backend cannot rewrite stored text in place (limbic redact --apply). */
+  readonly rewrite?: TextRewriteStore | undefined;
   stats(): Promise<StoreStats>;
   close(): Promise<void>;
 }

@@ -124,6 +124,7 @@ export function registerServeCommand(program: Command, app: App): void {
           heavySlots: { slots: root.heavyToolSlots, waitMs: root.heavyToolWaitMs },
           inverseRelations: root.inverseRelations,
           tools: root.tools,
+          redactor: app.redactor(root),
         },
       );
     });

@@ -13,6 +13,7 @@ export { redactPassword } from './pg-connection.js';
 import { PgGraph } from './pg-graph.js';
 import { PgKeywordIndex } from './pg-keywords.js';
 import { PgMaintenance } from './pg-maintenance.js';
+import { PgRewrite } from './pg-rewrite.js';
 import { PgTransfer } from './pg-transfer.js';
 import { PgTuning } from './pg-tuning.js';
 import { PgUsage } from './pg-usage.js';
@@ -36,6 +37,8 @@ export class PgStore implements Store {
   readonly transfer: PgTransfer;
   readonly tuning: PgTuning;
   readonly maintenance: PgMaintenance;
+  /** Stored text rewritten in place, for limbic redact --apply (pg-rewrite.ts). */
+  readonly rewrite: PgRewrite;
   private readonly conn: PgConnection;
 
   constructor(options: PgStoreOptions) {
@@ -50,6 +53,7 @@ export class PgStore implements Store {
     this.transfer = new PgTransfer(this.conn);
     this.tuning = new PgTuning(this.conn);
     this.maintenance = new PgMaintenance(this.conn);
+    this.rewrite = new PgRewrite(this.conn);
   }
 
   /** Connects and migrates now (every other call does it on first use). */

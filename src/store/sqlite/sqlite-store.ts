@@ -16,6 +16,7 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { SqliteGraph } from './sqlite-graph.js';
 import { SqliteKeywordIndex } from './sqlite-keywords.js';
 import { SqliteMaintenance } from './sqlite-maintenance.js';
+import { SqliteRewrite } from './sqlite-rewrite.js';
 import { SqliteTuning } from './sqlite-tuning.js';
 import { SqliteTransfer } from './sqlite-transfer.js';
 import { SqliteUsage } from './sqlite-usage.js';
@@ -73,6 +74,8 @@ export class SqliteStore implements Store {
   readonly transfer: SqliteTransfer;
   /** Supersedes, end_relation, duplicate and split tools (sqlite-maintenance.ts). */
   readonly maintenance: SqliteMaintenance;
+  /** Stored text rewritten in place, for limbic redact --apply (sqlite-rewrite.ts). */
+  readonly rewrite: SqliteRewrite;
   private readonly conn: SqliteConnection;
 
   constructor(options: SqliteStoreOptions) {
@@ -97,6 +100,7 @@ export class SqliteStore implements Store {
       : undefined;
     this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);
     this.maintenance = new SqliteMaintenance(this.conn, this.graph);
+    this.rewrite = new SqliteRewrite(this.conn, this.graph, [this.vectors, this.keywords]);
     this.graph.backfillIndexes();
     this.graph.resyncListedKeywords();
   }
