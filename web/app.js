@@ -113,7 +113,7 @@ function drawGraph(view) {
   });
   const edges = view.relations
     .filter((r) => ids.has(r.from) && ids.has(r.to))
-    .map((r, i) => ({ data: { id: `e${i}`, source: r.from, target: r.to, label: r.relationType } }));
+    .map((r, i) => ({ data: { id: `e${i}`, source: r.from, target: r.to, label: r.relationType, ended: r.ended_at ? 'yes' : 'no' } }));
   graph = window.cytoscape({
     container: $('graph'),
     elements: [...nodes, ...edges],
@@ -152,6 +152,8 @@ function drawGraph(view) {
           color: '#5b6475',
         },
       },
+      // A relation end_relation ended: it held once and no longer does.
+      { selector: 'edge[ended = "yes"]', style: { 'line-style': 'dashed', 'line-color': '#c3c8d2', 'target-arrow-color': '#c3c8d2' } },
     ],
   });
   graph.on('tap', 'node', (e) => {
@@ -202,8 +204,10 @@ async function openEntity(name) {
       const other = r.from === name ? r.to : r.from;
       return el(
         'li',
-        {},
+        r.ended_at ? { class: 'ended' } : {},
         `${r.from} —${r.relationType}→ ${r.to} `,
+        // A relation that no longer holds says so; listed plain, it would read as current.
+        r.ended_at ? el('span', { class: 'badge' }, `ended ${new Date(r.ended_at).toLocaleDateString()}`) : null,
         other !== name
           ? el(
               'button',

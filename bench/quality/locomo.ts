@@ -124,6 +124,40 @@ export function turnsOf(sample: Sample, dates: DateStyle) {
   return { entities, additions, next, writtenAt };
 }
 
+/**
+ * A conversation's sessions as entities (ONE ENTITY PER SESSION: its turns are the observations,
+ * "Speaker: text", the shape of a captured conversation), each session's date as a `metadata`
+ * observation, and which session each turn is in (bench/quality/long-entities.ts,
+ * bench/quality/shown-observations.ts).
+ */
+export function sessionsOf(sample: Sample): {
+  entities: NewEntity[];
+  dates: ObservationAddition[];
+  sessionOfTurn: Map<string, string>;
+  /** Each turn's observation, by dia_id. */
+  turnText: Map<string, string>;
+} {
+  const entities: NewEntity[] = [];
+  const dates: ObservationAddition[] = [];
+  const sessionOfTurn = new Map<string, string>();
+  const turnText = new Map<string, string>();
+  for (const [key, value] of Object.entries(sample.conversation)) {
+    const session = /^session_(\d+)$/.exec(key);
+    if (!session || !Array.isArray(value)) continue;
+    const name = `session ${session[1]}`;
+    const turns = value as Turn[];
+    const observations = turns.map((t) => `${t.speaker}: ${t.text}${t.blip_caption ? ` [shared an image: ${t.blip_caption}]` : ''}`);
+    entities.push({ name, entityType: 'conversation', observations });
+    turns.forEach((t, i) => {
+      sessionOfTurn.set(t.dia_id, name);
+      turnText.set(t.dia_id, observations[i] ?? '');
+    });
+    const date = sample.conversation[`session_${session[1]}_date_time`];
+    if (typeof date === 'string') dates.push({ entityName: name, contents: [`date: ${date}`], kind: METADATA_KIND });
+  }
+  return { entities, dates, sessionOfTurn, turnText };
+}
+
 export interface LocomoOptions {
   readonly samples?: number;
   readonly dates: DateStyle;

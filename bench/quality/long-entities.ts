@@ -25,44 +25,15 @@ import { join } from 'node:path';
 import { dot } from '../../src/core/maintenance/duplicates.js';
 import { buildEntityText, fitsEntityBudget, MAX_ENTITY_TOKENS, observationText } from '../../src/core/text/entity-text.js';
 import type { VectorHit } from '../../src/core/signals.js';
-import { METADATA_KIND, type Entity, type EntityId, type NewEntity, type ObservationAddition } from '../../src/core/types.js';
+import type { Entity, EntityId } from '../../src/core/types.js';
 import { cachedEmbedder } from './embed-cache.js';
 import { Corpus, loadModel, requireData } from './harness.js';
-import { goldIds, LOCOMO_GROUPS, CATEGORY_NAMES, locomoGroups, locomoHalves, type Sample } from './locomo.js';
+import { goldIds, LOCOMO_GROUPS, CATEGORY_NAMES, locomoGroups, locomoHalves, sessionsOf, type Sample } from './locomo.js';
 import { Tally } from './tally.js';
-
-interface Turn {
-  speaker: string;
-  dia_id: string;
-  text: string;
-  blip_caption?: string;
-}
 
 const LIMIT = 5;
 /** KNN depth of the product's semantic leg here: every session of a conversation. */
 const DEPTH = 100;
-
-/** A conversation's sessions as entities, and which session each turn is in. */
-function sessionsOf(sample: Sample): { entities: NewEntity[]; dates: ObservationAddition[]; sessionOfTurn: Map<string, string> } {
-  const entities: NewEntity[] = [];
-  const dates: ObservationAddition[] = [];
-  const sessionOfTurn = new Map<string, string>();
-  for (const [key, value] of Object.entries(sample.conversation)) {
-    const session = /^session_(\d+)$/.exec(key);
-    if (!session || !Array.isArray(value)) continue;
-    const name = `session ${session[1]}`;
-    const turns = value as Turn[];
-    entities.push({
-      name,
-      entityType: 'conversation',
-      observations: turns.map((t) => `${t.speaker}: ${t.text}${t.blip_caption ? ` [shared an image: ${t.blip_caption}]` : ''}`),
-    });
-    for (const t of turns) sessionOfTurn.set(t.dia_id, name);
-    const date = sample.conversation[`session_${session[1]}_date_time`];
-    if (typeof date === 'string') dates.push({ entityName: name, contents: [`date: ${date}`], kind: METADATA_KIND });
-  }
-  return { entities, dates, sessionOfTurn };
-}
 
 /** The observations packed in order into pieces whose text fits the budget; the first is the product's text. */
 function pieces(entity: Entity, countTokens: (text: string) => number): Entity[] {

@@ -9,7 +9,8 @@ import { availableParallelism, homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { envFlag, parseConfig, type Config } from '../core/config.js';
+import { envFlag, parseConfig, TOOL_PROFILES, type Config, type ToolProfile } from '../core/config.js';
+import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
 import { installingElsewhere, modelNotInstalled, modelSwitchedOff } from '../embed/model-state.js';
@@ -61,6 +62,7 @@ export interface GlobalOptions {
   model?: boolean;
   namespace?: string;
   inverseRelations?: boolean;
+  tools?: string;
   /** `--no-redact` sets it to false. */
   redact?: boolean;
   redactPii?: boolean;
@@ -83,6 +85,18 @@ function numberFrom(env: Env, name: string): number | undefined {
   return value === undefined || !Number.isFinite(Number(value)) ? undefined : Number(value);
 }
 
+/** --tools or LIMBIC_TOOLS as a profile; anything else is refused with the profiles there are. */
+function toolProfile(flag: string | undefined, env: Env): ToolProfile {
+  const chosen = flag ?? nonEmpty(env.LIMBIC_TOOLS);
+  if (chosen === undefined) return 'all';
+  const profile = TOOL_PROFILES.find((p) => p === chosen.trim().toLowerCase());
+  if (profile !== undefined) return profile;
+  throw new MemoryError(
+    ERROR_CODES.CONFIG_INVALID,
+    `${flag === undefined ? `LIMBIC_TOOLS=${chosen}` : `--tools ${chosen}`} is no tool profile: use ${TOOL_PROFILES.map((p) => `"${p}"`).join(' or ')} (core: the official nine tools and search_semantic).`,
+  );
+}
+
 /**
  * The Config of the --db database itself (serve --http and the token commands start from it):
  * flags first, then the environment, then the defaults.
@@ -101,6 +115,7 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     allowRemoteModels: !envFlag(env.LIMBIC_OFFLINE) && !envFlag(env.HF_HUB_OFFLINE),
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
     inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
+    tools: toolProfile(options.tools, env),
     redact: options.redact !== false && !envFlag(env.LIMBIC_NO_REDACT),
     redactPii: options.redactPii === true || envFlag(env.LIMBIC_REDACT_PII),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,

@@ -242,6 +242,8 @@ export interface ConnectOptions {
   readonly db?: string;
   /** Namespace the server opens (--namespace); absent: the default one. */
   readonly namespace?: string;
+  /** Tool profile the server serves (--tools); absent: every tool. */
+  readonly tools?: string;
   /** Overrides the client's config file. */
   readonly configFile?: string;
   /** Show the entry, write nothing. */
@@ -354,6 +356,7 @@ export function connectClient(options: ConnectOptions): ConnectResult {
     ...options.launcher.args,
     ...(options.db === undefined ? [] : ['--db', options.db]),
     ...(options.namespace === undefined ? [] : ['--namespace', options.namespace]),
+    ...(options.tools === undefined ? [] : ['--tools', options.tools]),
   ];
   const env = options.launcher.env === undefined ? {} : { env: { ...options.launcher.env } };
   const launch: Json = client.typed

@@ -42,6 +42,12 @@ program
   .addOption(new Option('--redact-pii', 'also redact e-mail addresses and phone numbers (env LIMBIC_REDACT_PII=1)'))
   .addOption(
     new Option(
+      '--tools <profile>',
+      'which tools to serve: all (default) or core, the official nine and search_semantic, for a smaller tool list (env LIMBIC_TOOLS)',
+    ),
+  )
+  .addOption(
+    new Option(
       '--namespace <name>',
       'which memory: "default" is the --db file, others live beside it (PostgreSQL: schema limbic_<name>) (env LIMBIC_NAMESPACE); serve --http takes it from each token',
     ),

@@ -30,7 +30,9 @@ export function searchText(r: Omit<HybridResponse, 'ids' | 'shadow'>): string {
   if (r.results.length === 0) return `Nothing found for "${r.query}".${r.warnings === undefined ? '' : ` ${r.warnings.join(' ')}`}\n`;
   const lines = r.results.flatMap((x, i) => {
     const shown = x.observations.slice(0, 3).map((o) => `     - ${o.length > 160 ? `${o.slice(0, 157)}…` : o}`);
-    const more = x.observations.length > 3 ? [`     (${x.observations.length - 3} more)`] : [];
+    // The answer carries the observations matching the query first, and counts those it left out.
+    const left = Math.max(0, x.observations.length - 3) + (x.observations_omitted ?? 0);
+    const more = left > 0 ? [`     (${left} more)`] : [];
     return [`${r.offset + i + 1}. ${x.name} (${x.entityType})  score ${x.scores.final.toFixed(3)}`, ...shown, ...more];
   });
   const next = r.offset + r.results.length;

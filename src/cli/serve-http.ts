@@ -5,6 +5,7 @@
  */
 import { MemoryError, ERROR_CODES } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
+import type { ToolProfile } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import { allowedHostNames, isLoopback } from '../http/guard.js';
@@ -101,6 +102,8 @@ export interface ServeHttpDeps {
   readonly heavySlots?: HeavySlotOptions | undefined;
   /** Config.inverseRelations, for every namespace. */
   readonly inverseRelations?: boolean | undefined;
+  /** Config.tools: which tools every request's server lists and answers. @default 'all' */
+  readonly tools?: ToolProfile | undefined;
   /** What every namespace's writes go through (Config.redact). */
   readonly redactor?: Redactor | undefined;
 }
@@ -158,6 +161,7 @@ export async function startServeHttp(
       info: deps.info,
       logger: deps.logger,
       limits: { ...DEFAULT_LIMITS, ...options.limits },
+      tools: deps.tools,
     });
   } catch (error) {
     await registry.close();

@@ -12,6 +12,14 @@ import { z } from 'zod';
  */
 export const DEFAULT_MODEL_ID = 'multilingual-e5-small';
 
+/**
+ * The tool profiles (`--tools` / LIMBIC_TOOLS): `all` serves every tool; `core` the official
+ * memory server's nine and search_semantic, the tools the server's instructions name, for a host
+ * that pays for every tool definition in every conversation (docs/tools.md has the sizes).
+ */
+export const TOOL_PROFILES = ['all', 'core'] as const;
+export type ToolProfile = (typeof TOOL_PROFILES)[number];
+
 export const ConfigSchema = z.object({
   /** SQLite database file. @default $XDG_DATA_HOME/limbic/memory.db, else ~/.local/share/limbic/memory.db */
   dbPath: z.string().min(1),
@@ -31,6 +39,8 @@ export const ConfigSchema = z.object({
    * deleting either deletes both. Off, as the official server adds no relation unasked. @default false
    */
   inverseRelations: z.boolean().default(false),
+  /** Which tools the MCP server lists and answers (TOOL_PROFILES). @default "all" */
+  tools: z.enum(TOOL_PROFILES).default('all'),
   /**
    * Secrets are redacted from every text before it is stored, as `[REDACTED:type]` (`--no-redact` /
    * LIMBIC_NO_REDACT=1 turns it off; docs/redaction.md). @default true

@@ -69,7 +69,12 @@ export function parseMemoryLine(line: string): ParsedLine {
     const illFormed = illFormedField([from, to, relationType].map((f) => [JSON.stringify(f.key), f.value] as const));
     if (illFormed !== undefined) return { kind: 'error', reason: illFormed };
     // Stored and compared in NFC, as every tool's text is (fold.ts).
-    return { kind: 'relation', relation: { from: toNfc(from.value), to: toNfc(to.value), relationType: toNfc(relationType.value) } };
+    const relation = { from: toNfc(from.value), to: toNfc(to.value), relationType: toNfc(relationType.value) };
+    // Limbic's export marks a relation end_relation ended; it is imported ended (a bad date is refused, not read as current).
+    if (record.ended_at === undefined) return { kind: 'relation', relation };
+    const ended = typeof record.ended_at === 'string' ? Date.parse(record.ended_at) : Number.NaN;
+    if (Number.isNaN(ended)) return { kind: 'error', reason: '"ended_at" must be an ISO 8601 date, as limbic export writes it' };
+    return { kind: 'relation', relation: { ...relation, ended_at: new Date(ended).toISOString() } };
   }
   if (type === 'entity' || Array.isArray(record.observations)) {
     const name = firstField(record, ['name', 'entityName', 'id']);
@@ -100,8 +105,19 @@ export function entityLine(e: { name: string; entityType: string; observations: 
   return JSON.stringify({ type: 'entity', name: e.name, entityType: e.entityType, observations: e.observations });
 }
 
+/**
+ * One relation line, keys in the official writer's order; a relation end_relation ended carries
+ * `ended_at` after them (the official reader drops keys it does not know; written plain, the line
+ * would say the relation still holds).
+ */
 export function relationLine(r: Relation): string {
-  return JSON.stringify({ type: 'relation', from: r.from, to: r.to, relationType: r.relationType });
+  return JSON.stringify({
+    type: 'relation',
+    from: r.from,
+    to: r.to,
+    relationType: r.relationType,
+    ...(r.ended_at === undefined ? {} : { ended_at: r.ended_at }),
+  });
 }
 
 /** The whole file as the official server writes it: entities, then relations, "\n"-joined, no trailing newline. */

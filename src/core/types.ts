@@ -14,15 +14,24 @@ export interface Entity {
 
 /**
  * The official server's relation shape, with Limbic's optional `context` (issue 25 item 19: the
- * seed system's free text on why the relation holds). Absent when none was given, so a relation
- * without one has exactly the official shape.
+ * seed system's free text on why the relation holds) and `ended_at`. Each is absent when it does not
+ * apply, so a current relation without a context has exactly the official shape.
  */
 export interface Relation {
   readonly from: string;
   readonly to: string;
   readonly relationType: string;
   readonly context?: string | undefined;
+  /**
+   * When end_relation ended it (ISO 8601), as stores read it; absent on a current relation and on
+   * every relation a client sends. The official tools leave ended relations out unless asked
+   * (issue 33: listed without a marker, one reads as current).
+   */
+  readonly ended_at?: string | undefined;
 }
+
+/** Whether a relation still holds (end_relation has not ended it). */
+export const isCurrent = (r: Relation): boolean => r.ended_at === undefined;
 
 export interface KnowledgeGraph {
   readonly entities: readonly Entity[];

@@ -33,6 +33,7 @@ import {
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import { isMemoryError } from '../core/errors.js';
+import type { ToolProfile } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import { INVALID_REQUEST, PARSE_ERROR, refuse, requestIdFromEnds, screenMessage, type Refusal } from '../mcp/jsonrpc-screen.js';
 import { createMcpServer, type ServerInfo } from '../mcp/server.js';
@@ -64,6 +65,8 @@ export interface HttpServerOptions {
   readonly info: ServerInfo;
   readonly logger: Logger;
   readonly limits: HttpLimits;
+  /** Which tools each request's server lists and answers (Config.tools). @default 'all' */
+  readonly tools?: ToolProfile | undefined;
 }
 
 export interface RunningHttpServer {
@@ -157,6 +160,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         // A write by a client of either generation reaches the 2026-07-28 clients listening on this namespace.
         changes: { publish: (uri) => handler.notify.resourceUpdated(uri) },
         toolGate: caller.readOnly ? readOnlyGate(namespace) : undefined,
+        tools: o.tools,
       });
     };
     const onerror = (error: Error): void => o.logger.warn('MCP request failed', error);

@@ -1,5 +1,6 @@
 /** hybrid_search's input (snake_case, as clients send it) → the service's options. Shared by MCP and CLI. */
 import type { z } from 'zod';
+import { DEFAULT_OBSERVATION_BOUND, type ObservationBound } from '../core/rank/shown-observations.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { HybridSearchOptions } from '../service/search/hybrid-search.js';
 import { hybridSearchInput } from './schemas.js';
@@ -8,6 +9,13 @@ export const HybridSearchInputSchema = hybridSearchInput;
 export type HybridSearchInput = z.infer<typeof HybridSearchInputSchema>;
 
 const date = (s: string | undefined): number | undefined => (s === undefined ? undefined : Date.parse(s));
+
+/**
+ * The observations each search result shows: the default bound (count and characters), or the
+ * number the caller asked for (the count alone).
+ */
+export const observationBound = (limit: number | undefined): ObservationBound =>
+  limit === undefined ? DEFAULT_OBSERVATION_BOUND : { limit };
 
 export function toHybridOptions(input: HybridSearchInput): HybridSearchOptions {
   const f = input.filters ?? {};
@@ -32,6 +40,7 @@ export function toHybridOptions(input: HybridSearchInput): HybridSearchOptions {
       names: f.names,
     },
     explainQuery: input.explain_query ?? false,
+    observations: observationBound(input.observations_limit),
     reflections: {
       include: input.include_reflections ?? true,
       boost: input.reflection_boost ?? 1,

@@ -41,7 +41,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'End Relation',
       description:
-        'Mark a relation as ended (it was true, and is no longer). It stays in read_graph and open_nodes (include_superseded shows ended_at) but stops boosting search ranking. create_relations with the same triple makes it current again',
+        'Mark a relation as ended: it was true and no longer is. Answers list it only when asked (include_ended), with ended_at; create_relations makes it current again',
       inputSchema: s.endRelationInput,
       outputSchema: o.EndRelationOutput,
       annotations: WRITE,
@@ -58,7 +58,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'Find Duplicate Observations',
       description:
-        'Clusters of near-duplicate observations of one entity: same meaning (cosine >= threshold) or one contained in another twice as long (word containment >= containment_threshold), with every matching pair and its score. Read-only; heavy',
+        'Clusters of near-duplicate observations of one entity, by meaning or by containment, with every matching pair. Read-only; heavy',
       inputSchema: s.findDuplicateObservationsInput,
       outputSchema: o.FindDuplicatesOutput,
       annotations: READ,
@@ -80,7 +80,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'Consolidation Report',
       description:
-        "What to tidy: entities to split (over their type's size threshold, with distinct topics), clusters of duplicate observations, stale entities (rarely and not recently accessed), and entities near the split threshold. Read-only; heavy",
+        'What to tidy: entities to split, duplicate observations, stale entities, entities near the split threshold. Read-only; heavy',
       inputSchema: s.consolidationReportInput,
       outputSchema: o.ConsolidationReportOutput,
       annotations: READ,
@@ -96,8 +96,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     'analyze_entity_split',
     {
       title: 'Analyze Entity Split',
-      description:
-        'Whether an entity is large enough to split (Sesion 15, Proyecto 25, others 20 observations) and its topics, by meaning or keywords. Read-only; heavy',
+      description: 'Whether an entity is large enough to split, and its topics. Read-only; heavy',
       inputSchema: s.entityNameInput,
       outputSchema: o.AnalyzeSplitOutput,
       annotations: READ,
@@ -109,8 +108,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     'propose_entity_split',
     {
       title: 'Propose Entity Split',
-      description:
-        'A split of an oversized entity into one new entity per topic, with the relations to create; nothing is changed. Pass the approved splits to execute_entity_split. Heavy',
+      description: 'Propose a split of an oversized entity, one new entity per topic, for execute_entity_split; changes nothing. Heavy',
       inputSchema: s.entityNameInput,
       outputSchema: o.ProposeSplitOutput,
       annotations: READ,
@@ -123,7 +121,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'Execute Entity Split',
       description:
-        "Moves observations of an entity into new entities linked to it (or to parent_entity_name): parent contains child, child part_of parent. All or nothing; new names must be free and observations must be the original's current ones. Heavy",
+        'Move observations of an entity into new entities, linked parent contains child and child part_of parent. All or nothing. Heavy',
       inputSchema: s.executeEntitySplitInput,
       outputSchema: o.ExecuteSplitOutput,
       annotations: { ...WRITE, idempotentHint: false },
@@ -144,7 +142,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'Add Reflection',
       description:
-        'Record a reflection (a pattern, insight or lesson) as an entity of type "Reflection" linked reflects_on to the entities it is about. Found by every search; hybrid_search can leave reflections out, boost them or search only them',
+        'Record a reflection (a pattern, insight or lesson), an entity of type Reflection linked reflects_on to what it is about',
       inputSchema: s.addReflectionInput,
       outputSchema: o.AddReflectionOutput,
       annotations: { ...WRITE, idempotentHint: false },
@@ -160,7 +158,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     'search_reflections',
     {
       title: 'Search Reflections',
-      description: 'Search reflections only, by words and meaning, ranked as hybrid_search ranks; each with what it is about',
+      description: 'Search reflections only, by words and meaning; each with what it is about',
       inputSchema: s.searchReflectionsInput,
       outputSchema: o.SearchReflectionsOutput,
       annotations: { ...READ, idempotentHint: false },
@@ -173,7 +171,7 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
     {
       title: 'Run Consolidation',
       description:
-        'Cluster related entities by meaning (or shared words without a model) and co-occurrence, and write one reflection per cluster, linked to its entities. No LLM; a theme already reflected is kept, so runs can repeat. Heavy',
+        'Cluster related entities by meaning and co-occurrence, and write a reflection per new cluster, linked to its entities. Heavy',
       inputSchema: s.runConsolidationInput,
       outputSchema: o.RunConsolidationOutput,
       annotations: { ...WRITE, idempotentHint: true },

@@ -45,6 +45,7 @@ export const SearchSemanticOutput = z.object({
       name: z.string(),
       entityType: z.string(),
       observations: strings,
+      observations_omitted: int.optional(),
       limbic_score: z.number(),
       scoring: z.object({
         importance: z.number(),
@@ -61,6 +62,7 @@ export const SearchSemanticOutput = z.object({
   mode: z.enum(['hybrid', 'semantic', 'keyword']),
   routing_strategy: routing,
   warning: z.string().optional(),
+  more_observations: z.string().optional(),
 });
 
 const signals = z.object({ fts: z.number(), vector: z.number(), recency: z.number(), priority: z.number(), graph: z.number() });
@@ -73,6 +75,7 @@ export const HybridSearchOutput = z.object({
       name: z.string(),
       entityType: z.string(),
       observations: strings,
+      observations_omitted: int.optional(),
       status: z.enum(ENTITY_STATUSES),
       scores: z.object({
         rrf: z.number().nullable(),
@@ -110,6 +113,7 @@ export const HybridSearchOutput = z.object({
   weights: signals.optional(),
   warnings: strings.optional(),
   hint: z.string().optional(),
+  more_observations: z.string().optional(),
   /** explain_query's timings and counts per stage: for people reading them, so not spelt out here. */
   stats: z.record(z.string(), z.unknown()).optional(),
 });

@@ -86,10 +86,14 @@ const strict = <T extends z.ZodRawShape>(shape: T) =>
         : undefined,
   });
 
-/** A whole number in [min, max], with one message that states the range. */
-const wholeNumber = (field: string, min: number, max: number) => {
-  const message = `${field} must be a whole number from ${min} to ${max}`;
-  return z.number().int({ message }).min(min, { message }).max(max, { message });
+/**
+ * A whole number in [min, max], with one message that states the range. Without a max (an offset),
+ * any whole number from min: the tool list then states no maximum, which only cost its bytes.
+ */
+const wholeNumber = (field: string, min: number, max?: number) => {
+  const message = `${field} must be a whole number from ${min}${max === undefined ? ' up' : ` to ${max}`}`;
+  const from = z.number().int({ message }).min(min, { message });
+  return max === undefined ? from : from.max(max, { message });
 };
 
 const name = chars(LIMITS.maxNameChars, 'the name');
@@ -110,11 +114,7 @@ export const EntitySchema = z.object({
 
 /** create_entities accepts an optional status (Limbic extra). */
 export const NewEntitySchema = EntitySchema.extend({
-  status: statusSchema
-    .optional()
-    .describe(
-      'Optional lifecycle status: active (default), paused, completed or archived (Spanish activo, pausado, completado, archivado accepted)',
-    ),
+  status: statusSchema.optional().describe('Limbic: lifecycle status, active by default (see set_entity_status)'),
 });
 
 export const RelationSchema = z.object({
@@ -123,7 +123,7 @@ export const RelationSchema = z.object({
   relationType: chars(LIMITS.maxNameChars, 'the relation type').describe('The type of the relation'),
   context: chars(LIMITS.maxObservationChars, 'the context')
     .optional()
-    .describe('Limbic: optional free text on why the relation holds; answers show it on this relation (delete_relations ignores it)'),
+    .describe('Limbic: free text on why the relation holds, shown with it'),
 });
 
 /**
@@ -141,12 +141,13 @@ export const EntityOutputSchema = z.object({
     .describe('Limbic, with an observations page: the observations_offset of the next page; absent on the last'),
 });
 export const EntityOutlineSchema = z.object({ name: z.string(), entityType: z.string(), observationCount: int });
-/** The official relation, plus `context` on a relation created with one. */
+/** The official relation, plus `context` on a relation created with one and `ended_at` on an ended one (listed when asked). */
 export const RelationOutputSchema = z.object({
   from: z.string(),
   to: z.string(),
   relationType: z.string(),
   context: z.string().optional(),
+  ended_at: z.string().optional(),
 });
 /** The official graph, plus the page fields when the caller asked for a page (or read_graph's compact form). */
 export const GraphOutput = {
@@ -163,10 +164,7 @@ export const GraphOutput = {
  */
 export const SearchNodesOutput = { ...GraphOutput, entities: z.array(EntityOutputSchema) };
 export const SuccessOutput = { success: z.boolean(), message: z.string() };
-/**
- * open_nodes: the graph; with include_superseded each entity's history and relations' end, with
- * include_kinds each observation's kind.
- */
+/** open_nodes: the graph; with include_superseded each entity's history, with include_kinds each observation's kind. */
 export const OpenNodesOutput = {
   ...GraphOutput,
   entities: z.array(
@@ -182,7 +180,6 @@ export const OpenNodesOutput = {
         .describe('With an observations page: how many superseded observations the entity holds (they are paged by the same window)'),
     }),
   ),
-  relations: z.array(z.union([RelationOutputSchema, RelationOutputSchema.extend({ ended_at: z.string() })])),
 };
 
 export const createEntitiesInput = official({ entities: items(NewEntitySchema, LIMITS.maxItemsPerCall, 'entities') });
@@ -192,14 +189,10 @@ export const addObservationsInput = official({
     z.object({
       entityName: name.describe('The name of the entity to add the observations to'),
       contents: items(observation, LIMITS.maxObservationsPerItem, 'observations').describe('An array of observation contents to add'),
-      kind: chars(100, 'the kind')
-        .optional()
-        .describe('Optional kind of these observations (default "generic"; "metadata" ranks lower in search_semantic)'),
+      kind: chars(100, 'the kind').optional().describe('Limbic: kind of these observations (default "generic"; "metadata" ranks lower)'),
       supersedes: observation
         .optional()
-        .describe(
-          'Limbic: the exact text of a current observation of this entity that these contents replace. It leaves every answer and the ranking; open_nodes with include_superseded shows it',
-        ),
+        .describe('Limbic: exact text of a current observation these contents replace; it becomes history (open_nodes include_superseded)'),
     }),
     LIMITS.maxItemsPerCall,
     'observation groups',
@@ -225,10 +218,8 @@ export const deleteRelationsInput = official({
 const pageFields = {
   limit: wholeNumber('limit', 1, LIMITS.maxGraphPage)
     .optional()
-    .describe(
-      `Limbic: entities per page (1-${LIMITS.maxGraphPage}). With limit or offset the answer is one page plus total and next_offset; with neither, the whole answer`,
-    ),
-  offset: wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER).optional().describe('Limbic: entities to skip before the page (default 0)'),
+    .describe(`Limbic: entities per page (1-${LIMITS.maxGraphPage}); the page adds total and next_offset`),
+  offset: wholeNumber('offset', 0).optional().describe('Limbic: entities to skip'),
 };
 
 /**
@@ -236,32 +227,32 @@ const pageFields = {
  * read a page at a time. Neither field: every observation, as the official server answers.
  */
 const observationPageFields = {
-  observations_offset: wholeNumber('observations_offset', 0, Number.MAX_SAFE_INTEGER)
+  observations_offset: wholeNumber('observations_offset', 0)
     .optional()
-    .describe(
-      "Limbic: each entity's observations to skip (default 0). With observations_offset or observations_limit, each entity carries that page of its observations, observationCount and next_observations_offset",
-    ),
+    .describe('Limbic: observations to skip per entity; each entity then adds observationCount and next_observations_offset'),
   observations_limit: wholeNumber('observations_limit', 1, LIMITS.maxObservationsPerEntity)
     .optional()
-    .describe(
-      `Limbic: at most this many observations per entity (1-${LIMITS.maxObservationsPerEntity}, default ${LIMITS.maxObservationsPerEntity}); for an entity too large for one answer`,
-    ),
+    .describe(`Limbic: observations per entity (1-${LIMITS.maxObservationsPerEntity}), to page a large one`),
 };
 
+/**
+ * Relations end_relation ended are left out of the official tools' answers (a relation listed
+ * without a marker reads as current to a client of the official server); asked, they come with
+ * ended_at (docs/graph-extras.md#ended-relations).
+ */
+const includeEnded = z.boolean().optional().describe('Limbic: also list relations end_relation ended, each with ended_at');
+
 export const readGraphInput = official({
+  include_ended: includeEnded,
   ...pageFields,
   ...observationPageFields,
-  compact: z
-    .boolean()
-    .optional()
-    .describe(
-      'Limbic: each entity as name, entityType and observationCount instead of its observations: an overview that fits a context window',
-    ),
+  compact: z.boolean().optional().describe('Limbic: name, entityType and observationCount per entity, no observations'),
 });
 export const searchNodesInput = official({
   query: chars(LIMITS.maxQueryChars, 'the query').describe(
     'The search query to match against entity names, types, and observation content',
   ),
+  include_ended: includeEnded,
   ...pageFields,
   ...observationPageFields,
 });
@@ -270,18 +261,19 @@ export const openNodesInput = official({
   include_superseded: z
     .boolean()
     .optional()
-    .describe(
-      "Limbic: add each entity's superseded_observations (what replaced them, and when) and ended_at on relations that end_relation ended",
-    ),
-  kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds')
-    .optional()
-    .describe('Limbic: keep only observations of these kinds (as add_observations set them: generic, decision, preference, ...)'),
-  include_kinds: z
-    .boolean()
-    .optional()
-    .describe("Limbic: add each entity's observation_kinds, the kind of each observation in the same order as observations"),
+    .describe("Limbic: add each entity's superseded_observations, and the ended relations (include_ended)"),
+  include_ended: includeEnded,
+  kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds').optional().describe('Limbic: only observations of these kinds'),
+  include_kinds: z.boolean().optional().describe("Limbic: add observation_kinds, each observation's kind in order"),
   ...observationPageFields,
 });
+
+/** How many observations a search result shows (issue 33); absent: DEFAULT_OBSERVATION_BOUND. */
+const searchObservationsLimit = wholeNumber('observations_limit', 0, LIMITS.maxObservationsPerEntity)
+  .optional()
+  .describe(
+    `Observations per result, matching ones first (0-${LIMITS.maxObservationsPerEntity}, ${LIMITS.maxObservationsPerEntity} for all; default 10, about 2,000 characters); observations_omitted counts the rest`,
+  );
 
 export const searchSemanticInput = withinCallText(
   strict({
@@ -289,6 +281,7 @@ export const searchSemanticInput = withinCallText(
       .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
       .describe('What to recall, in words: exact terms, names or a paraphrase'),
     limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
+    observations_limit: searchObservationsLimit,
   }),
 );
 
@@ -296,8 +289,8 @@ export const searchSemanticInput = withinCallText(
 export const setStatusInput = withinCallText(
   strict({
     entity_name: name.optional().describe('The entity whose status to set'),
-    name: name.optional().describe('The same as entity_name (the name this tool took first); give one of the two'),
-    status: statusSchema.describe('active, paused, completed or archived (Spanish activo, pausado, completado, archivado accepted)'),
+    name: name.optional().describe('Same as entity_name (its older name)'),
+    status: statusSchema.describe('The status (the Spanish words mean the same)'),
   }).superRefine((input, ctx) => {
     if (input.entity_name === undefined && input.name === undefined)
       ctx.addIssue({ code: 'custom', path: ['entity_name'], message: 'entity_name is required: the entity whose status to set' });
@@ -342,29 +335,19 @@ export const hybridSearchInput = withinCallText(
   strict({
     query: chars(LIMITS.maxQueryChars, 'the query')
       .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
-      .describe(
-        'What to find. Bare words are OR-matched by the keyword leg; "quoted phrases", uppercase AND/OR/NOT, trailing * prefixes and name:/type:/obs: column filters are passed through.',
-      ),
+      .describe('Bare words are OR-matched; "phrases", AND/OR/NOT, prefix* and name:/type:/obs: are keyword syntax'),
     limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('Results per page (1-100, default 10)'),
-    offset: wholeNumber('offset', 0, 10_000)
-      .optional()
-      .describe('Results to skip, for paging (default 0); pages of one query never repeat or skip a result'),
+    offset: wholeNumber('offset', 0, 10_000).optional().describe('Results to skip (stable pages)'),
     search_modes: z
       .array(z.enum(['fts', 'semantic']))
       .min(1, { message: 'search_modes needs at least one of "fts", "semantic"' })
       .optional()
-      .describe('Legs to run: ["fts"], ["semantic"] or both (default: both, whichever are available)'),
+      .describe('Legs to run (default: those available)'),
     fusion_method: z
       .enum(['rrf', 'weighted', 'zscore'])
       .optional()
-      .describe(
-        '"rrf" (default): reciprocal rank fusion; "weighted": weighted sum of signals; "zscore": z-scores of each leg\'s raw scores, the keyword leg weighted by how many of the query\'s words the memory uses (search_semantic\'s fusion)',
-      ),
-    rrf_k: wholeNumber('rrf_k', 1, 1000)
-      .optional()
-      .describe(
-        'RRF smoothing constant (1-1000); default the value in force: 60, or what "limbic tune --apply" chose (get_statistics.ranking)',
-      ),
+      .describe("rrf (default), weighted (by weights) or zscore (search_semantic's)"),
+    rrf_k: wholeNumber('rrf_k', 1, 1000).optional().describe('RRF constant (default 60, or as tuned: get_statistics.ranking)'),
     weights: strict({
       fts: weight('fts'),
       vector: weight('vector'),
@@ -374,16 +357,10 @@ export const hybridSearchInput = withinCallText(
     })
       .optional()
       .describe(
-        'Weighted-fusion weights (defaults fts 0.30, vector 0.55, recency 0.10, priority 0.05, graph 0; unavailable signals are redistributed). graph > 0 turns on the 1-hop neighbour boost in either fusion method.',
+        'Weighted fusion (defaults fts 0.30, vector 0.55, recency 0.10, priority 0.05, graph 0); graph > 0 boosts 1-hop neighbours in any fusion',
       ),
-    limbic: z
-      .boolean()
-      .optional()
-      .describe('Re-rank with the limbic signals (importance, recency of use, co-occurrence, status); default true'),
-    rerank: z
-      .boolean()
-      .optional()
-      .describe('Re-rank with a cross-encoder when one is installed (see get_statistics.reranking); default false'),
+    limbic: z.boolean().optional().describe('Limbic re-rank by importance, recency, co-occurrence and status (default true)'),
+    rerank: z.boolean().optional().describe('Cross-encoder re-rank, when installed (get_statistics.reranking)'),
     filters: strict({
       entity_types: items(chars(LIMITS.maxNameChars, 'an entity type'), LIMITS.maxItemsPerCall, 'entity types').optional(),
       status: items(statusSchema, LIMITS.maxItemsPerCall, 'statuses').optional(),
@@ -395,21 +372,17 @@ export const hybridSearchInput = withinCallText(
       names: items(name, LIMITS.maxItemsPerCall, 'names').optional(),
     })
       .optional()
-      .describe(
-        'Only entities matching every filter given: entity_types, status, observation_kinds (any of), created/updated date range, names',
-      ),
-    explain_query: z.boolean().optional().describe('Add stats: per-leg times, embedding time, rows per leg, fusion overlap'),
-    include_reflections: z
-      .boolean()
-      .optional()
-      .describe('Include reflections (entities of type "Reflection", see add_reflection); default true'),
+      .describe('Only entities matching every filter given (dates ISO 8601)'),
+    explain_query: z.boolean().optional().describe('Add stats: timings and counts per leg and stage'),
+    include_reflections: z.boolean().optional().describe('Include reflections (add_reflection); default true'),
     reflection_boost: z
       .number({ message: 'reflection_boost must be a number from 0 to 100' })
       .min(0, { message: 'reflection_boost must be a number from 0 to 100' })
       .max(100, { message: 'reflection_boost must be a number from 0 to 100' })
       .optional()
-      .describe('Multiplies the final score of reflections (default 1.0: equal footing; above 1 surfaces them for broad queries)'),
-    reflections_only: z.boolean().optional().describe('Search reflections only (as search_reflections); default false'),
+      .describe("Multiplies reflections' scores (default 1)"),
+    reflections_only: z.boolean().optional().describe('Search reflections only'),
+    observations_limit: searchObservationsLimit,
   }),
 );
 
@@ -433,12 +406,10 @@ export const entityNameInput = withinCallText(strict({ entity_name: name.describ
 export const findDuplicateObservationsInput = withinCallText(
   strict({
     entity_name: name.describe('The entity whose observations to compare'),
-    threshold: share('threshold')
-      .optional()
-      .describe('Cosine similarity (rescaled to the model) from which two observations are duplicates (0-1, default 0.85)'),
+    threshold: share('threshold').optional().describe('Similarity of meaning from which two are duplicates (default 0.85)'),
     containment_threshold: share('containment_threshold')
       .optional()
-      .describe("When one observation is at least twice as long: share of the shorter one's words found in the longer (0-1, default 0.7)"),
+      .describe("Share of a short one's words in one twice as long (default 0.7)"),
   }),
 );
 
@@ -449,10 +420,10 @@ export const consolidationReportInput = withinCallText(
       .min(0, { message: 'stale_days must be a number from 0 to 36500' })
       .max(36_500, { message: 'stale_days must be a number from 0 to 36500' })
       .optional()
-      .describe('Entities accessed at most twice and not in this many days (since creation when never accessed) are stale (default 90)'),
+      .describe('Days without use after which a rarely used entity is stale (default 90)'),
     max_duplicate_entities: wholeNumber('max_duplicate_entities', 0, 100_000)
       .optional()
-      .describe('Entities scanned for duplicate observations, those with the most observations first (default 100)'),
+      .describe('Entities scanned for duplicates, largest first (default 100)'),
   }),
 );
 
@@ -465,16 +436,14 @@ export const executeEntitySplitInput = withinCallText(
         entity_type: chars(LIMITS.maxNameChars, 'the entity type').optional().describe("Its type (default: the original's)"),
         observations: items(observation, LIMITS.maxObservationsPerItem, 'observations')
           .min(1, { message: 'observations must list at least 1 observation of the original to move' })
-          .describe('Exact texts of current observations of the original, moved to the new entity'),
+          .describe("Exact texts of the original's observations to move"),
       }),
       LIMITS.maxItemsPerCall,
       'splits',
     )
       .min(1, { message: 'approved_splits must hold at least 1 split' })
-      .describe("The new entities, usually propose_entity_split's suggested_splits as approved or edited"),
-    parent_entity_name: name
-      .optional()
-      .describe('Entity the new ones are linked to (parent contains child, child part_of parent); default the original'),
+      .describe("The new entities: propose_entity_split's suggested_splits, approved or edited"),
+    parent_entity_name: name.optional().describe('Entity the new ones are linked to (default the original)'),
   }),
 );
 
@@ -484,12 +453,10 @@ export const findSplitCandidatesInput = strict({});
 
 export const addReflectionInput = withinCallText(
   strict({
-    content: observation
-      .min(1, { message: 'content is empty: it must have at least 1 character' })
-      .describe('The reflection: a pattern, insight or lesson about the memory'),
-    about: items(name, LIMITS.maxItemsPerCall, 'names').optional().describe('Entities it is about (each must exist); linked reflects_on'),
-    author: chars(100, 'the author').optional().describe('Who reflects (free text)'),
-    mood: chars(100, 'the mood').optional().describe('Optional mood, e.g. insight, curiosity, doubt'),
+    content: observation.min(1, { message: 'content is empty: it must have at least 1 character' }).describe('The reflection'),
+    about: items(name, LIMITS.maxItemsPerCall, 'names').optional().describe('Entities it is about (each must exist)'),
+    author: chars(100, 'the author').optional().describe('Who reflects'),
+    mood: chars(100, 'the mood').optional().describe('e.g. insight, curiosity, doubt'),
   }),
 );
 
@@ -506,6 +473,6 @@ export const runConsolidationInput = withinCallText(
   strict({
     max_entities: wholeNumber('max_entities', 2, 100_000).optional().describe('Entities read, newest first (default 500)'),
     min_size: wholeNumber('min_size', 2, 1_000).optional().describe('Entities a cluster needs to become a reflection (default 3)'),
-    dry_run: z.boolean().optional().describe('Say what would be written (reflections_to_create), writing nothing (default false)'),
+    dry_run: z.boolean().optional().describe('Say what would be written, writing nothing'),
   }),
 );

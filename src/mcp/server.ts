@@ -13,13 +13,14 @@ import {
   type ToolAnnotations,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import type { ToolProfile } from '../core/config.js';
 import { isMemoryError } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
 import type { MemoryService, ObservationWindow, Page } from '../service/memory-service.js';
 import { INSTRUCTIONS, registerPrompts } from './guide.js';
-import { toHybridOptions } from './hybrid-options.js';
+import { observationBound, toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
 import { compact, overAnswerBound, overBoundMessage, structured, withRedactions } from './answers.js';
 import { RedactionTally } from '../core/text/redaction.js';
@@ -29,6 +30,27 @@ import * as o from './output-schemas.js';
 import * as s from './schemas.js';
 
 export const RESOURCE_URI = 'memory://knowledge-graph';
+
+/** The official memory server's nine tools, with its names. */
+export const OFFICIAL_TOOLS: readonly string[] = [
+  'create_entities',
+  'create_relations',
+  'add_observations',
+  'delete_entities',
+  'delete_observations',
+  'delete_relations',
+  'read_graph',
+  'search_nodes',
+  'open_nodes',
+];
+
+/**
+ * The tools of the `core` profile (Config.tools): the official nine and search_semantic, the recall
+ * tool the server's instructions name (guide.ts), without the maintenance, reflection and tuning
+ * tools, and without hybrid_search, whose every option of fusion and filtering costs 4 KB of
+ * definitions (docs/tools.md).
+ */
+export const CORE_TOOLS: ReadonlySet<string> = new Set([...OFFICIAL_TOOLS, 'search_semantic']);
 
 export interface ServerInfo {
   readonly name: string;
@@ -73,6 +95,8 @@ export interface McpServerOptions {
   readonly changes?: GraphChanges;
   /** @default every tool runs */
   readonly toolGate?: ToolGate;
+  /** Which tools are served: `core` lists and answers only CORE_TOOLS. @default 'all' */
+  readonly tools?: ToolProfile;
 }
 
 /**
@@ -89,7 +113,9 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     { name: info.name, version: info.version },
     { instructions: INSTRUCTIONS, capabilities: subscribable ? { resources: { subscribe: true } } : {} },
   );
+  inputSchemasWithoutDialect(server);
   if (options.toolGate !== undefined) gateTools(server, options.toolGate);
+  if (options.tools === 'core') onlyTools(server, CORE_TOOLS);
   registerPrompts(server);
   const subscribers = new Set<string>();
 
@@ -228,13 +254,12 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'read_graph',
     {
       title: 'Read Graph',
-      description:
-        "Read the entire knowledge graph. Limbic: limit/offset read it a page at a time (with total and next_offset), compact gives names, types and observation counts only, and observations_offset/observations_limit page each entity's observations",
+      description: 'Read the entire knowledge graph. Limbic: page it (limit, offset), outline it (compact), page observations',
       inputSchema: s.readGraphInput,
       outputSchema: z.object(s.GraphOutput),
       annotations: READ,
     },
-    guard(async ({ limit, offset, compact: outline, observations_offset, observations_limit }) => {
+    guard(async ({ limit, offset, compact: outline, observations_offset, observations_limit, include_ended }) => {
       const observations = windowOf(observations_offset, observations_limit);
       if (outline === true && observations !== undefined) {
         return {
@@ -247,7 +272,9 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
           isError: true,
         };
       }
-      return structured({ ...(await service.graphView({ page: pageOf(limit, offset), compact: outline, observations })) });
+      return structured({
+        ...(await service.graphView({ page: pageOf(limit, offset), compact: outline, observations, includeEnded: include_ended })),
+      });
     }),
   );
 
@@ -256,17 +283,18 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Search Nodes',
       description:
-        "Search for nodes in the knowledge graph based on a query. Returns every entity whose name, type or an observation contains the query (ignoring case and accents), best matches first. Limbic: limit/offset return one page, with total and next_offset; observations_offset/observations_limit page each entity's observations",
+        'Search for nodes in the knowledge graph based on a query: every entity whose name, type or an observation contains it (ignoring case and accents), best first',
       inputSchema: s.searchNodesInput,
       outputSchema: z.object(s.SearchNodesOutput),
       annotations: READ,
     },
-    guard(async ({ query, limit, offset, observations_offset, observations_limit }) =>
+    guard(async ({ query, limit, offset, observations_offset, observations_limit, include_ended }) =>
       structured({
         ...(await service.graphView({
           query,
           page: pageOf(limit, offset),
           observations: windowOf(observations_offset, observations_limit),
+          includeEnded: include_ended,
         })),
       }),
     ),
@@ -277,15 +305,16 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Open Nodes',
       _meta: EXPLAIN_APP_META,
-      description:
-        "Open specific nodes in the knowledge graph by their names. Limbic: kinds keeps only observations of those kinds; include_kinds shows each observation's kind; observations_offset/observations_limit return a page of each entity's observations (with observationCount and next_observations_offset), for an entity too large for one answer",
+      description: 'Open specific nodes in the knowledge graph by their names, with all their observations and relations',
       inputSchema: s.openNodesInput,
       outputSchema: z.object(s.OpenNodesOutput),
       annotations: READ,
     },
-    guard(async ({ names, include_superseded, kinds, include_kinds, observations_offset, observations_limit }) => {
+    guard(async ({ names, include_superseded, include_ended, kinds, include_kinds, observations_offset, observations_limit }) => {
       const window = windowOf(observations_offset, observations_limit);
-      const graph = await service.openNodes(names, { kinds, includeKinds: include_kinds, window });
+      // History includes what ended: include_superseded lists ended relations as it always did.
+      const includeEnded = include_ended === true || include_superseded === true;
+      const graph = await service.openNodes(names, { kinds, includeKinds: include_kinds, window, includeEnded });
       return structured(include_superseded === true ? await service.maintenance.withHistory(graph, window) : { ...graph });
     }),
   );
@@ -296,14 +325,14 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Search Semantic',
       _meta: EXPLAIN_APP_META,
       description:
-        "Recall entities by meaning and by exact words at once (embeddings + BM25, fused by each leg's score strength as z-scores), re-ranked by importance, recency and co-occurrence, best first. " +
-        'Results carry limbic_score (the order), its scoring breakdown and distance (semantic hits); the answer says its mode and routing_strategy once.',
+        'Recall entities by meaning and exact words at once (fused by z-scores), re-ranked by importance, recency and co-occurrence, best first. ' +
+        'Each result shows the observations matching the query first; open_nodes reads the rest.',
       inputSchema: s.searchSemanticInput,
       outputSchema: o.SearchSemanticOutput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async ({ query, limit }) => {
-      const answer = await service.searchSemantic(query, limit ?? 10);
+    guard(async ({ query, limit, observations_limit }) => {
+      const answer = await service.searchSemantic(query, limit ?? 10, observationBound(observations_limit));
       return compact({ ...answer }, semanticText(answer));
     }),
   );
@@ -314,9 +343,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Hybrid Search',
       _meta: EXPLAIN_APP_META,
       description:
-        'Full control of search: keyword (BM25, with phrase/AND/OR/NOT/prefix/column syntax) and semantic legs, RRF (default), weighted or z-score fusion, ' +
-        'limbic re-rank on or off, graph-aware boost, filters (types, status, kinds, dates, names), stable paging, and a score breakdown per result. ' +
-        'explain_query adds per-leg timings and fusion overlap.',
+        'Search with every option: keyword syntax, legs, fusion (RRF, weighted, z-score), re-ranking, filters, paging, and a score breakdown per result',
       inputSchema: s.hybridSearchInput,
       outputSchema: o.HybridSearchOutput,
       annotations: { ...READ, idempotentHint: false },
@@ -332,7 +359,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Get Statistics',
       description:
-        'Counts of entities, observations and relations, database size, the state of keyword and semantic indexes, and the ranking parameters in force (GAMMA, BETA_SAL, RRF k: defaults, or tuned by "limbic tune --apply")',
+        'Counts, database size, the state of the keyword and semantic indexes and of the model, and the ranking parameters in force',
       inputSchema: s.statisticsInput,
       outputSchema: o.StatisticsOutput,
       annotations: READ,
@@ -344,8 +371,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'set_entity_status',
     {
       title: 'Set Entity Status',
-      description:
-        "Set an entity's lifecycle status. Paused, completed and archived entities rank lower in search_semantic (0.85x, 0.70x, 0.50x) but are never hidden",
+      description: "Set an entity's lifecycle status: paused, completed and archived ones rank lower (0.85x, 0.70x, 0.50x), never hidden",
       inputSchema: s.setStatusInput,
       outputSchema: z.object(s.SuccessOutput),
       annotations: { ...WRITE, idempotentHint: true },
@@ -372,7 +398,9 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     { title: 'Knowledge Graph', description: 'The full knowledge graph with all entities and relations', mimeType: 'application/json' },
     async (uri) => {
       const result = {
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await service.readGraph(), null, 2) }],
+        contents: [
+          { uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await service.readGraph({ includeEnded: false }), null, 2) },
+        ],
       };
       // As a tool's answer (answers.ts): over the bound, the client would drop the message and the session.
       const bytes = overAnswerBound(result, result.contents[0]?.text.length ?? 0);
@@ -422,6 +450,49 @@ function gateTools(server: McpServer, gate: ToolGate): void {
     return register(name, { ...config, inputSchema }, () => refusal);
   };
   Object.assign(server, { registerTool: gated });
+}
+
+/**
+ * Every tool's input schema as tools/list shows it, without `$schema`: 2020-12 is what MCP assumes
+ * of a schema that names no dialect, and the 55 bytes repeated on every tool are read by the model
+ * in every conversation. Output schemas keep it: the client, not the model, compiles them.
+ */
+function inputSchemasWithoutDialect(server: McpServer): void {
+  type Config = { inputSchema?: StandardSchemaWithJSON };
+  type Register = (name: string, config: Config, callback: unknown) => ReturnType<McpServer['registerTool']>;
+  const register = server.registerTool.bind(server) as Register;
+  const plain: Register = (name, config, callback) =>
+    register(name, config.inputSchema === undefined ? config : { ...config, inputSchema: withoutDialect(config.inputSchema) }, callback);
+  Object.assign(server, { registerTool: plain });
+}
+
+function withoutDialect(schema: StandardSchemaWithJSON): StandardSchemaWithJSON {
+  const standard = schema['~standard'];
+  const drop = (json: Record<string, unknown>): Record<string, unknown> => {
+    const { $schema: _dialect, ...rest } = json;
+    return rest;
+  };
+  return {
+    '~standard': {
+      ...standard,
+      validate: standard.validate.bind(standard),
+      jsonSchema: {
+        input: (options) => drop(standard.jsonSchema.input(options)),
+        output: (options) => standard.jsonSchema.output(options),
+      },
+    },
+  };
+}
+
+/**
+ * Registers from now on only the tools named in `served`: the others are neither listed nor
+ * answered (a call gets the SDK's unknown-tool error), so their definitions cost a host nothing.
+ */
+function onlyTools(server: McpServer, served: ReadonlySet<string>): void {
+  type Register = (name: string, ...rest: unknown[]) => ReturnType<McpServer['registerTool']> | undefined;
+  const register = server.registerTool.bind(server) as Register;
+  const only: Register = (name, ...rest) => (served.has(name) ? register(name, ...rest) : undefined);
+  Object.assign(server, { registerTool: only });
 }
 
 /** `schema` as tools/list shows it, taking any arguments: for a tool that will refuse every call anyway. */

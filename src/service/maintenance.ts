@@ -77,16 +77,16 @@ export class Maintenance {
   }
 
   /**
-   * open_nodes with include_superseded: the answer plus each entity's history and ended relations.
-   * With a window (the entities then carry one page of their observations), the history is paged by
-   * the same window, and the next page starts where either list goes on.
+   * open_nodes with include_superseded: the answer plus each entity's history (its ended relations
+   * come from the store with ended_at: the caller asks for them). With a window (the entities then
+   * carry one page of their observations), the history is paged by the same window, and the next
+   * page starts where either list goes on.
    */
   async withHistory(
     graph: { readonly entities: readonly (Entity | EntityPage)[]; readonly relations: readonly Relation[] },
     window?: ObservationWindow,
   ): Promise<Record<string, unknown>> {
     const history = await this.store().history(graph.entities.map((e) => e.name));
-    const ended = new Map(history.endedRelations.map((r) => [JSON.stringify([r.from, r.to, r.relationType]), r.endedAt]));
     return {
       entities: graph.entities.map((e) => {
         const all = history.superseded.get(e.name) ?? [];
@@ -104,10 +104,7 @@ export class Maintenance {
         const more = end < Math.max(all.length, 'observationCount' in e ? e.observationCount : e.observations.length);
         return { ...entity, superseded_observations, supersededCount: all.length, ...(more ? { next_observations_offset: end } : {}) };
       }),
-      relations: graph.relations.map((r) => {
-        const at = ended.get(JSON.stringify([r.from, r.to, r.relationType]));
-        return at === undefined ? r : { ...r, ended_at: iso(at) };
-      }),
+      relations: graph.relations,
     };
   }
 

@@ -17,7 +17,8 @@ import type {
   ObservationDeletion,
   Relation,
 } from '../core/types.js';
-import { DEFAULT_OBSERVATION_KIND, inverseRelationType } from '../core/types.js';
+import { DEFAULT_OBSERVATION_KIND, inverseRelationType, isCurrent } from '../core/types.js';
+import type { ObservationBound } from '../core/rank/shown-observations.js';
 import type { EmbedderState, LazyEmbedder } from '../embed/embedder.js';
 import { modelNeededError } from '../embed/model-state.js';
 import type { Reranker } from '../embed/reranker.js';
@@ -86,6 +87,8 @@ export interface OpenNodesOptions {
   readonly includeKinds?: boolean | undefined;
   /** One page of each entity's observations (after the kinds filter); absent: all of them. */
   readonly window?: ObservationWindow | undefined;
+  /** List relations end_relation ended too, each with ended_at; absent: current relations only. */
+  readonly includeEnded?: boolean | undefined;
 }
 
 /** An entity as open_nodes shows it with include_kinds. */
@@ -117,7 +120,16 @@ export interface GraphView {
   readonly compact?: boolean | undefined;
   /** A page of each entity's observations; undefined, all of them. */
   readonly observations?: ObservationWindow | undefined;
+  /** List relations end_relation ended too, each with ended_at; absent: current relations only (issue 33). */
+  readonly includeEnded?: boolean | undefined;
 }
+
+/**
+ * The relations an answer lists: current ones, as the official tools answer (a relation listed
+ * without a marker reads as current to their clients), or every one, an ended one with ended_at.
+ */
+const listed = (relations: readonly Relation[], includeEnded: boolean | undefined): readonly Relation[] =>
+  includeEnded === true ? relations : relations.filter(isCurrent);
 
 export interface GraphViewAnswer {
   readonly entities: readonly (Entity | EntityOutline)[];
@@ -399,17 +411,20 @@ export class MemoryService {
     return new Set(names.filter((n, i) => found.has(stored[i] ?? n)));
   }
 
-  /** The official read_graph: the whole graph, without the paging's total. */
-  async readGraph(): Promise<KnowledgeGraph> {
+  /**
+   * The whole graph, without the paging's total: every relation, an ended one with ended_at, as
+   * `limbic export` writes it; `includeEnded: false`, current relations only, as read_graph answers.
+   */
+  async readGraph(options: { readonly includeEnded?: boolean } = {}): Promise<KnowledgeGraph> {
     const { entities, relations } = await this.deps.store.graph.readGraph();
-    return { entities, relations };
+    return { entities, relations: listed(relations, options.includeEnded ?? true) };
   }
 
-  /** The official search_nodes: every match, without the paging's total. */
+  /** The official search_nodes: every match, without the paging's total; current relations only. */
   async searchNodes(given: string): Promise<KnowledgeGraph> {
     const [query = given] = await this.redactNames([given]);
     const { entities, relations } = await this.deps.store.graph.searchNodes(query);
-    return { entities, relations };
+    return { entities, relations: listed(relations, false) };
   }
 
   /**
@@ -422,11 +437,11 @@ export class MemoryService {
     const query = view.query === undefined ? undefined : ((await this.redactNames([view.query]))[0] ?? view.query);
     if (view.query === undefined && view.compact) {
       const outline = await graph.outline(page);
-      return withPage(outline.entities, outline.relations, outline.total, page);
+      return withPage(outline.entities, listed(outline.relations, view.includeEnded), outline.total, page);
     }
     const answer = query === undefined ? await graph.readGraph(page) : await graph.searchNodes(query, page);
     const entities = view.observations === undefined ? answer.entities : answer.entities.map((e) => observationPage(e, view.observations));
-    return withPage(entities, answer.relations, answer.total, page);
+    return withPage(entities, listed(answer.relations, view.includeEnded), answer.total, page);
   }
 
   /**
@@ -434,7 +449,8 @@ export class MemoryService {
    * together): opening is the agent's act of using what a search listed.
    */
   async openNodes(given: readonly string[], options: OpenNodesOptions = {}): Promise<KnowledgeGraph> {
-    const read = await this.deps.store.graph.openNodes(await this.redactNames(given));
+    const stored = await this.deps.store.graph.openNodes(await this.redactNames(given));
+    const read = { entities: stored.entities, relations: listed(stored.relations, options.includeEnded) };
     const kinded = options.kinds === undefined && options.includeKinds !== true ? read : await this.withKinds(read, options);
     const window = options.window;
     const graph = window === undefined ? kinded : { ...kinded, entities: kinded.entities.map((e) => observationPage(e, window)) };
@@ -468,16 +484,20 @@ export class MemoryService {
     return { entities, relations: graph.relations };
   }
 
-  /** search_semantic: the pipeline's preset; what it showed goes to the shadow log afterwards. */
-  async searchSemantic(given: string, limit: number): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
+  /**
+   * search_semantic: the pipeline's preset; what it showed goes to the shadow log afterwards.
+   * `observations`: how many each result shows, matching first; undefined, all of them.
+   */
+  async searchSemantic(given: string, limit: number, observations?: ObservationBound): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
     // The query is redacted before it is searched, embedded or logged (the shadow log keeps its hash).
     const [query = given] = await this.redactNames([given]);
     const now = this.deps.clock();
+    const deps = { store: this.deps.store, indexer: this.indexer, reranker: undefined };
     const {
       ids: _ids,
       shadow,
       ...response
-    } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
+    } = await searchSemantic(deps, query, limit, now, observations === undefined ? {} : { observations });
     this.later(() => this.recordSearch(shadow));
     return response;
   }

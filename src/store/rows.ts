@@ -29,15 +29,32 @@ export interface RelationRow {
   relation_type: string;
   /** Read where answers show it; undefined where a query leaves it out (embedding text). */
   context?: string | null;
+  /** When end_relation ended it (epoch ms); read where answers list relations. */
+  ended_at?: number | null;
 }
 
-/** A relation as answers show it: `context` only when it has one, so the others keep the official shape. */
+/**
+ * A relation as answers show it: `context` only when it has one and `ended_at` only when it ended,
+ * so a current one without a context keeps the official shape.
+ */
 export function toRelation(r: RelationRow): Relation {
-  return withContext(r.from_name, r.to_name, r.relation_type, r.context);
+  return withContext(r.from_name, r.to_name, r.relation_type, r.context, r.ended_at);
 }
 
-export function withContext(from: string, to: string, relationType: string, context: string | null | undefined): Relation {
-  return context === null || context === undefined ? { from, to, relationType } : { from, to, relationType, context };
+export function withContext(
+  from: string,
+  to: string,
+  relationType: string,
+  context: string | null | undefined,
+  endedAt?: number | null,
+): Relation {
+  return {
+    from,
+    to,
+    relationType,
+    ...(context === null || context === undefined ? {} : { context }),
+    ...(endedAt === null || endedAt === undefined ? {} : { ended_at: new Date(endedAt).toISOString() }),
+  };
 }
 
 /** A relation row as limbic migrate reads it: with its id (the cursor), times and end. */
@@ -48,7 +65,7 @@ export interface RelationRecordRow extends RelationRow {
 }
 
 export function toRelationRecord(r: RelationRecordRow): RelationRecord {
-  return { ...toRelation(r), createdAt: r.created_at, endedAt: r.ended_at ?? undefined };
+  return { ...withContext(r.from_name, r.to_name, r.relation_type, r.context), createdAt: r.created_at, endedAt: r.ended_at ?? undefined };
 }
 
 /** A co-occurrence as limbic migrate reads it: the two entities by name. */

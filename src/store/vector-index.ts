@@ -42,6 +42,12 @@ export interface VectorIndex {
   status(): Promise<VectorStatus>;
   /** KNN by cosine distance, nearest first. */
   search(query: Float32Array, limit: number): Promise<VectorHit[]>;
+  /**
+   * The observation vectors of these entities (where keepsObservationVectors), each entity's in the
+   * order of the observations they were made from; an entity that has none is absent. A search
+   * shows the observations nearest the query first (src/service/search/shown.ts).
+   */
+  observationVectors?(ids: readonly EntityId[]): Promise<Map<EntityId, Float32Array[]>>;
   /** Gets the index ready (loads any in-memory copy) so the first search does not pay for it. */
   warm(): Promise<void>;
 

@@ -114,6 +114,20 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
     });
   });
 
+  it('writes a relation end_relation ended with ended_at after the official keys, and reads it back (issue 33)', () => {
+    const ended = { from: 'Ana', to: 'Acme', relationType: 'works_at', ended_at: '2026-03-01T10:00:00.000Z' };
+    const line = relationLine(ended);
+    expect(line).toBe('{"type":"relation","from":"Ana","to":"Acme","relationType":"works_at","ended_at":"2026-03-01T10:00:00.000Z"}');
+    expect(parseMemoryLine(line)).toEqual({ kind: 'relation', relation: ended });
+    // A current relation's line is the official one, byte for byte.
+    expect(relationLine({ from: 'Ana', to: 'Acme', relationType: 'works_at' })).toBe(
+      '{"type":"relation","from":"Ana","to":"Acme","relationType":"works_at"}',
+    );
+    // An end that is no date is refused, not read as a relation that holds.
+    expectError(parseMemoryLine('{"type":"relation","from":"a","to":"b","relationType":"r","ended_at":"yesterday"}'));
+    expectError(parseMemoryLine('{"type":"relation","from":"a","to":"b","relationType":"r","ended_at":12}'));
+  });
+
   it('ignores other unknown line types', () => {
     expect(parseMemoryLine('{"type":"comment","text":"hello"}').kind).toBe('ignored');
     expect(parseMemoryLine('{"hello":"world"}').kind).toBe('ignored');

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpHandler, InMemoryTransport as ServerInMemoryTransport } from '@modelcontextprotocol/server';
-import { DEFAULT_MODEL_ID } from '../../src/core/config.js';
+import { DEFAULT_MODEL_ID, type ToolProfile } from '../../src/core/config.js';
 import { noopLogger } from '../../src/core/logger.js';
 import { embedEntitiesAsPassages, LazyEmbedder, type Embedder, type EntityInput } from '../../src/embed/embedder.js';
 import { loadOnnxEmbedder, type OnnxEngine } from '../../src/embed/onnx/onnx-embedder.js';
@@ -104,6 +104,8 @@ export interface HarnessOptions {
   readonly heavySlots?: HeavySlotOptions;
   /** Config.inverseRelations: hierarchical relations in pairs. @default false */
   readonly inverseRelations?: boolean;
+  /** The tool profile the server serves (Config.tools). @default 'all' */
+  readonly tools?: ToolProfile;
   /** What every write goes through (src/service/redaction.ts). @default none: text stored as given */
   readonly redactor?: Redactor;
   /** What the client says it supports at the handshake (an MCP Apps host, say). @default none */
@@ -159,20 +161,24 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness | E
     });
   const era = options.era;
   if (era === undefined) {
-    const server = createMcpServer(service, info, noopLogger);
+    const server = createMcpServer(service, info, noopLogger, { tools: options.tools });
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'limbic-test', version: '1.0.0' }, { capabilities: options.clientCapabilities ?? {} });
     await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
     return finish(client, () => server.close());
   }
   if (era === 'legacy') {
-    const server = createMcpServer(service, info, noopLogger, { era });
+    const server = createMcpServer(service, info, noopLogger, { era, tools: options.tools });
     const [clientTransport, serverTransport] = ServerInMemoryTransport.createLinkedPair();
     await server.connect(serverTransport);
     return finish(await connectIn(era, eraClient(era), clientTransport), () => server.close());
   }
   const handler = createMcpHandler(({ era: served }) =>
-    createMcpServer(service, info, noopLogger, { era: served, changes: { publish: (uri) => handler.notify.resourceUpdated(uri) } }),
+    createMcpServer(service, info, noopLogger, {
+      era: served,
+      changes: { publish: (uri) => handler.notify.resourceUpdated(uri) },
+      tools: options.tools,
+    }),
   );
   return finish(await httpClient(era, 'http://limbic.test/mcp', { fetch: (request) => handler.fetch(request) }), () => handler.close());
 }

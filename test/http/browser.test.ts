@@ -134,6 +134,20 @@ describe.skipIf(!CHROMIUM_PRESENT)('the web page in chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'entity.png'), fullPage: true });
   });
 
+  it('marks a relation end_relation ended, in the list of relations (issue 33)', async () => {
+    const c = await connect(s.url, token);
+    await c.ok('end_relation', { from: 'Basil', to: 'Aphids', relationType: 'repels' });
+    await c.close();
+    await page.evaluate("location.hash = '#/entity/Tomato'");
+    await expect.poll(() => page.textContent('#entity-name')).toBe('Tomato');
+    await page.evaluate("location.hash = '#/entity/Basil'");
+    await expect.poll(() => page.locator('#entity-relations li.ended').count()).toBe(1);
+    expect(await page.locator('#entity-relations li.ended').textContent()).toMatch(/repels.*ended/);
+    // The others still hold, and say nothing of an end.
+    expect(await page.locator('#entity-relations li:not(.ended)').allTextContents()).toEqual([expect.stringMatching(/companion of/)]);
+    await page.screenshot({ path: join(ARTIFACTS, 'entity-ended-relation.png'), fullPage: true });
+  });
+
   it('shows statistics: counts, embedding model and queue, database size', async () => {
     await page.click('#nav-stats');
     await expect.poll(() => page.textContent('#stats-list')).toMatch(/entities4/);

@@ -141,7 +141,7 @@ describe('end_relation', () => {
     return r.results.find((x) => x.name === 'Hera')?.scores.graph_boost ?? -1;
   };
 
-  it('an ended relation stops boosting, stays listed, and comes back when created again', async () => {
+  it('an ended relation stops boosting, is listed only when asked, and comes back when created again', async () => {
     expect(await heraBoost()).toBeGreaterThan(0);
     const ended = await h.ok<{ relation: Record<string, string>; notice?: string }>('end_relation', {
       from: 'Hera',
@@ -151,8 +151,11 @@ describe('end_relation', () => {
     expect(ended.relation).toMatchObject({ from: 'Hera', to: 'Apollo', relationType: 'leads' });
     expect(ended.notice).toBeUndefined();
     expect(await heraBoost()).toBe(0);
-    // Still a fact of the graph, with when it ended when history is asked for.
-    expect((await h.ok<Graph>('read_graph')).relations).toEqual([{ from: 'Hera', to: 'Apollo', relationType: 'leads' }]);
+    // No longer listed as current (issue 33); still a fact of the graph, with when it ended, when asked for.
+    expect((await h.ok<Graph>('read_graph')).relations).toEqual([]);
+    expect((await h.ok<Graph>('read_graph', { include_ended: true })).relations).toEqual([
+      { from: 'Hera', to: 'Apollo', relationType: 'leads', ended_at: ended.relation.ended_at },
+    ]);
     const full = await h.ok<Graph>('open_nodes', { names: ['Hera'], include_superseded: true });
     expect(full.relations[0]?.ended_at).toBe(ended.relation.ended_at);
     const again = await h.ok<{ notice?: string }>('end_relation', { from: 'Hera', to: 'Apollo', relationType: 'leads' });

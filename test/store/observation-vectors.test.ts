@@ -66,6 +66,17 @@ describe('observation vectors (SQLite)', () => {
     tmp.cleanup();
   });
 
+  it("reads an entity's observation vectors back in observation order; one without them is absent (issue 33)", async () => {
+    const found = await store.requireVectors().observationVectors?.([ids.get('Long') as EntityId, ids.get('Short') as EntityId]);
+    expect(found?.has(ids.get('Short') as EntityId)).toBe(false);
+    const long = found?.get(ids.get('Long') as EntityId) ?? [];
+    expect(long.map((v) => Array.from(v, (x) => Math.round(x)))).toEqual([
+      [0, 0, 1, 0],
+      [0, 1, 0, 0],
+      [0, 0, 0, 1],
+    ]);
+  });
+
   it('answers an entity at its nearest vector, its observations included', async () => {
     const hits = await store.requireVectors().search(unit(0, 1, 0, 0), 2);
     expect(hits.map((h) => h.id)).toEqual([ids.get('Long'), ids.get('Short')]);

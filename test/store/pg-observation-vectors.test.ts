@@ -64,6 +64,13 @@ if (server === undefined) {
           { id: short as EntityId, version: queued.get('Short')?.version ?? 0, vector: unit(1, 1, 0, 0) },
         ]);
         expect(await rows()).toBe(2);
+        // Read back in observation order, for a search to show the nearest first (issue 33); Short has none.
+        const read = await vectors.observationVectors?.([long as EntityId, short as EntityId]);
+        expect(read?.has(short as EntityId)).toBe(false);
+        expect((read?.get(long as EntityId) ?? []).map((v) => Array.from(v, (x) => Math.round(x)))).toEqual([
+          [0, 0, 1, 0],
+          [0, 1, 0, 0],
+        ]);
         // Each entity once, at its nearest vector: Long through its second observation.
         const hits = await vectors.search(unit(0, 1, 0, 0), 2);
         expect(hits.map((h) => h.id)).toEqual([long, short]);

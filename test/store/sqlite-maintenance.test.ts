@@ -104,8 +104,10 @@ describe('SqliteMaintenance', () => {
       await a.maintenance.endRelation({ from: 'X', to: 'Y', relationType: 'r' }, T0 + 1);
       expect((await b.usage.signals([x, y])).degree.get(x)).toBe(0);
       expect(await b.graph.edgesTouching([x])).toEqual([]);
-      // Still in the graph.
-      expect((await b.graph.readGraph()).relations).toEqual([{ from: 'X', to: 'Y', relationType: 'r' }]);
+      // Still in the graph, with when it ended (issue 33: the tools list it only when asked).
+      expect((await b.graph.readGraph()).relations).toEqual([
+        { from: 'X', to: 'Y', relationType: 'r', ended_at: new Date(T0 + 1).toISOString() },
+      ]);
     } finally {
       await a.close();
       await b.close();

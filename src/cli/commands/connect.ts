@@ -20,7 +20,7 @@ export function registerConnectCommand(program: Command, app: App): void {
       const { connectClient, findClient, onPath, quote, thisLimbic } = await import('../connect.js');
       const where = app.where();
       const launcher = thisLimbic(new URL('../main.js', import.meta.url).href, process.execPath, where.env);
-      const namespace = app.rootConfig().namespace;
+      const { namespace, tools } = app.rootConfig();
       const result = connectClient({
         client: findClient(clientName),
         launcher,
@@ -29,6 +29,8 @@ export function registerConnectCommand(program: Command, app: App): void {
         db: app.chosenDb(),
         // A chosen namespace goes into the entry too (the client does not see the shell's LIMBIC_NAMESPACE).
         namespace: namespace === DEFAULT_NAMESPACE ? undefined : namespace,
+        // And a tool profile other than the default (the client does not see the shell's LIMBIC_TOOLS).
+        tools: tools === 'all' ? undefined : tools,
         configFile: o.config === undefined ? undefined : resolve(o.config),
         print: o.print === true,
         replace: o.replace === true,

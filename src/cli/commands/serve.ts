@@ -72,7 +72,7 @@ async function serveStdio(app: App, config: Config): Promise<void> {
   };
   // The entry owns the transport and builds an instance per connection (and one for a 2026-07-28
   // client's server/discover probe): cheap, over the one service built above.
-  const handle = serveBothEras(({ era }) => createMcpServer(service, app.info, logger, { era }), {
+  const handle = serveBothEras(({ era }) => createMcpServer(service, app.info, logger, { era, tools: config.tools }), {
     transport,
     onerror: (error) => logger.warn('MCP transport error', error),
   });
@@ -86,7 +86,9 @@ async function serveStdio(app: App, config: Config): Promise<void> {
     logger.warn('the MCP transport closed and cannot read again (see the error above); stopping');
     void shutdown(1);
   };
-  logger.info(`serving MCP on stdio (protocol 2026-07-28 and 2025-era clients); database ${app.redact(config.dbPath)}`);
+  logger.info(
+    `serving MCP on stdio (protocol 2026-07-28 and 2025-era clients)${config.tools === 'all' ? '' : `, ${config.tools} tools only`}; database ${app.redact(config.dbPath)}`,
+  );
   process.stdin.on('close', () => void shutdown(0));
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
@@ -121,6 +123,7 @@ export function registerServeCommand(program: Command, app: App): void {
           autoTuneMinutes: root.autoTuneMinutes,
           heavySlots: { slots: root.heavyToolSlots, waitMs: root.heavyToolWaitMs },
           inverseRelations: root.inverseRelations,
+          tools: root.tools,
           redactor: app.redactor(root),
         },
       );

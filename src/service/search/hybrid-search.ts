@@ -5,12 +5,14 @@
  * every result explains its score.
  */
 import { DEFAULT_SIGNAL_WEIGHTS, type Signal, type SignalWeights } from '../../core/rank/fuse-weighted.js';
+import type { ObservationBound } from '../../core/rank/shown-observations.js';
 import type { RoutingStrategy } from '../../core/rank/routing.js';
 import type { ShadowEvent } from '../../core/tune/shadow.js';
 import type { EntityId, EntityStatus } from '../../core/types.js';
 import { runSearch, type SearchDeps, type SearchOutcome } from './pipeline.js';
 import { countFilters, type FusionMethod, type SearchFilters, type SearchMode, type SearchRequest } from './request.js';
 import { shadowEvent } from './shadow-log.js';
+import { moreObservationsHint, shownOf } from './shown.js';
 
 export type { FusionMethod, SearchMode } from './request.js';
 export type HybridFilters = SearchFilters;
@@ -33,6 +35,11 @@ export interface HybridSearchOptions {
   readonly rerank: boolean;
   readonly filters: HybridFilters;
   readonly explainQuery: boolean;
+  /**
+   * How many observations each result shows, those matching the query first; undefined shows
+   * every one in stored order. The tools pass DEFAULT_OBSERVATION_BOUND unless asked for another.
+   */
+  readonly observations?: ObservationBound | undefined;
   /**
    * Reflections (entities of type REFLECTION_TYPE, docs/tools.md): left out when
    * `include` is false, their final score times `boost`, or nothing else when `only`.
@@ -82,7 +89,10 @@ export interface HybridScores {
 export interface HybridResult {
   readonly name: string;
   readonly entityType: string;
+  /** What the result shows of its observations: all, or the bound's, matching the query first (shown.ts). */
   readonly observations: readonly string[];
+  /** Observations the bound left out; absent when none were. */
+  readonly observations_omitted?: number;
   readonly status: EntityStatus;
   readonly scores: HybridScores;
 }
@@ -103,6 +113,8 @@ export interface HybridResponse {
   readonly weights?: SignalWeights;
   readonly warnings?: string[];
   readonly hint?: string;
+  /** When a result left observations out: how to read them (moreObservationsHint). */
+  readonly more_observations?: string;
   readonly stats?: unknown;
   /** Ids of the returned results, for signal recording. */
   readonly ids: readonly EntityId[];
@@ -131,6 +143,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     filters: reflectionFilters(o),
     typeBoost:
       o.reflections === undefined || o.reflections.boost === 1 ? undefined : { entityType: REFLECTION_TYPE, factor: o.reflections.boost },
+    observations: o.observations,
   };
   const outcome = await runSearch(deps, request, now);
   const { fused } = outcome;
@@ -139,7 +152,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     return {
       name: e.name,
       entityType: e.entityType,
-      observations: e.observations,
+      ...shownOf(outcome, e),
       status: e.status,
       scores: {
         rrf: round(rrfScore),
@@ -185,6 +198,9 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     ...(fused.weights === undefined ? {} : { weights: fused.weights }),
     ...(outcome.warnings.length === 0 ? {} : { warnings: outcome.warnings }),
     ...(hint === undefined ? {} : { hint }),
+    ...(o.observations !== undefined && results.some((r) => r.observations_omitted !== undefined)
+      ? { more_observations: moreObservationsHint(o.observations) }
+      : {}),
     ...(o.explainQuery ? { stats: explain(outcome, o, round(performance.now() - started)) } : {}),
     ids: outcome.page.map((p) => p.ranked.id),
     shadow: shadowEvent(

@@ -116,6 +116,8 @@ export interface SemanticLeg {
   readonly hits: VectorHit[];
   /** Set when the wait for fresh entities hit its bound: the answer covers what is indexed. */
   readonly note: string | undefined;
+  /** The query's vector, for ordering a result's observations by their distance to it (shown.ts). */
+  readonly vector: Float32Array | undefined;
 }
 
 export async function semanticLeg(
@@ -131,5 +133,5 @@ export async function semanticLeg(
   // 0/0, which pgvector answers as NaN for every row, ranking them all at a distance that is no number.
   const found =
     vector === undefined || !vector.some((x) => x !== 0) ? [] : await timed(timings, 'vector', () => vectors.index.search(vector, depth));
-  return { hits: found.filter((h) => Number.isFinite(h.distance)), note: fresh.note };
+  return { hits: found.filter((h) => Number.isFinite(h.distance)), note: fresh.note, vector };
 }

@@ -17,9 +17,11 @@ import type { Reranker } from '../../embed/reranker.js';
 import type { StoredEntity } from '../../store/graph-store.js';
 import type { Store } from '../../store/store.js';
 import type { EmbeddingIndexer } from '../embedding-indexer.js';
+import type { ShownObservations } from '../../core/rank/shown-observations.js';
 import { contextStage } from './context.js';
 import { fuse, type Fused } from './fuse.js';
 import { chooseLegs, keywordLeg, semanticLeg, type KeywordLeg } from './legs.js';
+import { showObservations } from './shown.js';
 import { countFilters, timed, type SearchFilters, type SearchMode, type SearchRequest, type StageTimings } from './request.js';
 
 export interface SearchDeps {
@@ -55,6 +57,8 @@ export interface SearchOutcome {
   readonly boosted: ReadonlySet<EntityId>;
   /** Candidates named what the query says, put first whatever their scores (core/rank/name-match.ts). */
   readonly named: ReadonlySet<EntityId>;
+  /** With request.observations: what each page entity shows of its observations; undefined, all of them. */
+  readonly shown: ReadonlyMap<EntityId, ShownObservations> | undefined;
 }
 
 const DEFAULTS_IN_FORCE: ParametersInForce = { ...DEFAULT_PARAMETERS, source: 'default', tunedAt: undefined };
@@ -209,8 +213,22 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
     });
   });
 
+  const bound = request.observations;
+  const shown =
+    bound === undefined
+      ? undefined
+      : await timed(timings, 'observations', () =>
+          showObservations(
+            page.map((p) => p.entity),
+            { text: request.query, syntax: request.keywordSyntax, vector: semantic?.vector },
+            bound,
+            legs.vectors?.index,
+          ),
+        );
+
   return {
     page,
+    shown,
     count: ranked.length,
     modesUsed: [...(legs.keywords !== undefined ? (['fts'] as const) : []), ...(legs.vectors !== undefined ? (['semantic'] as const) : [])],
     keyword,

@@ -4,6 +4,7 @@
  */
 import type { ContextWeights } from '../../core/rank/context-boost.js';
 import type { SignalWeights } from '../../core/rank/fuse-weighted.js';
+import type { ObservationBound } from '../../core/rank/shown-observations.js';
 import type { EntityStatus } from '../../core/types.js';
 
 export type SearchMode = 'fts' | 'semantic';
@@ -47,11 +48,19 @@ export interface SearchRequest {
   readonly typeBoost?: { readonly entityType: string; readonly factor: number } | undefined;
   /** The context stage's weights (stored dates, related candidates: context.ts); undefined skips it. */
   readonly context?: ContextWeights | undefined;
+  /**
+   * How many observations each result shows, those matching the query first (shown.ts); undefined
+   * shows every one, in stored order (search_reflections reads a reflection's first).
+   */
+  readonly observations?: ObservationBound | undefined;
 }
 
 /** How long each stage took, in ms; a stage that did not run is absent. */
 export type StageTimings = Partial<
-  Record<'keyword' | 'catchUp' | 'encode' | 'vector' | 'filter' | 'fuse' | 'context' | 'limbic' | 'rerank' | 'page', number>
+  Record<
+    'keyword' | 'catchUp' | 'encode' | 'vector' | 'filter' | 'fuse' | 'context' | 'limbic' | 'rerank' | 'page' | 'observations',
+    number
+  >
 >;
 
 /** Runs one stage and records its time under `name`. */

@@ -18,6 +18,7 @@ import { modelNeededError } from '../../embed/model-state.js';
 import { runSearch, type SearchDeps } from './pipeline.js';
 import type { SearchRequest } from './request.js';
 import { shadowEvent } from './shadow-log.js';
+import { moreObservationsHint, shownOf } from './shown.js';
 
 /**
  * Weighted relevance with BM25 and cosine only: the preset's fusion until z-score fusion measured
@@ -40,7 +41,10 @@ export const MIN_CANDIDATE_DEPTH = 150;
 export interface SemanticResult {
   readonly name: string;
   readonly entityType: string;
+  /** What the result shows of its observations: all, or the bound's, matching the query first (shown.ts). */
   readonly observations: readonly string[];
+  /** Observations the bound left out; absent when none were. */
+  readonly observations_omitted?: number;
   readonly limbic_score: number;
   readonly scoring: {
     readonly importance: number;
@@ -69,6 +73,8 @@ export interface SemanticResponse {
   /** How the query was routed (docs/ranking.md): one per answer, as every result was ranked by it. */
   readonly routing_strategy: RoutingStrategy;
   readonly warning?: string;
+  /** When a result left observations out: how to read them (moreObservationsHint). */
+  readonly more_observations?: string;
   /** Ids of the returned entities, in order, for signal recording. */
   readonly ids: readonly EntityId[];
   /** What the shadow log records of this search, after the answer; undefined when nothing. */
@@ -119,7 +125,7 @@ export async function searchSemantic(
   const results = outcome.page.map(({ ranked: r, entity }): SemanticResult => ({
     name: entity.name,
     entityType: entity.entityType,
-    observations: entity.observations,
+    ...shownOf(outcome, entity),
     limbic_score: round(r.score),
     scoring: {
       importance: round(r.importance),
@@ -141,5 +147,8 @@ export async function searchSemantic(
     mode: hybrid ? (semantic ? 'hybrid' : 'keyword') : 'semantic',
     routing_strategy: outcome.strategy,
     ...(warning === undefined ? {} : { warning }),
+    ...(request.observations !== undefined && results.some((r) => r.observations_omitted !== undefined)
+      ? { more_observations: moreObservationsHint(request.observations) }
+      : {}),
   };
 }

@@ -12,7 +12,7 @@ import { SUBSTRING_TEXT } from './migrations.js';
 import { cleanPage, publicEntity, toRelation, toStoredEntity, type EntityRow, type RelationRow } from '../rows.js';
 import type { PgConnection } from './pg-connection.js';
 
-const RELATION_COLUMNS = 'from_name, to_name, relation_type, context';
+const RELATION_COLUMNS = 'from_name, to_name, relation_type, context, ended_at';
 
 export class PgGraphReads {
   constructor(protected readonly conn: PgConnection) {}

@@ -170,7 +170,7 @@ export class PgGraph extends PgGraphReads implements GraphStore {
       const grown = [...new Set(added.map((a) => a.id))].filter((id) => !fresh.has(id));
       await syncEntities(db, [...fresh]);
       await touch(db, grown, now);
-      const relations = await insertRelations(db, batch.relations, now);
+      const relations = await insertRelations(db, batch.relations, now, false);
       await touchNames(
         db,
         relations.flatMap((r) => [r.from, r.to]),
@@ -215,7 +215,12 @@ async function insertObservations(
   return rows.rows.map((r) => ({ id: asEntityId(r.entity_id), content: r.content }));
 }
 
-async function insertRelations(db: Queryable, given: readonly Relation[], now: number): Promise<Relation[]> {
+/**
+ * Adds relations whose triple is new. `revive`: one that end_relation ended is made current again
+ * (create_relations), or left ended (an import: a file's plain line is no news that it holds again,
+ * and running an import twice changes nothing, as on SQLite).
+ */
+async function insertRelations(db: Queryable, given: readonly Relation[], now: number, revive = true): Promise<Relation[]> {
   if (given.length === 0) return [];
   // Once each: ON CONFLICT DO UPDATE (which makes an ended relation current again) refuses to meet
   // a row the same statement inserted.
@@ -225,18 +230,22 @@ async function insertRelations(db: Queryable, given: readonly Relation[], now: n
     return !seen.has(key) && seen.add(key);
   });
   // A relation that exists keeps its context; one that end_relation ended takes the new one, if given.
+  // One given ended (an imported file's ended_at) is added ended, and revives none.
   const rows = await db.query<RelationRow>(
-    `INSERT INTO relations (from_name, to_name, relation_type, created_at, context)
-     SELECT f, t, ty, $4, c FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) WITH ORDINALITY AS x(f, t, ty, c, i) ORDER BY i
+    `INSERT INTO relations (from_name, to_name, relation_type, created_at, context, ended_at)
+     SELECT f, t, ty, $4, c, e FROM unnest($1::text[], $2::text[], $3::text[], $5::text[], $6::bigint[]) WITH ORDINALITY AS x(f, t, ty, c, e, i) ORDER BY i
      ON CONFLICT (md5(from_name), md5(to_name), md5(relation_type))
-       DO UPDATE SET ended_at = NULL, context = coalesce(excluded.context, relations.context) WHERE relations.ended_at IS NOT NULL
-     RETURNING from_name, to_name, relation_type, context`,
+       DO UPDATE SET ended_at = NULL, context = coalesce(excluded.context, relations.context)
+       WHERE relations.ended_at IS NOT NULL AND excluded.ended_at IS NULL AND $7
+     RETURNING from_name, to_name, relation_type, context, ended_at`,
     [
       relations.map((r) => r.from),
       relations.map((r) => r.to),
       relations.map((r) => r.relationType),
       now,
       relations.map((r) => r.context ?? null),
+      relations.map((r) => (r.ended_at === undefined ? null : Date.parse(r.ended_at))),
+      revive,
     ],
   );
   return rows.rows.map(toRelation);

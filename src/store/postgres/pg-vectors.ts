@@ -8,7 +8,7 @@
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import type { VectorHit } from '../../core/signals.js';
-import { asEntityId } from '../../core/types.js';
+import { asEntityId, type EntityId } from '../../core/types.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
 import type { PgConnection, Queryable, RelationRow } from './pg-connection.js';
 import { publicEntity } from '../rows.js';
@@ -100,6 +100,30 @@ export class PgVectorIndex implements VectorIndex {
       if ((error as { code?: unknown }).code !== '42P01') throw error;
       return this.searchWith(false, query, limit);
     }
+  }
+
+  async observationVectors(ids: readonly EntityId[]): Promise<Map<EntityId, Float32Array[]>> {
+    const found = new Map<EntityId, Float32Array[]>();
+    if (ids.length === 0) return found;
+    let rows: { entity_id: number; embedding: string }[];
+    try {
+      rows = await this.conn.query<{ entity_id: number; embedding: string }>(
+        'SELECT entity_id, embedding::text AS embedding FROM observation_embeddings WHERE entity_id = ANY($1::int[]) ORDER BY entity_id, n',
+        [[...ids]],
+      );
+    } catch (error) {
+      // A memory whose observation table configure() has not made yet has none.
+      if ((error as { code?: unknown }).code === '42P01') return found;
+      throw error;
+    }
+    for (const r of rows) {
+      const id = asEntityId(r.entity_id);
+      let list = found.get(id);
+      if (list === undefined) found.set(id, (list = []));
+      // pgvector's text form, '[0.1,0.2,...]', is a JSON array.
+      list.push(Float32Array.from(JSON.parse(r.embedding) as number[]));
+    }
+    return found;
   }
 
   private async searchWith(observations: boolean, query: Float32Array, limit: number): Promise<VectorHit[]> {

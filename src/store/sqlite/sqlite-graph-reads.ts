@@ -146,7 +146,7 @@ export class SqliteGraphReads {
 
   private allRelations(): Relation[] {
     return this.conn
-      .stmt<[], RelationRow>('SELECT from_name, to_name, relation_type, context FROM relations ORDER BY id')
+      .stmt<[], RelationRow>('SELECT from_name, to_name, relation_type, context, ended_at FROM relations ORDER BY id')
       .all()
       .map(toRelation);
   }
@@ -161,7 +161,7 @@ export class SqliteGraphReads {
         ? []
         : this.conn
             .stmt<[string], RelationRow>(
-              'SELECT from_name, to_name, relation_type, context FROM relations WHERE from_name IN (SELECT value FROM json_each(?)) ORDER BY id',
+              'SELECT from_name, to_name, relation_type, context, ended_at FROM relations WHERE from_name IN (SELECT value FROM json_each(?)) ORDER BY id',
             )
             .all(json(names));
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
@@ -169,7 +169,7 @@ export class SqliteGraphReads {
     // A scan of the relations, paid once per walk through the graph, by its last page.
     const dangling = this.conn
       .stmt<[], RelationRow>(
-        `SELECT from_name, to_name, relation_type, context FROM relations r
+        `SELECT from_name, to_name, relation_type, context, ended_at FROM relations r
         WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name) ORDER BY id`,
       )
       .all();
@@ -180,14 +180,14 @@ export class SqliteGraphReads {
     if (names.length === 0) return [];
     const list = json(names);
     // Rows as arrays: a broad search_nodes returns thousands of relations.
-    return shaped<[string, string], [string, string, string, string | null]>(
+    return shaped<[string, string], [string, string, string, string | null, number | null]>(
       this.conn,
       'raw',
-      `SELECT from_name, to_name, relation_type, context FROM relations
+      `SELECT from_name, to_name, relation_type, context, ended_at FROM relations
         WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
     )
       .all(list, list)
-      .map((r) => withContext(r[0], r[1], r[2], r[3]));
+      .map((r) => withContext(r[0], r[1], r[2], r[3], r[4]));
   }
 }
 

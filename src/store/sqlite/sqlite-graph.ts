@@ -155,12 +155,13 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
         }
         if (changed) this.touch(id, now);
       }
+      // A relation the file marks ended (limbic export's ended_at) is added ended.
       const insert = this.conn.stmt(
-        'INSERT INTO relations (from_name, to_name, relation_type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        'INSERT INTO relations (from_name, to_name, relation_type, created_at, ended_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
       );
       const touched = new Set<string>();
       for (const r of batch.relations) {
-        if (insert.run(r.from, r.to, r.relationType, now).changes === 0) continue;
+        if (insert.run(r.from, r.to, r.relationType, now, r.ended_at === undefined ? null : Date.parse(r.ended_at)).changes === 0) continue;
         relationsAdded++;
         touched.add(r.from).add(r.to);
       }

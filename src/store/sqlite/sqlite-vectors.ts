@@ -14,7 +14,7 @@ import { randomInt } from 'node:crypto';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
-import { asEntityId } from '../../core/types.js';
+import { asEntityId, type EntityId } from '../../core/types.js';
 import type { VectorHit } from '../../core/signals.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
 import { LOG_NONCE_SQL, NOW_MS_SQL, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
@@ -192,6 +192,23 @@ export class SqliteVectorIndex implements VectorIndex {
     }
   }
 
+  async observationVectors(ids: readonly EntityId[]): Promise<Map<EntityId, Float32Array[]>> {
+    const found = new Map<EntityId, Float32Array[]>();
+    if (ids.length === 0 || !this.hasTable() || !this.conn.tableExists('observation_vectors')) return found;
+    // Point reads by row key (sqlite-vec answers rowid = ? from its rowid index): an entity's j-th
+    // observation is row id + j × 2^32, so key order is observation order.
+    const read = this.conn.stmt<[bigint], { embedding: Buffer }>('SELECT embedding FROM entity_embeddings WHERE rowid = ?');
+    const keys = this.conn.stmt<[number], { key: number }>('SELECT key FROM observation_vectors WHERE entity_id = ? ORDER BY key');
+    for (const id of ids) {
+      const vectors = keys.all(id).flatMap(({ key }) => {
+        const row = read.get(BigInt(key));
+        return row === undefined ? [] : [floats(row.embedding)];
+      });
+      if (vectors.length > 0) found.set(id, vectors);
+    }
+    return found;
+  }
+
   /** Whether any entity has observation vectors (a memory of short entities has none, and pays nothing). */
   private hasObservationVectors(): boolean {
     return this.conn.tableExists('observation_vectors') && this.conn.stmt('SELECT 1 FROM observation_vectors LIMIT 1').get() !== undefined;
@@ -352,4 +369,11 @@ export class SqliteVectorIndex implements VectorIndex {
 
 function vectorBytes(v: Float32Array): Buffer {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** A stored float32 vector's bytes as floats (a copy: the row's buffer need not be 4-byte aligned). */
+function floats(bytes: Buffer): Float32Array {
+  const v = new Float32Array(bytes.length / 4);
+  Buffer.from(v.buffer).set(bytes);
+  return v;
 }

@@ -123,6 +123,16 @@ export function graphConformance(name: string, makeStore: StoreFactory): void {
       expect(await graph().importBatch(batch, T0)).toEqual({ entitiesAdded: 0, observationsAdded: 0, relationsAdded: 0 });
     });
 
+    it('imports a relation marked ended as ended, and one marked ended revives none (issue 33)', async () => {
+      await seed(graph());
+      const ended = { from: 'Dan', to: 'Alice', relationType: 'knew', ended_at: new Date(T0 - 1000).toISOString() };
+      expect(await graph().importBatch({ entities: [], relations: [ended] }, T0)).toMatchObject({ relationsAdded: 1 });
+      expect((await graph().readGraph()).relations).toContainEqual(ended);
+      // A current relation of the same triple in a file is no reason to end it, nor an ended one to revive it.
+      await graph().importBatch({ entities: [], relations: [{ from: 'Dan', to: 'Alice', relationType: 'knew' }] }, T0);
+      expect((await graph().readGraph()).relations).toContainEqual(ended);
+    });
+
     it('sets status and reports missing entities', async () => {
       await seed(graph());
       expect(await graph().setStatus('Alice', 'archived', T0)).toBe(true);

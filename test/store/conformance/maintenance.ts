@@ -99,7 +99,7 @@ export function maintenanceConformance(name: string, makeStore: StoreFactory): v
       expect((await m.observationsOf('Alice'))?.observations).toHaveLength(2);
     });
 
-    it('ends a relation: listed still, out of degree and graph edges, ended once; create_relations makes it current again', async () => {
+    it('ends a relation: listed still with ended_at, out of degree and graph edges, ended once; create_relations makes it current again', async () => {
       const { graph, usage } = store();
       const m = maintenance();
       await seed(graph);
@@ -109,7 +109,9 @@ export function maintenanceConformance(name: string, makeStore: StoreFactory): v
       expect(await m.endRelation(worksAt, T0 + 5)).toEqual({ state: 'ended', endedAt: T0 + 5 });
       expect(await m.endRelation(worksAt, T0 + 6)).toEqual({ state: 'already-ended', endedAt: T0 + 5 });
       expect(await m.endRelation({ ...worksAt, relationType: 'owns' }, T0 + 6)).toEqual({ state: 'missing' });
-      expect((await graph.readGraph()).relations).toContainEqual(worksAt);
+      // Still listed by the store, marked (issue 33): the tools leave it out unless asked.
+      expect((await graph.readGraph()).relations).toContainEqual({ ...worksAt, ended_at: new Date(T0 + 5).toISOString() });
+      expect((await graph.openNodes(['Acme'])).relations).toEqual([{ ...worksAt, ended_at: new Date(T0 + 5).toISOString() }]);
       expect((await usage.signals([alice])).degree.get(alice)).toBe(1); // Bob knows Alice, still current
       expect(await graph.edgesTouching([acme])).toEqual([]);
       expect((await m.history(['Acme'])).endedRelations).toEqual([{ ...worksAt, endedAt: T0 + 5 }]);
@@ -117,7 +119,7 @@ export function maintenanceConformance(name: string, makeStore: StoreFactory): v
       expect(await graph.createRelations([worksAt], T0 + 8)).toEqual([]);
       expect((await m.history(['Acme'])).endedRelations).toEqual([]);
       expect(await graph.edgesTouching([acme])).toEqual([{ from: alice, to: acme }]);
-      expect((await graph.readGraph()).relations.filter((r) => r.relationType === 'works_at')).toHaveLength(1);
+      expect((await graph.readGraph()).relations.filter((r) => r.relationType === 'works_at')).toEqual([worksAt]);
     });
 
     it('splits an entity: observations move with kind and time, children are linked and indexed, the original keeps the rest', async () => {

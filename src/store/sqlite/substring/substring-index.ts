@@ -276,7 +276,7 @@ export class SubstringIndex {
         const read = () => ({
           changes: Number(this.conn.metaGet('graph_changes') ?? 0),
           rows: this.conn
-            .stmt<[], RelationRow>('SELECT from_name, to_name, relation_type, context FROM relations ORDER BY id')
+            .stmt<[], RelationRow>('SELECT from_name, to_name, relation_type, context, ended_at FROM relations ORDER BY id')
             .all()
             .map(toRelation),
         });
