@@ -31,6 +31,13 @@ export const ConfigSchema = z.object({
    * deleting either deletes both. Off, as the official server adds no relation unasked. @default false
    */
   inverseRelations: z.boolean().default(false),
+  /**
+   * The project key (`LIMBIC_PROJECT`; `serve --project`, `brief --project`), instead of the one found
+   * from the folder (git remote, git common dir, the folder: docs/capture.md, "Projects"). @default found
+   */
+  project: z.string().min(1).optional(),
+  /** The brief at the start of a session (`limbic brief`, the SessionStart hook); LIMBIC_NO_BRIEF=1 turns it off. @default true */
+  brief: z.boolean().default(true),
   /** Which memory: "default" is the database itself, another lives beside it (or in its own PostgreSQL schema). @default "default" */
   namespace: z.string().min(1).default('default'),
   /** Heavy maintenance tools running at once. @default 1 */
