@@ -9,7 +9,7 @@ import { availableParallelism, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveProject, type Project } from '../capture/project.js';
-import { envFlag, parseConfig, type Config } from '../core/config.js';
+import { envFlag, envOff, parseConfig, type Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
 import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
@@ -92,13 +92,13 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
     inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
     project: nonEmpty(env.LIMBIC_PROJECT?.trim()),
-    brief: !envFlag(env.LIMBIC_NO_BRIEF),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
     heavyToolSlots: heavy.slots,
     heavyToolWaitMs: heavy.waitMs,
     autoTuneMinutes: autoTuneMinutes(env),
     pgPoolSize: numberFrom(env, 'LIMBIC_PG_POOL_SIZE'),
     pgStatementTimeoutMs: numberFrom(env, 'LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
+    brief: !envOff(env.LIMBIC_BRIEF),
   });
 }
 
@@ -200,6 +200,27 @@ export class App {
       heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
       inverseRelations: config.inverseRelations,
       project,
+    });
+  }
+
+  /**
+   * A service for a short run that reads or writes a little and exits (`limbic brief`, the hooks):
+   * no model, and on SQLite none of what a server loads to answer many searches fast (sqlite-vec,
+   * the vector cache, the in-memory keyword index, the keyword worker), each of which costs such a
+   * run more to load than it saves. Writes queue their embeddings as always, for a server to make.
+   */
+  lightService(config: Config): MemoryService {
+    const store = isPostgresUrl(config.dbPath)
+      ? this.openStore(config.dbPath, config.namespace, config)
+      : openSqliteStore({ path: config.dbPath, logger: stderrLogger, vectors: false, keywordTopK: false, keywordSplitFrom: Infinity });
+    return new MemoryService({
+      store,
+      embedder: new LazyEmbedder(async () => {
+        throw new Error('this command runs without the embedding model');
+      }),
+      clock: Date.now,
+      logger: stderrLogger,
+      inverseRelations: config.inverseRelations,
     });
   }
 

@@ -25,6 +25,7 @@ import type {
   ImportBatch,
   ImportCounts,
   Page,
+  ProjectSummary,
   Store,
   Supersession,
   SupersessionResult,
@@ -33,7 +34,8 @@ import type {
 import type { Conversation } from '../capture/conversation.js';
 import type { Project } from '../capture/project.js';
 import { buildBrief, type BriefOptions } from './brief.js';
-import { captureConversation, isBareAcknowledgement, type CaptureResult } from './capture.js';
+import { captureConversation, captureStore, isBareAcknowledgement, type CaptureResult } from './capture.js';
+import { PROJECT_TYPE, SESSION_PART_OF } from '../core/text/capture-text.js';
 import { runSearch } from './search/pipeline.js';
 import { keywordRequest } from './search/request.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
@@ -262,6 +264,48 @@ export class MemoryService {
       return outcome.ranked.slice(0, limit).map((r) => r.id);
     };
     return buildBrief({ store: this.deps.store, clock: this.deps.clock, keywordSearch }, project, options);
+  }
+
+  /** The projects captured memories belong to, most recently updated first (limbic projects). */
+  async projects(): Promise<ProjectSummary[]> {
+    return captureStore(this.deps.store).projects();
+  }
+
+  /**
+   * Gives every memory of project `from` to `to` (which may exist: they merge): the entities' project,
+   * and the sessions' `part_of` relations, whose project entity `from` then goes. Returns how many
+   * entities moved.
+   */
+  async moveProject(from: string, to: string): Promise<number> {
+    const capture = captureStore(this.deps.store);
+    const { graph } = this.deps.store;
+    if (from === to) return 0;
+    const moved = await capture.moveProject(from, to);
+    const held = await graph.openNodes([from]);
+    const project = held.entities.find((e) => e.name === from && e.entityType === PROJECT_TYPE);
+    const members = held.relations.filter((r) => r.to === from && r.relationType === SESSION_PART_OF);
+    if (project !== undefined || members.length > 0) {
+      const now = this.deps.clock();
+      await capture.append(
+        {
+          name: to,
+          entityType: PROJECT_TYPE,
+          project: to,
+          observations: [],
+          maxObservations: LIMITS.maxObservationsPerEntity,
+          maxBytes: LIMITS.maxEntityTextBytes,
+        },
+        now,
+      );
+      await graph.createRelations(
+        members.map((r) => ({ from: r.from, to, relationType: SESSION_PART_OF })),
+        now,
+      );
+      if (project !== undefined) await graph.deleteEntities([from]);
+      else await graph.deleteRelations(members, now);
+    }
+    this.afterWrite();
+    return moved;
   }
 
   /**
