@@ -32,7 +32,7 @@ import type {
   VectorStatus,
 } from '../store/store.js';
 import type { Conversation } from '../capture/conversation.js';
-import type { Project } from '../capture/project.js';
+import { ALL_PROJECTS, type Project } from '../capture/project.js';
 import { buildBrief, type BriefOptions } from './brief.js';
 import { captureConversation, captureStore, isBareAcknowledgement, type CaptureResult } from './capture.js';
 import { PROJECT_TYPE, SESSION_PART_OF } from '../core/text/capture-text.js';
@@ -83,8 +83,6 @@ export interface MemoryServiceDeps {
   readonly project?: string | undefined;
 }
 
-/** What a search's `project` option takes for "every project": nothing hidden, none preferred. */
-export const ALL_PROJECTS = '*';
 
 /** open_nodes' Limbic options (issue 25 item 18); neither given: the official answer. */
 export interface OpenNodesOptions {
