@@ -83,7 +83,6 @@ export interface MemoryServiceDeps {
   readonly project?: string | undefined;
 }
 
-
 /** open_nodes' Limbic options (issue 25 item 18); neither given: the official answer. */
 export interface OpenNodesOptions {
   /** Keep only observations of these kinds. */
@@ -451,10 +450,43 @@ export class MemoryService {
     return { entities, relations };
   }
 
-  /** The official search_nodes: every match, without the paging's total. */
+  /** The official search_nodes: every match, without the paging's total (inside a project, not another's). */
   async searchNodes(query: string): Promise<KnowledgeGraph> {
-    const { entities, relations } = await this.deps.store.graph.searchNodes(query);
+    const answer = await this.deps.store.graph.searchNodes(query);
+    const { entities, relations } = (await this.hidesOtherProjects()) ? await this.withoutOtherProjects(answer, undefined) : answer;
     return { entities, relations };
+  }
+
+  /** Whether searches here leave anything out: the service runs in a project and the memory holds another's. */
+  private async hidesOtherProjects(): Promise<boolean> {
+    const project = this.deps.project;
+    return project !== undefined && (await this.deps.store.capture?.holdsOtherProjects(project)) === true;
+  }
+
+  /**
+   * search_nodes' answer from inside the service's project, without other projects' entities nor
+   * the relations naming them, and cut to `page` when given.
+   */
+  private async withoutOtherProjects<E extends Entity | EntityOutline>(
+    answer: { readonly entities: readonly E[]; readonly relations: readonly Relation[] },
+    page: Page | undefined,
+  ): Promise<{ entities: readonly E[]; relations: readonly Relation[]; total: number }> {
+    const project = this.deps.project;
+    const { graph, usage } = this.deps.store;
+    const names = [...new Set([...answer.entities.map((e) => e.name), ...answer.relations.flatMap((r) => [r.from, r.to])])];
+    const facts = [...(await usage.signals(await graph.idsByName(names))).facts.values()];
+    const hidden = new Set(facts.filter((f) => f.project !== undefined && f.project !== project).map((f) => f.name));
+    // Relations name their ends: one to a hidden entity would show its name, so it goes too.
+    const shownRelation = (r: Relation): boolean => !hidden.has(r.from) && !hidden.has(r.to);
+    const kept = answer.entities.filter((e) => !hidden.has(e.name));
+    if (page === undefined) return { entities: kept, relations: answer.relations.filter(shownRelation), total: kept.length };
+    const shown = kept.slice(page.offset, page.offset + page.limit);
+    const onPage = new Set(shown.map((e) => e.name));
+    return {
+      entities: shown,
+      relations: answer.relations.filter((r) => shownRelation(r) && (onPage.has(r.from) || onPage.has(r.to))),
+      total: kept.length,
+    };
   }
 
   /**
@@ -468,7 +500,13 @@ export class MemoryService {
       const outline = await graph.outline(page);
       return withPage(outline.entities, outline.relations, outline.total, page);
     }
-    const answer = view.query === undefined ? await graph.readGraph(page) : await graph.searchNodes(view.query, page);
+    const answer =
+      view.query === undefined
+        ? await graph.readGraph(page)
+        : (await this.hidesOtherProjects())
+          ? // From inside a project the matches are read whole, then other projects' left out and the page cut here.
+            await this.withoutOtherProjects(await graph.searchNodes(view.query), page)
+          : await graph.searchNodes(view.query, page);
     const entities = view.observations === undefined ? answer.entities : answer.entities.map((e) => observationPage(e, view.observations));
     return withPage(entities, answer.relations, answer.total, page);
   }
