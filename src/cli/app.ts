@@ -27,6 +27,8 @@ import { DEFAULT_NAMESPACE, namespaceDbPath, namespaceSchema } from '../http/nam
 import type { ServerInfo } from '../mcp/server.js';
 import { heavySlotOptionsFromEnv } from '../service/heavy-slots.js';
 import { MemoryService } from '../service/memory-service.js';
+import { createRedactor } from '../service/redaction.js';
+import type { Redactor } from '../core/text/redaction.js';
 import { autoTuneMinutes } from '../service/tuning.js';
 import { isPostgresUrl, openPgStore, redactPassword } from '../store/postgres/pg-store.js';
 import { openPgTokenStore } from '../store/postgres/pg-tokens.js';
@@ -54,6 +56,9 @@ export interface GlobalOptions {
   model?: boolean;
   namespace?: string;
   inverseRelations?: boolean;
+  /** `--no-redact` sets it to false. */
+  redact?: boolean;
+  redactPii?: boolean;
 }
 
 export const stderrLogger: Logger = {
@@ -92,6 +97,8 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
     inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
     project: nonEmpty(env.LIMBIC_PROJECT?.trim()),
+    redact: options.redact !== false && !envFlag(env.LIMBIC_NO_REDACT),
+    redactPii: options.redactPii === true || envFlag(env.LIMBIC_REDACT_PII),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
     heavyToolSlots: heavy.slots,
     heavyToolWaitMs: heavy.waitMs,
@@ -200,6 +207,7 @@ export class App {
       heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
       inverseRelations: config.inverseRelations,
       project,
+      redactor: this.redactor(config),
     });
   }
 
@@ -221,7 +229,13 @@ export class App {
       clock: Date.now,
       logger: stderrLogger,
       inverseRelations: config.inverseRelations,
+      redactor: this.redactor(config),
     });
+  }
+
+  /** What every write goes through: secretlint's rules (loaded at the first write), or nothing with --no-redact. */
+  redactor(config: Config): Redactor {
+    return createRedactor(config.redact, { pii: config.redactPii });
   }
 
   /**

@@ -8,6 +8,7 @@ import { ERROR_CODES, isMemoryError } from '../core/errors.js';
 import { parseMemoryLine } from '../core/jsonl.js';
 import type { NewEntity, Relation } from '../core/types.js';
 import type { MemoryService } from '../service/memory-service.js';
+import { RedactionTally, type RedactionCount } from '../core/text/redaction.js';
 import { progressBar, type Progress } from './progress.js';
 
 export interface ImportReport {
@@ -23,6 +24,8 @@ export interface ImportReport {
   readonly danglingRelations: number;
   /** False when another process kept the keyword indexes from being compacted (the data is saved). */
   readonly compacted: boolean;
+  /** What was redacted before storing, by type (docs/redaction.md); empty when nothing was. */
+  readonly redactions: readonly RedactionCount[];
 }
 
 const BATCH_LINES = 2_000;
@@ -40,10 +43,11 @@ export async function importFile(service: MemoryService, path: string): Promise<
   const skipped: { line: number; reason: string }[] = [];
   const endpoints = new Set<string>();
   const relationEnds: [string, string][] = [];
+  const tally = new RedactionTally();
 
   const flush = async (): Promise<void> => {
     if (entities.length === 0 && relations.length === 0) return;
-    const counts = await service.importBatch({ entities, relations });
+    const counts = await service.importBatch({ entities, relations }, tally);
     totals.entitiesAdded += counts.entitiesAdded;
     totals.observationsAdded += counts.observationsAdded;
     totals.relationsAdded += counts.relationsAdded;
@@ -87,7 +91,7 @@ export async function importFile(service: MemoryService, path: string): Promise<
   const compacted = await compact(service);
   const known = await service.existingNames([...endpoints]);
   const danglingRelations = relationEnds.filter(([from, to]) => !known.has(from) || !known.has(to)).length;
-  return { lines: lineNo, ...totals, skipped, danglingRelations, compacted };
+  return { lines: lineNo, ...totals, skipped, danglingRelations, compacted, redactions: tally.counts() };
 }
 
 /**

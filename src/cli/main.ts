@@ -15,6 +15,7 @@ import { registerImportCommand } from './commands/import.js';
 import { registerModelCommands } from './commands/model.js';
 import { registerProjectsCommand } from './commands/projects.js';
 import { registerReembedCommand } from './commands/reembed.js';
+import { registerRedactCommand } from './commands/redact.js';
 import { registerSearchCommand } from './commands/search.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatsCommand } from './commands/stats.js';
@@ -39,6 +40,8 @@ program
       'create and delete hierarchical relations in pairs: A contains B also makes B part_of A (env LIMBIC_INVERSE_RELATIONS=1)',
     ),
   )
+  .addOption(new Option('--no-redact', 'store text as given: no secret redaction before writes (env LIMBIC_NO_REDACT=1)'))
+  .addOption(new Option('--redact-pii', 'also redact e-mail addresses and phone numbers (env LIMBIC_REDACT_PII=1)'))
   .addOption(
     new Option(
       '--namespace <name>',
@@ -66,6 +69,7 @@ registerSearchCommand(program, app);
 registerBriefCommand(program, app);
 registerProjectsCommand(program, app);
 registerReembedCommand(program, app);
+registerRedactCommand(program, app);
 registerModelCommands(program, app);
 refuseUnknownCommands(program);
 

@@ -13,6 +13,7 @@ import { NamespaceRegistry, tokenFilePath } from '../http/namespaces.js';
 import type { ServerInfo } from '../mcp/server.js';
 import { redactPassword } from '../core/redact.js';
 import type { HeavySlotOptions } from '../service/heavy-slots.js';
+import type { Redactor } from '../core/text/redaction.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 
@@ -100,6 +101,8 @@ export interface ServeHttpDeps {
   readonly heavySlots?: HeavySlotOptions | undefined;
   /** Config.inverseRelations, for every namespace. */
   readonly inverseRelations?: boolean | undefined;
+  /** What every namespace's writes go through (Config.redact). */
+  readonly redactor?: Redactor | undefined;
 }
 
 export async function startServeHttp(
@@ -142,6 +145,7 @@ export async function startServeHttp(
     autoTuneMinutes: deps.autoTuneMinutes,
     heavySlots: deps.heavySlots,
     inverseRelations: deps.inverseRelations,
+    redactor: deps.redactor,
   });
   let server: RunningHttpServer;
   try {

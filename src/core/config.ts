@@ -36,6 +36,13 @@ export const ConfigSchema = z.object({
    * from the folder (git remote, git common dir, the folder: docs/capture.md, "Projects"). @default found
    */
   project: z.string().min(1).optional(),
+  /**
+   * Secrets are redacted from every text before it is stored, as `[REDACTED:type]` (`--no-redact` /
+   * LIMBIC_NO_REDACT=1 turns it off; docs/redaction.md). @default true
+   */
+  redact: z.boolean().default(true),
+  /** E-mail addresses and phone numbers are redacted too (`--redact-pii` / LIMBIC_REDACT_PII=1). @default false */
+  redactPii: z.boolean().default(false),
   /** Which memory: "default" is the database itself, another lives beside it (or in its own PostgreSQL schema). @default "default" */
   namespace: z.string().min(1).default('default'),
   /** Heavy maintenance tools running at once. @default 1 */

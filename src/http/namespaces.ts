@@ -16,6 +16,7 @@ import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, passFitsOneVector, type Embedder, type LoadProgress } from '../embed/embedder.js';
 import type { HeavySlotOptions } from '../service/heavy-slots.js';
+import type { Redactor } from '../core/text/redaction.js';
 import { MemoryService } from '../service/memory-service.js';
 import { startAutoTune, type AutoTune } from '../service/tuning.js';
 import { redactPassword } from '../core/redact.js';
@@ -127,6 +128,8 @@ export interface NamespaceRegistryDeps {
   readonly heavySlots?: HeavySlotOptions | undefined;
   /** Config.inverseRelations: hierarchical relations in pairs. */
   readonly inverseRelations?: boolean | undefined;
+  /** What every namespace's writes go through (one for the process: the rules load once). @default nothing redacted */
+  readonly redactor?: Redactor | undefined;
 }
 
 /** The open memories of a server: each opened on its first request, all closed on shutdown. */
@@ -149,6 +152,7 @@ export class NamespaceRegistry {
         logger: this.deps.logger,
         ...(this.deps.heavySlots === undefined ? {} : { heavySlots: this.deps.heavySlots }),
         inverseRelations: this.deps.inverseRelations,
+        redactor: this.deps.redactor,
       });
       service.warm();
       this.open.set(namespace, service);

@@ -1,6 +1,7 @@
 /** How tool answers are shaped and bounded, for every tool module of the MCP adapter. */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { LIMITS } from '../core/limits.js';
+import { redactionNotice, type RedactionCount } from '../core/text/redaction.js';
 
 /**
  * The nine official tools' answers as the official server shapes them: structuredContent plus text,
@@ -70,4 +71,21 @@ function withinAnswerBound(result: CallToolResult): CallToolResult {
   const bytes = overAnswerBound(result, first?.type === 'text' ? first.text.length : 0);
   if (bytes === undefined) return result;
   return { content: [{ type: 'text', text: overBoundMessage('The answer', bytes) }], isError: true };
+}
+
+/** Where an answer's `_meta` lists what the call redacted, by type and count. */
+export const REDACTIONS_META = 'limbic/redactions';
+
+/**
+ * A write that redacted something says so, never with the values: a second text item after the
+ * answer (the first item, and structuredContent, stay exactly the official shape, which clients
+ * parse), and the counts in `_meta` for a program. With nothing redacted the answer is unchanged.
+ */
+export function withRedactions(result: CallToolResult, counts: readonly RedactionCount[]): CallToolResult {
+  if (counts.length === 0 || result.isError === true) return result;
+  return {
+    ...result,
+    content: [...result.content, { type: 'text', text: redactionNotice(counts) }],
+    _meta: { ...result._meta, [REDACTIONS_META]: counts.map((c) => ({ type: c.type, count: c.count })) },
+  };
 }

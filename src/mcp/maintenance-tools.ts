@@ -6,21 +6,23 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import type { MemoryService } from '../service/memory-service.js';
 import { HeavyBusyError } from '../service/heavy-slots.js';
+import type { RedactionTally } from '../core/text/redaction.js';
 import { compact } from './answers.js';
 import * as o from './output-schemas.js';
 import * as s from './schemas.js';
 
-type Guard = <A>(handler: (args: A) => Promise<CallToolResult>) => (args: A) => Promise<CallToolResult>;
+/** server.ts's guard: errors as isError results, and `tally` (what the call's writes redacted) said in the answer. */
+type Guard = <A>(handler: (args: A, tally: RedactionTally) => Promise<CallToolResult>) => (args: A) => Promise<CallToolResult>;
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 /** The busy answer, before the general guard turns it into plain text. */
 const heavy =
-  <A>(handler: (args: A) => Promise<CallToolResult>) =>
-  async (args: A): Promise<CallToolResult> => {
+  <A>(handler: (args: A, tally: RedactionTally) => Promise<CallToolResult>) =>
+  async (args: A, tally: RedactionTally): Promise<CallToolResult> => {
     try {
-      return await handler(args);
+      return await handler(args, tally);
     } catch (error) {
       if (!(error instanceof HeavyBusyError)) throw error;
       return {
@@ -127,8 +129,8 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       annotations: { ...WRITE, idempotentHint: false },
     },
     guard(
-      heavy(async ({ entity_name, approved_splits, parent_entity_name }) => {
-        const answer = await m.executeEntitySplit(entity_name, approved_splits, parent_entity_name);
+      heavy(async ({ entity_name, approved_splits, parent_entity_name }, tally) => {
+        const answer = await m.executeEntitySplit(entity_name, approved_splits, parent_entity_name, tally);
         mutated();
         return compact(answer);
       }),
@@ -147,8 +149,8 @@ export function registerMaintenanceTools(server: McpServer, service: MemoryServi
       outputSchema: o.AddReflectionOutput,
       annotations: { ...WRITE, idempotentHint: false },
     },
-    guard(async (input) => {
-      const answer = await r.add(input);
+    guard(async (input, tally) => {
+      const answer = await r.add(input, tally);
       mutated();
       return compact(answer);
     }),

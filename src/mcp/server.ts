@@ -21,7 +21,8 @@ import type { MemoryService, ObservationWindow, Page } from '../service/memory-s
 import { INSTRUCTIONS, registerPrompts } from './guide.js';
 import { toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
-import { compact, overAnswerBound, overBoundMessage, structured } from './answers.js';
+import { compact, overAnswerBound, overBoundMessage, structured, withRedactions } from './answers.js';
+import { RedactionTally } from '../core/text/redaction.js';
 import { EXPLAIN_APP_META, registerExplainApp } from './app/explain-app.js';
 import { hybridText, semanticText } from './search-text.js';
 import * as o from './output-schemas.js';
@@ -92,12 +93,17 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
   registerPrompts(server);
   const subscribers = new Set<string>();
 
-  /** Wraps a handler: MemoryErrors become readable isError results, anything else is logged too. */
+  /**
+   * Wraps a handler: MemoryErrors become readable isError results, anything else is logged too.
+   * What the call's writes redacted (the handler passes `tally` to the service) is said in the
+   * answer (answers.ts withRedactions).
+   */
   const guard =
-    <A>(handler: (args: A) => Promise<CallToolResult>) =>
+    <A>(handler: (args: A, tally: RedactionTally) => Promise<CallToolResult>) =>
     async (args: A): Promise<CallToolResult> => {
       try {
-        return await handler(args);
+        const tally = new RedactionTally();
+        return withRedactions(await handler(args, tally), tally.counts());
       } catch (error) {
         if (!isMemoryError(error)) logger.warn('tool call failed', error);
         const message = isMemoryError(error)
@@ -124,9 +130,10 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: z.object({ entities: z.array(s.EntityOutputSchema) }),
       annotations: WRITE,
     },
-    guard(async ({ entities }) => {
+    guard(async ({ entities }, tally) => {
       const added = await service.createEntities(
         entities.map((e) => ({ ...e, status: e.status === undefined ? undefined : parseStatus(e.status) })),
+        tally,
       );
       mutated();
       return structured({ entities: added }, added);
@@ -142,8 +149,8 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: z.object({ relations: z.array(s.RelationOutputSchema) }),
       annotations: WRITE,
     },
-    guard(async ({ relations }) => {
-      const added = await service.createRelations(relations);
+    guard(async ({ relations }, tally) => {
+      const added = await service.createRelations(relations, tally);
       mutated();
       return structured({ relations: added }, added);
     }),
@@ -160,10 +167,10 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       }),
       annotations: WRITE,
     },
-    guard(async ({ observations }) => {
+    guard(async ({ observations }, tally) => {
       // Limbic's supersedes: the whole call goes to the maintenance store, in one transaction.
       const supersedes = observations.some((o) => o.supersedes !== undefined);
-      const results = supersedes ? await service.supersede(observations) : await service.addObservations(observations);
+      const results = supersedes ? await service.supersede(observations, tally) : await service.addObservations(observations, tally);
       mutated();
       return structured({ results }, results);
     }),

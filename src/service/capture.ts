@@ -39,15 +39,15 @@ export interface CaptureResult {
   readonly redactions: readonly { readonly type: string; readonly count: number }[];
 }
 
-/** One text through the redactor every write uses (MemoryService.redact). */
-export type RedactText = (
-  text: string,
-) => Promise<{ readonly text: string; readonly findings: readonly { readonly type: string; readonly count: number }[] }>;
+/** Texts through the redactor every write uses (MemoryService.redactor.redactAll): the same texts redacted, in order, and what was found. */
+export type RedactTexts = (
+  texts: readonly string[],
+) => Promise<{ readonly texts: readonly string[]; readonly counts: readonly { readonly type: string; readonly count: number }[] }>;
 
 export interface CaptureDeps {
   readonly store: Store;
   readonly clock: () => number;
-  readonly redact: RedactText;
+  readonly redact: RedactTexts;
   /** Kicks the embedding of what was written, as every write does. */
   readonly afterWrite: () => void;
   /** Whether a turn only acknowledges ("ok", "thanks!"): it is not stored. */
@@ -75,8 +75,8 @@ function parsePart(name: string, base: string): number | undefined {
  * later capture of it that dates it otherwise meets it. One observation, not two: an entity more
  * than half metadata ranks lower (docs/ranking.md), and a short session must not.
  */
-const startObservation = (c: Conversation, startedAt: number): string =>
-  `started: ${new Date(startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC, ${idMark(c)}`;
+const startObservation = (startedAt: number, idMark: string): string =>
+  `started: ${new Date(startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC, ${idMark}`;
 const idMark = (c: Conversation): string => `conversation id: ${c.id}`;
 
 export async function captureConversation(
@@ -89,15 +89,8 @@ export async function captureConversation(
   const dated = conversation.turns.flatMap((t) => (t.at === undefined ? [] : [t.at]));
   const startedAt = conversation.startedAt ?? (dated.length > 0 ? Math.min(...dated) : now);
 
-  const tally = new Map<string, number>();
-  const redact = async (text: string): Promise<string> => {
-    const r = await deps.redact(text);
-    for (const f of r.findings) tally.set(f.type, (tally.get(f.type) ?? 0) + f.count);
-    return r.text;
-  };
-
   let skipped = 0;
-  const observations: DatedObservation[] = [];
+  const kept: DatedObservation[] = [];
   for (const turn of conversation.turns) {
     const at = turn.at ?? conversation.startedAt ?? now;
     for (const o of turnObservations(turn)) {
@@ -105,11 +98,20 @@ export async function captureConversation(
         skipped++;
         continue;
       }
-      observations.push({ content: boundTurn(await redact(o.content)), kind: o.kind, createdAt: at });
+      kept.push({ content: o.content, kind: o.kind, createdAt: at });
     }
   }
+  // Every text to store goes through the redactor in one batch, before a turn is cut to its bound
+  // (a secret cut in two would escape the rules) and before the turns held already are looked up
+  // (what is stored is redacted, so a turn meets its stored copy only redacted).
+  const title = conversation.title?.trim() ?? '';
+  const redacted = await deps.redact([...kept.map((o) => o.content), idMark(conversation), ...(title === '' ? [] : [`title: ${title}`])]);
+  const observations = kept.map((o, i) => ({ ...o, content: boundTurn(redacted.texts[i] ?? o.content) }));
+  const mark = redacted.texts[kept.length] ?? idMark(conversation);
+  const tally = new Map<string, number>();
+  for (const c of redacted.counts) tally.set(c.type, (tally.get(c.type) ?? 0) + c.count);
 
-  const { base, parts } = await findSession(deps.store, store, conversation, startedAt);
+  const { base, parts } = await findSession(deps.store, store, conversation, startedAt, mark);
   if (parts.length === 0 && observations.length === 0)
     return { session: base, turnsAdded: 0, turnsSkipped: skipped, redactions: tallied(tally) };
 
@@ -117,9 +119,9 @@ export async function captureConversation(
   const head: DatedObservation[] = [];
   if (parts.length === 0) {
     const meta = (content: string): DatedObservation => ({ content, kind: METADATA_KIND, createdAt: startedAt });
-    if (conversation.title !== undefined && conversation.title.trim() !== '')
-      head.push(meta(boundTurn(`title: ${await redact(conversation.title.trim())}`, 1_000)));
-    head.push(meta(startObservation(conversation, startedAt)));
+    const titled = title === '' ? undefined : redacted.texts[kept.length + 1];
+    if (titled !== undefined) head.push(meta(boundTurn(titled, 1_000)));
+    head.push(meta(startObservation(startedAt, mark)));
   }
 
   let added = 0;
@@ -194,6 +196,7 @@ async function findSession(
   store: CaptureStore,
   conversation: Conversation,
   startedAt: number,
+  mark: string,
 ): Promise<{ base: string; parts: string[] }> {
   const computed = sessionName(conversation.source, startedAt, conversation.id);
   const label = SOURCE_LABELS[conversation.source];
@@ -204,7 +207,7 @@ async function findSession(
   for (const candidate of base === undefined ? bases : []) {
     const ids = await full.graph.idsByName([candidate]);
     const meta = await store.observationsOfKinds([METADATA_KIND], { project: undefined, ids, status: undefined, limit: 20 });
-    if (meta.some((m) => m.observation.content.endsWith(idMark(conversation)))) {
+    if (meta.some((m) => m.observation.content.endsWith(mark))) {
       base = candidate;
       break;
     }

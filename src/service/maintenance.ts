@@ -15,10 +15,13 @@ import {
 } from '../core/maintenance/duplicates.js';
 import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, analyzeSplit, splitThreshold, type SplitAnalysis } from '../core/maintenance/split.js';
 import { CONTAINS, PART_OF, type Entity, type Relation } from '../core/types.js';
+import type { RedactionTally, Redactor } from '../core/text/redaction.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { EntityObservations, MaintenanceStore, SplitOutcome, Store, Supersession, SupersessionResult } from '../store/store.js';
 import type { EntityPage, ObservationWindow } from './observation-page.js';
 import { HeavySlots, heavySlotOptionsFromEnv, type HeavySlotOptions } from './heavy-slots.js';
+import { TextBatch } from './redaction-batch.js';
+import { NO_REDACTION } from '../core/text/redaction.js';
 
 const DAY_MS = 86_400_000;
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -31,6 +34,8 @@ export interface MaintenanceDeps {
   /** Called after a write, so the new text is embedded. */
   readonly afterWrite: () => void;
   readonly slots?: HeavySlotOptions;
+  /** What every text written goes through (memory-service.ts); names given are redacted to meet the stored ones. @default NO_REDACTION */
+  readonly redactor?: Redactor;
 }
 
 export interface ApprovedSplit {
@@ -98,7 +103,11 @@ export class Maintenance {
     };
   }
 
-  async endRelation(relation: Relation): Promise<Record<string, unknown>> {
+  async endRelation(given: Relation): Promise<Record<string, unknown>> {
+    const batch = new TextBatch();
+    const [from, to, type] = [batch.add(given.from), batch.add(given.to), batch.add(given.relationType)];
+    await batch.run(this.redactor());
+    const relation: Relation = { from: from(), to: to(), relationType: type() };
     const outcome = await this.store().endRelation(relation, this.deps.clock());
     if (outcome.state === 'missing') {
       throw new MemoryError(
@@ -112,8 +121,9 @@ export class Maintenance {
     return { relation: shown };
   }
 
-  findDuplicateObservations(name: string, thresholds: Partial<DuplicateThresholds>): Promise<Record<string, unknown>> {
+  findDuplicateObservations(given: string, thresholds: Partial<DuplicateThresholds>): Promise<Record<string, unknown>> {
     return this.slots.run(async () => {
+      const name = await this.storedName(given);
       const entity = await this.entity(name);
       const texts = entity.observations.map((o) => o.content);
       const t = { ...DEFAULT_DUPLICATE_THRESHOLDS, ...thresholds };
@@ -221,12 +231,13 @@ export class Maintenance {
     });
   }
 
-  analyzeEntitySplit(name: string): Promise<{ analysis: SplitAnalysis }> {
-    return this.slots.run(async () => ({ analysis: await this.analysis(await this.entity(name)) }));
+  analyzeEntitySplit(given: string): Promise<{ analysis: SplitAnalysis }> {
+    return this.slots.run(async () => ({ analysis: await this.analysis(await this.entity(await this.storedName(given))) }));
   }
 
-  proposeEntitySplit(name: string): Promise<Record<string, unknown>> {
+  proposeEntitySplit(given: string): Promise<Record<string, unknown>> {
     return this.slots.run(async () => {
+      const name = await this.storedName(given);
       const entity = await this.entity(name);
       const analysis = await this.analysis(entity);
       if (!analysis.needs_split) {
@@ -264,12 +275,32 @@ export class Maintenance {
     });
   }
 
+  /**
+   * The new names and types are written, so they are redacted (counted in `tally`); the original,
+   * the parent and the observations to move name what is stored, and are redacted to meet it.
+   */
   executeEntitySplit(
-    name: string,
-    splits: readonly ApprovedSplit[],
-    parent: string | undefined,
+    givenName: string,
+    givenSplits: readonly ApprovedSplit[],
+    givenParent: string | undefined,
+    tally?: RedactionTally,
   ): Promise<{ result: Record<string, unknown> }> {
     return this.slots.run(async () => {
+      const written = new TextBatch();
+      const lookups = new TextBatch();
+      const [nameOf, parentOf] = [lookups.add(givenName), lookups.addOptional(givenParent)];
+      const read = givenSplits.map((s) => ({
+        name: written.add(s.name),
+        type: written.addOptional(s.entity_type),
+        observations: s.observations.map((o) => lookups.add(o)),
+      }));
+      await Promise.all([written.run(this.redactor(), tally), lookups.run(this.redactor())]);
+      const [name, parent] = [nameOf(), parentOf()];
+      const splits: ApprovedSplit[] = read.map((s) => ({
+        name: s.name(),
+        entity_type: s.type(),
+        observations: s.observations.map((o) => o()),
+      }));
       const entity = await this.entity(name);
       const outcome: SplitOutcome = await this.store().executeSplit(
         {
@@ -313,6 +344,15 @@ export class Maintenance {
       meaning?.similarity,
       (meaning?.floor ?? 0) > 0 ? CUT_DISTANCE_RESCALED : CUT_DISTANCE,
     );
+  }
+
+  private redactor(): Redactor {
+    return this.deps.redactor ?? NO_REDACTION;
+  }
+
+  /** A name given to a tool, as the redacted name it was stored under. */
+  private async storedName(given: string): Promise<string> {
+    return (await this.redactor().redactAll([given])).texts[0] ?? given;
   }
 
   private async entity(name: string): Promise<EntityObservations> {

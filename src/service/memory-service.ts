@@ -5,6 +5,7 @@
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import { LIMITS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
+import { NO_REDACTION, type RedactionCount, type RedactionTally, type Redactor } from '../core/text/redaction.js';
 import type {
   Entity,
   EntityId,
@@ -47,6 +48,7 @@ import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './s
 import { searchSemantic, type SemanticResponse } from './search/search-semantic.js';
 import { FEEDBACK_WINDOW_MS } from './search/shadow-log.js';
 import { parametersInForce } from './tuning.js';
+import { TextBatch } from './redaction-batch.js';
 import type { ShadowEvent } from '../core/tune/shadow.js';
 
 /**
@@ -81,6 +83,12 @@ export interface MemoryServiceDeps {
    * another project or all of them. @default none: nothing is hidden
    */
   readonly project?: string | undefined;
+  /**
+   * What every write's text goes through before the store sees it (docs/redaction.md): names,
+   * types, observations, relation contexts, imports, reflections, splits, and search queries before
+   * the shadow log. @default NO_REDACTION (nothing redacted)
+   */
+  readonly redactor?: Redactor | undefined;
 }
 
 /** open_nodes' Limbic options (issue 25 item 18); neither given: the official answer. */
@@ -188,6 +196,8 @@ export interface Statistics {
 
 export class MemoryService {
   private readonly indexer: EmbeddingIndexer;
+  /** Every write's text goes through it; the null object NO_REDACTION when redaction is off. */
+  readonly redactor: Redactor;
   private readonly pending = new Set<Promise<void>>();
   /** Supersedes, end_relation, duplicates, consolidation report, splits (maintenance.ts). */
   readonly maintenance: Maintenance;
@@ -195,12 +205,14 @@ export class MemoryService {
   readonly reflections: Reflections;
 
   constructor(private readonly deps: MemoryServiceDeps) {
+    this.redactor = deps.redactor ?? NO_REDACTION;
     this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger, undefined, deps.catchUpWaitMs);
     this.maintenance = new Maintenance({
       store: deps.store,
       embedder: deps.embedder,
       clock: deps.clock,
       afterWrite: () => this.afterWrite(),
+      redactor: this.redactor,
       ...(deps.heavySlots === undefined ? {} : { slots: deps.heavySlots }),
     });
     this.reflections = new Reflections({
@@ -209,6 +221,7 @@ export class MemoryService {
       slots: this.maintenance.slots,
       clock: deps.clock,
       afterWrite: () => this.afterWrite(),
+      redactor: this.redactor,
       hybridSearch: (options) => this.hybridSearch(options),
     });
   }
@@ -227,6 +240,7 @@ export class MemoryService {
       .warm()
       .catch((error: unknown) => this.deps.logger.warn('loading the stored vectors failed; searches read them from the database', error));
     this.indexer.kick();
+    this.redactor.warm?.().catch((error: unknown) => this.deps.logger.warn('loading the redaction rules failed', error));
   }
 
   /**
@@ -238,7 +252,7 @@ export class MemoryService {
       {
         store: this.deps.store,
         clock: this.deps.clock,
-        redact: (text) => this.redact(text),
+        redact: (texts) => this.redactor.redactAll(texts),
         afterWrite: () => this.afterWrite(),
         isAcknowledgement: isBareAcknowledgement,
       },
@@ -306,21 +320,25 @@ export class MemoryService {
   }
 
   /**
-   * One text through the redactor every write uses. A pass-through here (nothing is redacted): the
-   * redaction branch replaces it with the service's redactor, which capture then goes through.
+   * One text through the redactor every write uses: what `capture` (and any other path that stores
+   * text outside these use cases) calls before it stores anything.
    */
-  async redact(text: string): Promise<{ text: string; findings: { type: string; count: number }[] }> {
-    return { text, findings: [] };
+  async redact(text: string): Promise<{ text: string; findings: RedactionCount[] }> {
+    const result = await this.redactor.redactAll([text]);
+    return { text: result.texts[0] ?? text, findings: [...result.counts] };
   }
 
-  async createEntities(entities: readonly NewEntity[]): Promise<Entity[]> {
+  /** Names, types and observations redacted; a name redacts the same wherever it appears, so references still meet. */
+  async createEntities(given: readonly NewEntity[], tally?: RedactionTally): Promise<Entity[]> {
+    const entities = await redactEntities(this.redactor, given, tally);
     const added = await this.deps.store.graph.createEntities(entities, this.deps.clock());
     this.afterWrite();
     return added;
   }
 
   /** Relating two entities uses both, together (a use each, a co-use per new relation). */
-  async createRelations(given: readonly Relation[]): Promise<Relation[]> {
+  async createRelations(asked: readonly Relation[], tally?: RedactionTally): Promise<Relation[]> {
+    const given = await redactRelations(this.redactor, asked, tally);
     const relations = this.deps.inverseRelations === true ? withInverses(given, (r) => inverseContext(r.relationType)) : given;
     const added = await this.deps.store.graph.createRelations(relations, this.deps.clock());
     this.afterWrite();
@@ -342,7 +360,8 @@ export class MemoryService {
   }
 
   /** Extending an entity uses it; entities extended in one call are not thereby used together. */
-  async addObservations(items: readonly ObservationAddition[]): Promise<ObservationAdditionResult[]> {
+  async addObservations(given: readonly ObservationAddition[], tally?: RedactionTally): Promise<ObservationAdditionResult[]> {
+    const items = await redactAdditions(this.redactor, given, tally);
     await this.withinEntityBounds(items);
     const results = await this.deps.store.graph.addObservations(items, this.deps.clock());
     this.afterWrite();
@@ -354,7 +373,9 @@ export class MemoryService {
    * add_observations with `supersedes`: the same bounds as any addition (the replacement may be
    * longer than what it replaces), then the maintenance store's one transaction.
    */
-  async supersede(items: readonly Supersession[]): Promise<SupersessionResult[]> {
+  async supersede(given: readonly Supersession[], tally?: RedactionTally): Promise<SupersessionResult[]> {
+    // `supersedes` names a stored observation, stored redacted: it is redacted the same way to meet it.
+    const items = await redactAdditions(this.redactor, given, tally);
     await this.withinEntityBounds(items);
     const results = await this.maintenance.supersede(items);
     this.noteExtended(results);
@@ -409,28 +430,49 @@ export class MemoryService {
       this.later(async () => this.deps.store.usage.recordAccess(await this.deps.store.graph.idsByName(extended), this.deps.clock(), []));
   }
 
+  /**
+   * Deletions name what is stored both ways: redacted (as written since redaction), and as given, so
+   * a secret stored before this version can still be deleted by its text.
+   */
   async deleteEntities(names: readonly string[]): Promise<void> {
-    await this.deps.store.graph.deleteEntities(names);
+    await this.deps.store.graph.deleteEntities(bothForms(names, await this.redactNames(names)));
     this.afterWrite();
   }
 
-  async deleteObservations(deletions: readonly ObservationDeletion[]): Promise<void> {
+  async deleteObservations(given: readonly ObservationDeletion[]): Promise<void> {
+    const batch = new TextBatch();
+    const read = given.map((d) => ({ d, name: batch.add(d.entityName), observations: d.observations.map((o) => batch.add(o)) }));
+    await batch.run(this.redactor);
+    const deletions = read.flatMap(({ d, name, observations }) => {
+      const contents = bothForms(
+        d.observations,
+        observations.map((o) => o()),
+      );
+      return bothForms([d.entityName], [name()]).map((entityName) => ({ entityName, observations: contents }));
+    });
     await this.deps.store.graph.deleteObservations(deletions, this.deps.clock());
     this.afterWrite();
   }
 
-  async deleteRelations(given: readonly Relation[]): Promise<void> {
+  async deleteRelations(asked: readonly Relation[]): Promise<void> {
+    const redacted = await redactRelations(this.redactor, asked);
+    const given = [...asked, ...redacted.filter((r, i) => JSON.stringify(r) !== JSON.stringify(asked[i]))];
     const relations = this.deps.inverseRelations === true ? withInverses(given, () => undefined) : given;
     await this.deps.store.graph.deleteRelations(relations, this.deps.clock());
     this.afterWrite();
   }
 
-  async setStatus(name: string, status: EntityStatus): Promise<boolean> {
+  async setStatus(given: string, status: EntityStatus): Promise<boolean> {
+    const [name = given] = await this.redactNames([given]);
     return this.deps.store.graph.setStatus(name, status, this.deps.clock());
   }
 
-  async importBatch(batch: ImportBatch): Promise<ImportCounts> {
-    return this.deps.store.graph.importBatch(batch, this.deps.clock());
+  async importBatch(given: ImportBatch, tally?: RedactionTally): Promise<ImportCounts> {
+    const [entities, relations] = await Promise.all([
+      redactEntities(this.redactor, given.entities, tally),
+      redactRelations(this.redactor, given.relations, tally),
+    ]);
+    return this.deps.store.graph.importBatch({ entities, relations }, this.deps.clock());
   }
 
   /** After a bulk load: compacts the keyword indexes so searches read less, reporting progress. */
@@ -438,10 +480,12 @@ export class MemoryService {
     await this.deps.store.keywords?.optimize(progress);
   }
 
-  /** Which of these names are entities (no access is recorded). */
+  /** Which of these names are entities, as given (a name with a secret: under its redacted form; no access is recorded). */
   async existingNames(names: readonly string[]): Promise<Set<string>> {
-    const graph = await this.deps.store.graph.openNodes(names);
-    return new Set(graph.entities.map((e) => e.name));
+    const stored = await this.redactNames(names);
+    const graph = await this.deps.store.graph.openNodes(stored);
+    const found = new Set(graph.entities.map((e) => e.name));
+    return new Set(names.filter((n, i) => found.has(stored[i] ?? n)));
   }
 
   /** The official read_graph: the whole graph, without the paging's total. */
@@ -451,7 +495,8 @@ export class MemoryService {
   }
 
   /** The official search_nodes: every match, without the paging's total (inside a project, not another's). */
-  async searchNodes(query: string): Promise<KnowledgeGraph> {
+  async searchNodes(given: string): Promise<KnowledgeGraph> {
+    const [query = given] = await this.redactNames([given]);
     const answer = await this.deps.store.graph.searchNodes(query);
     const { entities, relations } = (await this.hidesOtherProjects()) ? await this.withoutOtherProjects(answer, undefined) : answer;
     return { entities, relations };
@@ -496,17 +541,18 @@ export class MemoryService {
   async graphView(view: GraphView): Promise<GraphViewAnswer> {
     const { graph } = this.deps.store;
     const { page } = view;
+    const query = view.query === undefined ? undefined : ((await this.redactNames([view.query]))[0] ?? view.query);
     if (view.query === undefined && view.compact) {
       const outline = await graph.outline(page);
       return withPage(outline.entities, outline.relations, outline.total, page);
     }
     const answer =
-      view.query === undefined
+      query === undefined
         ? await graph.readGraph(page)
         : (await this.hidesOtherProjects())
           ? // From inside a project the matches are read whole, then other projects' left out and the page cut here.
-            await this.withoutOtherProjects(await graph.searchNodes(view.query), page)
-          : await graph.searchNodes(view.query, page);
+            await this.withoutOtherProjects(await graph.searchNodes(query), page)
+          : await graph.searchNodes(query, page);
     const entities = view.observations === undefined ? answer.entities : answer.entities.map((e) => observationPage(e, view.observations));
     return withPage(entities, answer.relations, answer.total, page);
   }
@@ -515,8 +561,8 @@ export class MemoryService {
    * Opens entities and, after the answer is built, counts the use (and co-use of 2+ opened
    * together): opening is the agent's act of using what a search listed.
    */
-  async openNodes(names: readonly string[], options: OpenNodesOptions = {}): Promise<KnowledgeGraph> {
-    const read = await this.deps.store.graph.openNodes(names);
+  async openNodes(given: readonly string[], options: OpenNodesOptions = {}): Promise<KnowledgeGraph> {
+    const read = await this.deps.store.graph.openNodes(await this.redactNames(given));
     const kinded = options.kinds === undefined && options.includeKinds !== true ? read : await this.withKinds(read, options);
     const window = options.window;
     const graph = window === undefined ? kinded : { ...kinded, entities: kinded.entities.map((e) => observationPage(e, window)) };
@@ -560,7 +606,9 @@ export class MemoryService {
     return project === ALL_PROJECTS ? undefined : project;
   }
 
-  async searchSemantic(query: string, limit: number, project?: string): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
+  async searchSemantic(given: string, limit: number, project?: string): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
+    // The query is redacted before it is searched, embedded or logged (the shadow log keeps its hash).
+    const [query = given] = await this.redactNames([given]);
     const now = this.deps.clock();
     const {
       ids: _ids,
@@ -574,7 +622,8 @@ export class MemoryService {
   }
 
   /** hybrid_search: every option, scores explained; what it showed goes to the shadow log afterwards. */
-  async hybridSearch(options: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids' | 'shadow'>> {
+  async hybridSearch(given: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids' | 'shadow'>> {
+    const options = await this.redactSearch(given);
     const now = this.deps.clock();
     const {
       ids: _ids,
@@ -647,6 +696,31 @@ export class MemoryService {
     return this.indexer.drain(progress);
   }
 
+  /** Texts that name what is stored (names, queries): redacted as stored text was, so they meet it. */
+  private async redactNames(texts: readonly string[]): Promise<string[]> {
+    if (!this.redactor.enabled) return [...texts];
+    return [...(await this.redactor.redactAll(texts)).texts];
+  }
+
+  /** hybrid_search's query and its name and type filters, redacted as stored text was. */
+  private async redactSearch(options: HybridSearchOptions): Promise<HybridSearchOptions> {
+    if (!this.redactor.enabled) return options;
+    const batch = new TextBatch();
+    const query = batch.add(options.query);
+    const names = options.filters.names?.map((n) => batch.add(n));
+    const types = options.filters.entityTypes?.map((t) => batch.add(t));
+    await batch.run(this.redactor);
+    return {
+      ...options,
+      query: query(),
+      filters: {
+        ...options.filters,
+        ...(names === undefined ? {} : { names: names.map((n) => n()) }),
+        ...(types === undefined ? {} : { entityTypes: types.map((t) => t()) }),
+      },
+    };
+  }
+
   /**
    * After a search's answer: its shadow-log entry (what was shown, for the tuner). Being listed is
    * not being used, so a search records no access and no co-occurrence (issue 24): counted as use,
@@ -689,3 +763,56 @@ export class MemoryService {
     await this.deps.store.close();
   }
 }
+
+/** Entities with their names, types and observations redacted (one pass for the whole call). */
+export async function redactEntities<E extends NewEntity>(redactor: Redactor, given: readonly E[], tally?: RedactionTally): Promise<E[]> {
+  if (!redactor.enabled) return [...given];
+  const batch = new TextBatch();
+  const read = given.map((e) => ({
+    e,
+    name: batch.add(e.name),
+    type: batch.add(e.entityType),
+    observations: e.observations.map((o) => batch.add(o)),
+  }));
+  await batch.run(redactor, tally);
+  return read.map((r) => ({ ...r.e, name: r.name(), entityType: r.type(), observations: r.observations.map((o) => o()) }));
+}
+
+/** Relations with their ends, type and context redacted. */
+export async function redactRelations(redactor: Redactor, given: readonly Relation[], tally?: RedactionTally): Promise<Relation[]> {
+  if (!redactor.enabled) return [...given];
+  const batch = new TextBatch();
+  const read = given.map((r) => ({
+    r,
+    from: batch.add(r.from),
+    to: batch.add(r.to),
+    type: batch.add(r.relationType),
+    context: batch.addOptional(r.context),
+  }));
+  await batch.run(redactor, tally);
+  return read.map(({ r, from, to, type, context }) => {
+    const c = context();
+    return { ...r, from: from(), to: to(), relationType: type(), ...(c === undefined ? {} : { context: c }) };
+  });
+}
+
+/** add_observations items (with or without `supersedes`) with their entity, contents and superseded text redacted. */
+async function redactAdditions<I extends Supersession>(redactor: Redactor, given: readonly I[], tally?: RedactionTally): Promise<I[]> {
+  if (!redactor.enabled) return [...given];
+  const batch = new TextBatch();
+  const lookups = new TextBatch(); // names what is stored: not counted as redacted for storing
+  const read = given.map((i) => ({
+    i,
+    name: lookups.add(i.entityName),
+    contents: i.contents.map((c) => batch.add(c)),
+    supersedes: lookups.addOptional(i.supersedes),
+  }));
+  await Promise.all([batch.run(redactor, tally), lookups.run(redactor)]);
+  return read.map(({ i, name, contents, supersedes }) => {
+    const s = supersedes();
+    return { ...i, entityName: name(), contents: contents.map((c) => c()), ...(s === undefined ? {} : { supersedes: s }) };
+  });
+}
+
+/** The texts as given and as redacted, each once (a deletion matches either). */
+const bothForms = (given: readonly string[], redacted: readonly string[]): string[] => [...new Set([...given, ...redacted])];

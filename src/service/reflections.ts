@@ -9,10 +9,12 @@
 import { entityNotFound } from '../core/errors.js';
 import { dot, rescaledCosine } from '../core/maintenance/duplicates.js';
 import { CUT_DISTANCE, CUT_DISTANCE_RESCALED, nameGroups, semanticGroups, topicWords } from '../core/maintenance/split.js';
+import { NO_REDACTION, type RedactionTally, type Redactor } from '../core/text/redaction.js';
 import type { EntityId } from '../core/types.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
 import type { Store } from '../store/store.js';
 import type { HeavySlots } from './heavy-slots.js';
+import { TextBatch } from './redaction-batch.js';
 import { REFLECTION_TYPE, type HybridResponse, type HybridSearchOptions } from './search/hybrid-search.js';
 
 export const REFLECTS_ON = 'reflects_on';
@@ -36,6 +38,8 @@ export interface ReflectionsDeps {
   readonly slots: HeavySlots;
   readonly afterWrite: () => void;
   readonly clock: () => number;
+  /** What every text written goes through (memory-service.ts). @default NO_REDACTION */
+  readonly redactor?: Redactor;
   readonly hybridSearch: (options: HybridSearchOptions) => Promise<Omit<HybridResponse, 'ids' | 'shadow'>>;
 }
 
@@ -65,7 +69,8 @@ const BROAD_SHARE = 0.5;
 export class Reflections {
   constructor(private readonly deps: ReflectionsDeps) {}
 
-  async add(r: NewReflection): Promise<Record<string, unknown>> {
+  async add(given: NewReflection, tally?: RedactionTally): Promise<Record<string, unknown>> {
+    const r = await this.redacted(given, tally);
     const about = [...new Set(r.about ?? [])];
     const found = await this.deps.store.graph.idsByName(about);
     if (found.length !== about.length) {
@@ -186,7 +191,29 @@ export class Reflections {
     });
   }
 
-  private async write(name: string, content: string, about: readonly string[], meta: readonly string[]): Promise<void> {
+  /** A reflection's text, its author, mood and the names it is about, redacted in one pass. */
+  private async redacted(r: NewReflection, tally?: RedactionTally): Promise<NewReflection> {
+    const batch = new TextBatch();
+    const content = batch.add(r.content);
+    const author = batch.addOptional(r.author);
+    const mood = batch.addOptional(r.mood);
+    const names = new TextBatch(); // names what is stored: not counted
+    const about = r.about?.map((a) => names.add(a));
+    await Promise.all([batch.run(this.redactor(), tally), names.run(this.redactor())]);
+    return { content: content(), author: author(), mood: mood(), about: about?.map((a) => a()) };
+  }
+
+  /**
+   * Writes one reflection. Everything goes through the redactor again, the consolidation run's
+   * text too: it is made of stored names and text, which a memory written before redaction may
+   * still hold secrets in (redacting redacted text changes nothing).
+   */
+  private async write(givenName: string, givenContent: string, givenAbout: readonly string[], givenMeta: readonly string[]): Promise<void> {
+    const batch = new TextBatch();
+    const [nameOf, contentOf] = [batch.add(givenName), batch.add(givenContent)];
+    const [aboutOf, metaOf] = [givenAbout.map((a) => batch.add(a)), givenMeta.map((m) => batch.add(m))];
+    await batch.run(this.redactor());
+    const [name, content, about, meta] = [nameOf(), contentOf(), aboutOf.map((a) => a()), metaOf.map((m) => m())];
     const { graph } = this.deps.store;
     const now = this.deps.clock();
     await graph.createEntities([{ name, entityType: REFLECTION_TYPE, observations: [content] }], now);
@@ -197,6 +224,10 @@ export class Reflections {
         now,
       );
     this.deps.afterWrite();
+  }
+
+  private redactor(): Redactor {
+    return this.deps.redactor ?? NO_REDACTION;
   }
 
   private async freeName(base: string): Promise<string> {

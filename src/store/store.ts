@@ -8,6 +8,7 @@ import type { CaptureStore } from './capture-store.js';
 import type { GraphStore } from './graph-store.js';
 import type { KeywordIndex } from './keyword-index.js';
 import type { MaintenanceStore } from './maintenance-store.js';
+import type { TextRewriteStore } from './rewrite-store.js';
 import type { TransferStore } from './transfer-store.js';
 import type { TuningStore } from './tuning-store.js';
 import type { UsageStore } from './usage-store.js';
@@ -17,6 +18,7 @@ export type * from './capture-store.js';
 export type * from './graph-store.js';
 export type * from './keyword-index.js';
 export type * from './maintenance-store.js';
+export type * from './rewrite-store.js';
 export type * from './transfer-store.js';
 export type * from './tuning-store.js';
 export type * from './usage-store.js';
@@ -47,6 +49,8 @@ export interface Store {
   readonly maintenance?: MaintenanceStore | undefined;
   /** Undefined when the backend cannot store captured conversations (docs/capture.md): capture and the brief say so. */
   readonly capture?: CaptureStore | undefined;
+  /** Undefined when the backend cannot rewrite stored text in place (limbic redact --apply). */
+  readonly rewrite?: TextRewriteStore | undefined;
   stats(): Promise<StoreStats>;
   close(): Promise<void>;
 }

@@ -8,7 +8,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, tempDir } from '../helpers/fixtures.js';
-import { startPgServer, type PgServer } from '../helpers/pg-server.js';
+import { skipNote, startPgServer, type PgServer } from '../helpers/pg-server.js';
 
 const started = await startPgServer();
 const pgServer: PgServer | undefined = 'url' in started ? started : undefined;
@@ -16,7 +16,7 @@ afterAll(async () => {
   await pgServer?.stop();
 });
 
-describe.runIf(pgServer !== undefined)('every command on a postgres:// database', () => {
+describe.runIf(pgServer !== undefined)(`every command on a postgres:// database${skipNote(started)}`, () => {
   let url: string;
   let tmp: ReturnType<typeof tempDir>;
   const limbic = (...args: string[]) =>

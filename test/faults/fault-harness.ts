@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { watch, writeFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -123,6 +123,54 @@ export async function waitFor<T>(check: () => T | undefined | Promise<T | undefi
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/**
+ * Resolves with `check`'s first value other than undefined. It is checked at the start and then
+ * only when a file in `dir` changes (a commit writes the WAL, a checkpoint the database: what a
+ * database holds changes only then), at most once per `spacingMs`, and once a second in case a
+ * change went unreported. Polling as fast as it can instead made a test's looks (46 ms each at a
+ * load of 20) take one of the two cores from the process under test. Throws after `timeoutMs`.
+ */
+export async function waitForChange<T>(
+  dir: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+  spacingMs = 50,
+): Promise<T> {
+  let changed = true;
+  let wake: (() => void) | undefined;
+  const signal = (): void => {
+    changed = true;
+    wake?.();
+  };
+  const watcher = watch(dir, signal);
+  const tick = setInterval(signal, 1_000);
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if (changed) {
+        changed = false;
+        const value = await check();
+        if (value !== undefined) return value;
+        await new Promise((resolve) => setTimeout(resolve, spacingMs));
+      }
+      if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+      if (!changed) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()) + 1);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+      }
+    }
+  } finally {
+    watcher.close();
+    clearInterval(tick);
   }
 }
 

@@ -16,6 +16,7 @@ import { createMcpServer } from '../../src/mcp/server.js';
 import type { HeavySlotOptions } from '../../src/service/heavy-slots.js';
 import { buildKeywordQuery, type KeywordExpr } from '../../src/core/text/keyword-query.js';
 import { MemoryService } from '../../src/service/memory-service.js';
+import type { Redactor } from '../../src/core/text/redaction.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { connectIn, eraClient, httpClient, type Era } from './mcp-eras.js';
@@ -103,6 +104,8 @@ export interface HarnessOptions {
   readonly heavySlots?: HeavySlotOptions;
   /** Config.inverseRelations: hierarchical relations in pairs. @default false */
   readonly inverseRelations?: boolean;
+  /** What every write goes through (src/service/redaction.ts). @default none: text stored as given */
+  readonly redactor?: Redactor;
   /** What the client says it supports at the handshake (an MCP Apps host, say). @default none */
   readonly clientCapabilities?: ClientCapabilities;
   /**
@@ -139,6 +142,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness | E
     catchUpWaitMs: 60_000,
     ...(options.heavySlots === undefined ? {} : { heavySlots: options.heavySlots }),
     inverseRelations: options.inverseRelations,
+    redactor: options.redactor,
   });
   const info = { name: 'limbic', version: 'test' };
   const release = async (): Promise<void> => {

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, tempDir } from '../helpers/fixtures.js';
-import { startPgServer, type PgServer } from '../helpers/pg-server.js';
+import { skipNote, startPgServer, type PgServer } from '../helpers/pg-server.js';
 import { connect } from './http-helpers.js';
 
 const limbic = (db: string, ...args: string[]) =>
@@ -111,7 +111,7 @@ afterAll(async () => {
   await pgServer?.stop();
 });
 
-describe.runIf(pgServer !== undefined)('limbic token and serve --http on PostgreSQL', () => {
+describe.runIf(pgServer !== undefined)(`limbic token and serve --http on PostgreSQL${skipNote(started)}`, () => {
   let url: string;
   beforeEach(async () => {
     url = await (pgServer as PgServer).createDatabase();

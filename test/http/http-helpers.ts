@@ -2,6 +2,7 @@
  * Wiring for the HTTP tests: a real server on loopback over real SQLite files (or a real PostgreSQL
  * database, a schema per namespace), and SDK clients.
  */
+import type { Redactor } from '../../src/core/text/redaction.js';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -35,13 +36,15 @@ export interface TestServer {
 
 /**
  * `embedder`: undefined runs keyword-only, as `--no-model` does. `pgUrl`: serve a PostgreSQL
- * database (an empty one per server) instead of a SQLite file in a temporary folder.
+ * database (an empty one per server) instead of a SQLite file in a temporary folder. `redactor`:
+ * what every namespace's writes go through (serve's Config.redact); none by default.
  */
 export async function startTestServer(
   options: Partial<ServeHttpOptions> = {},
   embedder?: () => Promise<Embedder>,
   wrapStore: (store: Store) => Store = (store) => store,
   pgUrl?: string,
+  redactor?: Redactor,
 ): Promise<TestServer> {
   const { dir, cleanup } = tempDir('limbic-http-');
   const dbPath = pgUrl ?? join(dir, 'memory.db');
@@ -59,6 +62,7 @@ export async function startTestServer(
       embedder: new LazyEmbedder(embedder ?? (() => Promise.reject(new Error('no model in this test (keyword search only)')))),
       info: { name: 'limbic', version: 'test' },
       logger: noopLogger,
+      redactor,
     },
   );
   let closed = false;

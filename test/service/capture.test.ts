@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Conversation, Turn } from '../../src/capture/conversation.js';
 import type { Project } from '../../src/capture/project.js';
 import { CAPTURE_TURN_CHARS } from '../../src/core/text/capture-text.js';
+import { createRedactor } from '../../src/service/redaction.js';
 import { harness, type Harness } from '../helpers/fixtures.js';
+import { secret } from '../helpers/redaction-plant.js';
 
 const T0 = Date.UTC(2026, 10, 27, 14, 3);
 const NOW = Date.UTC(2026, 10, 28);
@@ -137,6 +139,37 @@ describe('service.capture', () => {
     const again = await service.capture(session([...turns, user('one more thing', 2_000)]), shop);
     expect(again).toMatchObject({ session: result.session, turnsAdded: 1, turnsSkipped: 1_100 });
     expect((await stored(`${result.session} part 2`)).entity?.observations.at(-1)).toBe('user: one more thing');
+  });
+
+  it('redacts every turn, the title and the id before storing, counts what it replaced, and stores a redacted turn once', async () => {
+    h = await harness({ clock: () => NOW, redactor: createRedactor(true) });
+    const { service, store } = h;
+    const aws = secret('aws-access-key').secret;
+    const github = secret('github-token').secret;
+    // A secret across the 8,000-character bound: cut first, its first half would be stored.
+    const long = `${'x'.repeat(7_920)} AWS_ACCESS_KEY_ID=${aws} ${'y'.repeat(100)}`;
+    const conversation = session(
+      [
+        user(`deploy with ${github} please`, 0),
+        assistant('', 1, [{ tool: 'Bash', target: 'env', result: `AWS_ACCESS_KEY_ID=${aws}` }]),
+        user(long, 2),
+      ],
+      { title: `token ${github}` },
+    );
+    const result = await service.capture(conversation, shop);
+    expect(result.turnsAdded).toBe(3);
+    expect(result.redactions.map((r) => r.type).sort()).toEqual(
+      expect.arrayContaining([expect.stringMatching(/github/i), expect.stringMatching(/aws/i)]),
+    );
+    const text = JSON.stringify((await stored(result.session)).entity?.observations);
+    expect(text).not.toContain(aws);
+    expect(text).not.toContain(github);
+    expect(text).toContain('[REDACTED:');
+    expect(text).not.toContain(aws.slice(0, 12));
+    expect((await service.capture(conversation, shop)).turnsAdded).toBe(0);
+    const bytes = JSON.stringify((await store.transfer?.readEntities(0, 100))?.records);
+    expect(bytes).not.toContain(aws);
+    expect(bytes).not.toContain(github);
   });
 
   it('cuts a turn longer than the capture bound, saying how much was left out', async () => {

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openPgStore, type PgStore } from '../../src/store/postgres/pg-store.js';
 import type { EmbeddingJob } from '../../src/store/vector-index.js';
-import { startPgServer, type PgServer } from '../helpers/pg-server.js';
+import { skipNote, startPgServer, type PgServer } from '../helpers/pg-server.js';
 
 const started = await startPgServer();
 const server: PgServer | undefined = 'url' in started ? started : undefined;
@@ -21,7 +21,7 @@ const names = (jobs: readonly EmbeddingJob[]): string[] => jobs.map((j) => j.ent
 const vector = (...xs: number[]): Float32Array => Float32Array.from(xs);
 const results = (jobs: readonly EmbeddingJob[], v: Float32Array) => jobs.map((j) => ({ id: j.id, version: j.version, vector: v }));
 
-describe.runIf(server !== undefined)('embedding queue shared by several processes (PostgreSQL, issue 26)', () => {
+describe.runIf(server !== undefined)(`embedding queue shared by several processes (PostgreSQL, issue 26)${skipNote(started)}`, () => {
   let url: string;
   const stores: PgStore[] = [];
   const open = (): PgStore => {

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, MemoryError } from '../../src/core/errors.js';
 import { openPgStore } from '../../src/store/postgres/pg-store.js';
 import { CLI } from '../helpers/fixtures.js';
-import { startPgServer, type PgServer } from '../helpers/pg-server.js';
+import { skipNote, startPgServer, type PgServer } from '../helpers/pg-server.js';
 
 const exec = promisify(execFile);
 
@@ -47,7 +47,7 @@ async function openError(url: string): Promise<MemoryError> {
   }
 }
 
-describe.skipIf(withoutVector === undefined)('a PostgreSQL server without pgvector', () => {
+describe.skipIf(withoutVector === undefined)(`a PostgreSQL server without pgvector${skipNote(bare)}`, () => {
   it('is refused with an error naming pgvector and how to install it; nothing is created', async () => {
     const server = withoutVector as PgServer;
     const url = await server.createDatabase();
@@ -86,7 +86,7 @@ describe.skipIf(withoutVector === undefined)('a PostgreSQL server without pgvect
   });
 });
 
-describe.skipIf(withVector === undefined)('a role that may not enable pgvector', () => {
+describe.skipIf(withVector === undefined)(`a role that may not enable pgvector${skipNote(full)}`, () => {
   it('is told to run CREATE EXTENSION as a user allowed to; once done, it opens', async () => {
     const server = withVector as PgServer;
     const url = await server.createDatabase();

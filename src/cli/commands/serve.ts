@@ -127,6 +127,7 @@ export function registerServeCommand(program: Command, app: App): void {
           autoTuneMinutes: root.autoTuneMinutes,
           heavySlots: { slots: root.heavyToolSlots, waitMs: root.heavyToolWaitMs },
           inverseRelations: root.inverseRelations,
+          redactor: app.redactor(root),
         },
       );
     });

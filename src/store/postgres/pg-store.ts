@@ -14,6 +14,7 @@ import { PgCapture } from './pg-capture.js';
 import { PgGraph } from './pg-graph.js';
 import { PgKeywordIndex } from './pg-keywords.js';
 import { PgMaintenance } from './pg-maintenance.js';
+import { PgRewrite } from './pg-rewrite.js';
 import { PgTransfer } from './pg-transfer.js';
 import { PgTuning } from './pg-tuning.js';
 import { PgUsage } from './pg-usage.js';
@@ -38,6 +39,8 @@ export class PgStore implements Store {
   readonly tuning: PgTuning;
   readonly maintenance: PgMaintenance;
   readonly capture: PgCapture;
+  /** Stored text rewritten in place, for limbic redact --apply (pg-rewrite.ts). */
+  readonly rewrite: PgRewrite;
   private readonly conn: PgConnection;
 
   constructor(options: PgStoreOptions) {
@@ -53,6 +56,7 @@ export class PgStore implements Store {
     this.tuning = new PgTuning(this.conn);
     this.maintenance = new PgMaintenance(this.conn);
     this.capture = new PgCapture(this.conn);
+    this.rewrite = new PgRewrite(this.conn);
   }
 
   /** Connects and migrates now (every other call does it on first use). */

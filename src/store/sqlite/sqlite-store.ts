@@ -17,6 +17,7 @@ import { SqliteCapture } from './sqlite-capture.js';
 import { SqliteGraph } from './sqlite-graph.js';
 import { SqliteKeywordIndex } from './sqlite-keywords.js';
 import { SqliteMaintenance } from './sqlite-maintenance.js';
+import { SqliteRewrite } from './sqlite-rewrite.js';
 import { SqliteTuning } from './sqlite-tuning.js';
 import { SqliteTransfer } from './sqlite-transfer.js';
 import { SqliteUsage } from './sqlite-usage.js';
@@ -76,6 +77,8 @@ export class SqliteStore implements Store {
   readonly maintenance: SqliteMaintenance;
   /** Captured conversations, projects and the brief's reads (sqlite-capture.ts). */
   readonly capture: SqliteCapture;
+  /** Stored text rewritten in place, for limbic redact --apply (sqlite-rewrite.ts). */
+  readonly rewrite: SqliteRewrite;
   private readonly conn: SqliteConnection;
 
   constructor(options: SqliteStoreOptions) {
@@ -101,6 +104,7 @@ export class SqliteStore implements Store {
     this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);
     this.maintenance = new SqliteMaintenance(this.conn, this.graph);
     this.capture = new SqliteCapture(this.conn, this.graph);
+    this.rewrite = new SqliteRewrite(this.conn, this.graph, [this.vectors, this.keywords]);
     this.graph.backfillIndexes();
     this.graph.resyncListedKeywords();
   }
