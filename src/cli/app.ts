@@ -9,7 +9,8 @@ import { availableParallelism, homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { envFlag, parseConfig, TOOL_PROFILES, type Config, type ToolProfile } from '../core/config.js';
+import { resolveProject, type Project } from '../capture/project.js';
+import { envFlag, envOff, parseConfig, TOOL_PROFILES, type Config, type ToolProfile } from '../core/config.js';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
@@ -116,6 +117,7 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
     inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
     tools: toolProfile(options.tools, env),
+    project: nonEmpty(env.LIMBIC_PROJECT?.trim()),
     redact: options.redact !== false && !envFlag(env.LIMBIC_NO_REDACT),
     redactPii: options.redactPii === true || envFlag(env.LIMBIC_REDACT_PII),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
@@ -124,6 +126,7 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     autoTuneMinutes: autoTuneMinutes(env),
     pgPoolSize: numberFrom(env, 'LIMBIC_PG_POOL_SIZE'),
     pgStatementTimeoutMs: numberFrom(env, 'LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
+    brief: !envOff(env.LIMBIC_BRIEF),
   });
 }
 
@@ -205,6 +208,14 @@ export class App {
     return httpLimitsFromEnv(this.env);
   }
 
+  /**
+   * The project a folder belongs to (src/capture/project.ts): `explicit` (a command's --project),
+   * else LIMBIC_PROJECT, else what the folder says; undefined outside any project (`/`, the home folder).
+   */
+  async project(folder: string, explicit?: string): Promise<Project | undefined> {
+    return resolveProject(folder, { explicit: explicit ?? this.rootConfig().project, home: homedir() });
+  }
+
   /** Where connect and doctor look for clients and commands: this user's environment. */
   where(): Where {
     return { env: this.env, home: homedir(), platform: process.platform };
@@ -217,7 +228,7 @@ export class App {
    * starts before the store opens (a start's first semantic answer waits for the model), and a
    * missing model is installed in the background; any other command only uses an installed one.
    */
-  service(config: Config, threads: number = Math.max(1, availableParallelism() - 1), server = false): MemoryService {
+  service(config: Config, threads: number = Math.max(1, availableParallelism() - 1), server = false, project?: string): MemoryService {
     const embedder = this.embedder(config, threads, server);
     const store = this.openStore(config.dbPath, config.namespace, config);
     return new MemoryService({
@@ -226,6 +237,29 @@ export class App {
       clock: Date.now,
       logger: stderrLogger,
       heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
+      inverseRelations: config.inverseRelations,
+      project,
+      redactor: this.redactor(config),
+    });
+  }
+
+  /**
+   * A service for a short run that reads or writes a little and exits (`limbic brief`, the hooks):
+   * no model, and on SQLite none of what a server loads to answer many searches fast (sqlite-vec,
+   * the vector cache, the in-memory keyword index, the keyword worker), each of which costs such a
+   * run more to load than it saves. Writes queue their embeddings as always, for a server to make.
+   */
+  lightService(config: Config): MemoryService {
+    const store = isPostgresUrl(config.dbPath)
+      ? this.openStore(config.dbPath, config.namespace, config)
+      : openSqliteStore({ path: config.dbPath, logger: stderrLogger, vectors: false, keywordTopK: false, keywordSplitFrom: Infinity });
+    return new MemoryService({
+      store,
+      embedder: new LazyEmbedder(async () => {
+        throw new Error('this command runs without the embedding model');
+      }),
+      clock: Date.now,
+      logger: stderrLogger,
       inverseRelations: config.inverseRelations,
       redactor: this.redactor(config),
     });

@@ -42,6 +42,11 @@ export const ConfigSchema = z.object({
   /** Which tools the MCP server lists and answers (TOOL_PROFILES). @default "all" */
   tools: z.enum(TOOL_PROFILES).default('all'),
   /**
+   * The project key (`LIMBIC_PROJECT`; `serve --project`, `brief --project`), instead of the one found
+   * from the folder (git remote, git common dir, the folder: docs/capture.md, "Projects"). @default found
+   */
+  project: z.string().min(1).optional(),
+  /**
    * Secrets are redacted from every text before it is stored, as `[REDACTED:type]` (`--no-redact` /
    * LIMBIC_NO_REDACT=1 turns it off; docs/redaction.md). @default true
    */
@@ -60,12 +65,17 @@ export const ConfigSchema = z.object({
   pgPoolSize: z.number().int().min(1).optional(),
   /** PostgreSQL statement timeout. @default 30000 */
   pgStatementTimeoutMs: z.number().int().min(1).optional(),
+  /** SessionStart hooks print the project's brief; off, they print nothing. @default true */
+  brief: z.boolean().default(true),
 });
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;
 
 /** Environment flags: "1", "true", "yes", "on" are true; anything else false. */
 export const envFlag = (value: string | undefined): boolean => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
+
+/** Switches that are on by default: "0", "false", "no", "off" turn them off; anything else leaves them on. */
+export const envOff = (value: string | undefined): boolean => value !== undefined && /^(0|false|no|off)$/i.test(value.trim());
 
 export function parseConfig(input: unknown): Config {
   return Object.freeze(ConfigSchema.parse(input));

@@ -275,6 +275,14 @@ const searchObservationsLimit = wholeNumber('observations_limit', 0, LIMITS.maxO
     `Observations per result, matching ones first (0-${LIMITS.maxObservationsPerEntity}, ${LIMITS.maxObservationsPerEntity} for all; default 10, about 2,000 characters); observations_omitted counts the rest`,
   );
 
+/** A search's project (docs/capture.md, "Projects"). */
+const projectOption = chars(LIMITS.maxNameChars, 'the project')
+  .min(1, { message: 'the project is empty: give a project key, or "*" for all projects' })
+  .optional()
+  .describe(
+    'Project to search from: a key as "limbic projects" lists it, or "*" for all. Default: the server\'s own (other projects\' captured sessions hidden, its own first)',
+  );
+
 export const searchSemanticInput = withinCallText(
   strict({
     query: chars(LIMITS.maxQueryChars, 'the query')
@@ -282,6 +290,7 @@ export const searchSemanticInput = withinCallText(
       .describe('What to recall, in words: exact terms, names or a paraphrase'),
     limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
     observations_limit: searchObservationsLimit,
+    project: projectOption,
   }),
 );
 
@@ -383,6 +392,7 @@ export const hybridSearchInput = withinCallText(
       .describe("Multiplies reflections' scores (default 1)"),
     reflections_only: z.boolean().optional().describe('Search reflections only'),
     observations_limit: searchObservationsLimit,
+    project: projectOption,
   }),
 );
 

@@ -331,8 +331,8 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: o.SearchSemanticOutput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async ({ query, limit, observations_limit }) => {
-      const answer = await service.searchSemantic(query, limit ?? 10, observationBound(observations_limit));
+    guard(async ({ query, limit, observations_limit, project }) => {
+      const answer = await service.searchSemantic(query, limit ?? 10, observationBound(observations_limit), project);
       return compact({ ...answer }, semanticText(answer));
     }),
   );

@@ -10,6 +10,7 @@ import type { Store, StoreStats } from '../store.js';
 import { PgConnection, type PgConnectionOptions } from './pg-connection.js';
 
 export { redactPassword } from './pg-connection.js';
+import { PgCapture } from './pg-capture.js';
 import { PgGraph } from './pg-graph.js';
 import { PgKeywordIndex } from './pg-keywords.js';
 import { PgMaintenance } from './pg-maintenance.js';
@@ -37,6 +38,7 @@ export class PgStore implements Store {
   readonly transfer: PgTransfer;
   readonly tuning: PgTuning;
   readonly maintenance: PgMaintenance;
+  readonly capture: PgCapture;
   /** Stored text rewritten in place, for limbic redact --apply (pg-rewrite.ts). */
   readonly rewrite: PgRewrite;
   private readonly conn: PgConnection;
@@ -53,6 +55,7 @@ export class PgStore implements Store {
     this.transfer = new PgTransfer(this.conn);
     this.tuning = new PgTuning(this.conn);
     this.maintenance = new PgMaintenance(this.conn);
+    this.capture = new PgCapture(this.conn);
     this.rewrite = new PgRewrite(this.conn);
   }
 

@@ -13,6 +13,7 @@ import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { noopLogger, type Logger } from '../../core/logger.js';
 import type { Store, StoreStats } from '../store.js';
 import { SqliteConnection } from './sqlite-connection.js';
+import { SqliteCapture } from './sqlite-capture.js';
 import { SqliteGraph } from './sqlite-graph.js';
 import { SqliteKeywordIndex } from './sqlite-keywords.js';
 import { SqliteMaintenance } from './sqlite-maintenance.js';
@@ -74,6 +75,8 @@ export class SqliteStore implements Store {
   readonly transfer: SqliteTransfer;
   /** Supersedes, end_relation, duplicate and split tools (sqlite-maintenance.ts). */
   readonly maintenance: SqliteMaintenance;
+  /** Captured conversations, projects and the brief's reads (sqlite-capture.ts). */
+  readonly capture: SqliteCapture;
   /** Stored text rewritten in place, for limbic redact --apply (sqlite-rewrite.ts). */
   readonly rewrite: SqliteRewrite;
   private readonly conn: SqliteConnection;
@@ -100,6 +103,7 @@ export class SqliteStore implements Store {
       : undefined;
     this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);
     this.maintenance = new SqliteMaintenance(this.conn, this.graph);
+    this.capture = new SqliteCapture(this.conn, this.graph);
     this.rewrite = new SqliteRewrite(this.conn, this.graph, [this.vectors, this.keywords]);
     this.graph.backfillIndexes();
     this.graph.resyncListedKeywords();
