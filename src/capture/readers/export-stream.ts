@@ -10,8 +10,13 @@ import { JSONParser } from '@streamparser/json';
 import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 
-/** Bytes read from the file at a time. */
+/** Bytes read from a file at a time. */
 const CHUNK_BYTES = 1 << 20;
+/**
+ * Bytes of a zip read at a time: fflate inflates each read at once, and JSON compresses 10 to 30
+ * times, so a read must be small for what it inflates to stay small.
+ */
+const ZIP_CHUNK_BYTES = 64 * 1024;
 
 /** The first bytes of a zip archive (a local file header). */
 export const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
@@ -24,13 +29,13 @@ export interface ByteProgress {
   (bytesRead: number): void;
 }
 
-async function* fileChunks(path: string, onBytes?: ByteProgress): AsyncGenerator<Uint8Array> {
+async function* fileChunks(path: string, onBytes?: ByteProgress, chunkBytes = CHUNK_BYTES): AsyncGenerator<Uint8Array> {
   const file: FileHandle = await open(path, 'r');
   try {
     let read = 0;
     for (;;) {
-      const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-      const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, read);
+      const buffer = Buffer.allocUnsafe(chunkBytes);
+      const { bytesRead } = await file.read(buffer, 0, chunkBytes, read);
       if (bytesRead === 0) return;
       read += bytesRead;
       onBytes?.(read);
@@ -75,7 +80,7 @@ async function* zipEntryChunks(path: string, onBytes?: ByteProgress, wanted: Reg
     file.start();
   });
   unzip.register(UnzipInflate);
-  for await (const chunk of fileChunks(path, onBytes)) {
+  for await (const chunk of fileChunks(path, onBytes, ZIP_CHUNK_BYTES)) {
     unzip.push(chunk, false);
     if (failure !== undefined) throw unreadableZip(path, failure);
     while (queue.length > 0) yield queue.shift() as Uint8Array;

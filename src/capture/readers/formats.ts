@@ -208,9 +208,11 @@ async function* readSessionFile(path: string, format: ConversationFormat, where:
       for (const c of conversations) yield conversationItem(c);
       return;
     }
-    case 'gemini':
-      yield await readGeminiChat(path);
+    case 'gemini': {
+      const item = await readGeminiChat(path);
+      yield item.kind === 'skipped' ? { ...item, where } : item;
       return;
+    }
     case 'chatgpt':
     case 'claude-ai':
       yield* readExport(path, format);
