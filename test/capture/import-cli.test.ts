@@ -11,6 +11,7 @@ import { zipSync, strToU8 } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { EntityRecord } from '../../src/store/transfer-store.js';
+import { writeChatGptExport } from '../helpers/chat-export.js';
 import { CLI, REPO_ROOT, tempDir } from '../helpers/fixtures.js';
 
 const exec = promisify(execFile);
@@ -19,8 +20,8 @@ const CHATGPT = join(FIXTURES, 'chatgpt/conversations.json');
 const CLAUDE_AI = join(FIXTURES, 'claude-ai/conversations.json');
 const CLAUDE_CODE = join(FIXTURES, 'claude-code/-home-dev-shop/3f2a9c1e-8b7d-4e21-9a55-0c1d2e3f4a5b.jsonl');
 
-async function limbic(args: string[]) {
-  return exec(process.execPath, [CLI, ...args], { env: { ...process.env, LIMBIC_NO_MODEL: '1' } });
+async function limbic(args: string[], nodeOptions: string[] = []) {
+  return exec(process.execPath, [...nodeOptions, CLI, ...args], { env: { ...process.env, LIMBIC_NO_MODEL: '1' } });
 }
 
 /** Every entity the database holds, with its observations' times, read straight from the file. */
@@ -168,4 +169,18 @@ describe('limbic import on chat history', () => {
       stderr: expect.stringMatching(/Allowed choices are memory-jsonl, chatgpt, claude-ai, claude-code, codex, gemini/),
     });
   });
+
+  it('streams an export larger than its heap: a 32 MB heap imports what it could not parse whole', async () => {
+    const big = join(tmp.dir, 'conversations.json');
+    // 100 conversations of 10 long turns: about 16 MB, whose JSON.parse alone overflows a 32 MB heap.
+    await writeChatGptExport(big, 100, 10, 3000);
+    const whole = exec(process.execPath, [
+      '--max-old-space-size=32',
+      '-e',
+      `JSON.parse(require('fs').readFileSync(${JSON.stringify(big)}, 'utf8'))`,
+    ]);
+    await expect(whole).rejects.toThrow(/heap|memory/i);
+    const { stdout } = await limbic(['--db', db, 'import', big], ['--max-old-space-size=32']);
+    expect(JSON.parse(stdout)).toMatchObject({ conversations: 100, turns: 1000, turnsAdded: 1000 });
+  }, 300_000);
 });
