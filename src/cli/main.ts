@@ -6,12 +6,14 @@
  */
 import { Command, Option } from 'commander';
 import { App, type GlobalOptions } from './app.js';
+import { registerBriefCommand } from './commands/brief.js';
 import { registerConnectCommand } from './commands/connect.js';
 import { registerConsolidateCommand } from './commands/consolidate.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerExportCommand } from './commands/export.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerModelCommands } from './commands/model.js';
+import { registerProjectsCommand } from './commands/projects.js';
 import { registerReembedCommand } from './commands/reembed.js';
 import { registerSearchCommand } from './commands/search.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -61,6 +63,8 @@ registerConsolidateCommand(program, app);
 registerConnectCommand(program, app);
 registerDoctorCommand(program, app);
 registerSearchCommand(program, app);
+registerBriefCommand(program, app);
+registerProjectsCommand(program, app);
 registerReembedCommand(program, app);
 registerModelCommands(program, app);
 refuseUnknownCommands(program);
