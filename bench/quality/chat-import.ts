@@ -261,9 +261,10 @@ async function main(): Promise<void> {
     const page = await imported.store.transfer?.readEntities(cursor, 500);
     if (page === undefined) break;
     for (const record of page.records) {
-      const idLine = record.observations.find((o) => o.content.startsWith('conversation id: '));
+      // The session's metadata says its source's id: "started: 2023-05-08 13:56 UTC, conversation id: …".
+      const conversationId = record.observations.map((o) => /conversation id: (\S+)/.exec(o.content)?.[1]).find((x) => x !== undefined);
       const [id] = await imported.store.graph.idsByName([record.name]);
-      if (idLine !== undefined && id !== undefined) sessionIds.set(idLine.content.slice('conversation id: '.length), id);
+      if (conversationId !== undefined && id !== undefined) sessionIds.set(conversationId, id);
       draftsStored += record.observations.filter((o) => o.content.includes(DRAFT_MARK)).length;
     }
     if (page.next === undefined) break;
