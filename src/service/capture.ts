@@ -227,22 +227,3 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 function tallied(tally: ReadonlyMap<string, number>): { type: string; count: number }[] {
   return [...tally].map(([type, count]) => ({ type, count })).sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
 }
-
-/**
- * A minimal test for turns that only acknowledge, in English: what chat import's fuller
- * `isBareAcknowledgement` (in the capture folder's clean-text module: many languages and emoji) replaces when both land.
- */
-const ACKNOWLEDGEMENTS = new Set(
-  'ok|okay|k|yes|yep|yeah|sure|thanks|thank you|thx|ty|great|cool|nice|perfect|good|fine|got it|sounds good|lgtm|continue|go on|go ahead|proceed|done|please continue|yes please|ok thanks|okay thanks'.split(
-    '|',
-  ),
-);
-
-export function isBareAcknowledgement(text: string): boolean {
-  const words = text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s]+/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return text.trim() !== '' && !/[?]/.test(text) && (words === '' || ACKNOWLEDGEMENTS.has(words));
-}

@@ -17,6 +17,7 @@ import type {
   ObservationDeletion,
   Relation,
 } from '../core/types.js';
+import { isBareAcknowledgement } from '../core/text/acknowledgement.js';
 import { DEFAULT_OBSERVATION_KIND, inverseRelationType, isCurrent } from '../core/types.js';
 import type { ObservationBound } from '../core/rank/shown-observations.js';
 import type { EmbedderState, LazyEmbedder } from '../embed/embedder.js';
@@ -37,7 +38,7 @@ import type {
 import type { Conversation } from '../capture/conversation.js';
 import { ALL_PROJECTS, type Project } from '../capture/project.js';
 import { buildBrief, type BriefOptions } from './brief.js';
-import { captureConversation, captureStore, isBareAcknowledgement, type CaptureResult } from './capture.js';
+import { captureConversation, captureStore, type CaptureResult } from './capture.js';
 import { PROJECT_TYPE, SESSION_PART_OF } from '../core/text/capture-text.js';
 import { runSearch } from './search/pipeline.js';
 import { keywordRequest } from './search/request.js';
