@@ -35,7 +35,7 @@ import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { Where } from './connect.js';
 import { checkDbLocation, willCreate } from './db-location.js';
-import { httpLimitsFromEnv } from './serve-http.js';
+import { httpLimitsFromEnv } from './http-limits.js';
 import type { HttpLimits } from '../http/http-server.js';
 import type { DoctorProbes } from './doctor.js';
 
