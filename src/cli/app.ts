@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { envFlag, parseConfig, type Config } from '../core/config.js';
+import { envFlag, envOff, parseConfig, type Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
 import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
@@ -96,6 +96,9 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     autoTuneMinutes: autoTuneMinutes(env),
     pgPoolSize: numberFrom(env, 'LIMBIC_PG_POOL_SIZE'),
     pgStatementTimeoutMs: numberFrom(env, 'LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
+    capture: !envOff(env.LIMBIC_CAPTURE),
+    brief: !envOff(env.LIMBIC_BRIEF),
+    hookStateDir: resolve(cacheHome, 'limbic', 'hooks'),
   });
 }
 
@@ -186,6 +189,27 @@ export class App {
       embedder,
       clock: Date.now,
       logger: stderrLogger,
+      heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
+      inverseRelations: config.inverseRelations,
+    });
+  }
+
+  /**
+   * The memory a lifecycle hook writes its session to and reads its brief from (`limbic hook`,
+   * docs/hooks.md). A SQLite file opens without sqlite-vec, the vector cache or the in-memory
+   * keyword index, and waits at most `busyTimeoutMs` for another writer: a hook starts fast and
+   * never loads the model, its writes only queue embeddings (a server, a search or `limbic reembed`
+   * makes them). PostgreSQL opens as usual; its embedder never loads either.
+   */
+  hookService(config: Config, busyTimeoutMs: number, logger: Logger): MemoryService {
+    const store = isPostgresUrl(config.dbPath)
+      ? this.openStore(config.dbPath, config.namespace, config)
+      : openSqliteStore({ path: config.dbPath, logger, busyTimeoutMs, vectors: false, vectorCache: false, keywordTopK: false });
+    return new MemoryService({
+      store,
+      embedder: new LazyEmbedder(() => Promise.reject(new Error('a hook never loads the embedding model'))),
+      clock: Date.now,
+      logger,
       heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
       inverseRelations: config.inverseRelations,
     });
