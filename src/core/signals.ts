@@ -30,6 +30,11 @@ export interface EntityFacts extends RankFacts {
   readonly name: string;
   readonly entityType: string;
   readonly updatedAt: number;
+  /**
+   * The project the entity belongs to (captured conversations and project entities, docs/capture.md);
+   * undefined for a global one, as everything written through the tools is.
+   */
+  readonly project?: string | undefined;
 }
 
 /** Access counts of one entity. */

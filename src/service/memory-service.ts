@@ -30,6 +30,9 @@ import type {
   SupersessionResult,
   VectorStatus,
 } from '../store/store.js';
+import type { Conversation } from '../capture/conversation.js';
+import type { Project } from '../capture/project.js';
+import { captureConversation, isBareAcknowledgement, type CaptureResult } from './capture.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
 import type { HeavySlotOptions } from './heavy-slots.js';
 import { observationPage, type EntityPage, type ObservationWindow } from './observation-page.js';
@@ -213,6 +216,32 @@ export class MemoryService {
       .warm()
       .catch((error: unknown) => this.deps.logger.warn('loading the stored vectors failed; searches read them from the database', error));
     this.indexer.kick();
+  }
+
+  /**
+   * Stores a conversation from a hook, a transcript or a chat export as one session entity in its
+   * project (capture.ts, docs/capture.md): redacted, acknowledgements skipped, each turn once.
+   */
+  async capture(conversation: Conversation, project: Project | undefined): Promise<CaptureResult> {
+    return captureConversation(
+      {
+        store: this.deps.store,
+        clock: this.deps.clock,
+        redact: (text) => this.redact(text),
+        afterWrite: () => this.afterWrite(),
+        isAcknowledgement: isBareAcknowledgement,
+      },
+      conversation,
+      project,
+    );
+  }
+
+  /**
+   * One text through the redactor every write uses. A pass-through here (nothing is redacted): the
+   * redaction branch replaces it with the service's redactor, which capture then goes through.
+   */
+  async redact(text: string): Promise<{ text: string; findings: { type: string; count: number }[] }> {
+    return { text, findings: [] };
   }
 
   async createEntities(entities: readonly NewEntity[]): Promise<Entity[]> {

@@ -15,6 +15,8 @@ export interface EntityRow {
   status: string;
   created_at: number;
   updated_at: number;
+  /** The project key (capture-store.ts); NULL for a global entity. */
+  project: string | null;
 }
 
 /** An entity row with what ranking reads besides: its relation count and metadata observations. */
@@ -73,6 +75,7 @@ export function toFacts(r: EntityRow, metadata: number, observations: number): E
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     metadataRatio: observations === 0 ? 0 : metadata / observations,
+    ...(r.project === null || r.project === undefined ? {} : { project: r.project }),
   };
 }
 

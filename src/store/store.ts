@@ -4,6 +4,7 @@
  * degrades by what is present. Every backend lives in its own folder under src/store/ and passes
  * the conformance suite of each capability it has (test/store/conformance/).
  */
+import type { CaptureStore } from './capture-store.js';
 import type { GraphStore } from './graph-store.js';
 import type { KeywordIndex } from './keyword-index.js';
 import type { MaintenanceStore } from './maintenance-store.js';
@@ -12,6 +13,7 @@ import type { TuningStore } from './tuning-store.js';
 import type { UsageStore } from './usage-store.js';
 import type { VectorIndex } from './vector-index.js';
 
+export type * from './capture-store.js';
 export type * from './graph-store.js';
 export type * from './keyword-index.js';
 export type * from './maintenance-store.js';
@@ -43,6 +45,8 @@ export interface Store {
   readonly transfer?: TransferStore | undefined;
   /** Undefined when the backend has no maintenance tools (supersedes, end_relation, splits, duplicates). */
   readonly maintenance?: MaintenanceStore | undefined;
+  /** Undefined when the backend cannot store captured conversations (docs/capture.md): capture and the brief say so. */
+  readonly capture?: CaptureStore | undefined;
   stats(): Promise<StoreStats>;
   close(): Promise<void>;
 }

@@ -25,6 +25,8 @@ export interface EntityRecord {
   readonly status: string;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** The project it belongs to (capture-store.ts); undefined for a global entity. */
+  readonly project?: string | undefined;
   /** In creation order. */
   readonly observations: readonly ObservationRecord[];
   /** Its superseded observations, oldest first; empty on a backend without maintenance. */

@@ -347,6 +347,11 @@ const MIGRATIONS: readonly Migration[] = [
     const { syncEntities } = await import('./pg-graph.js');
     await syncEntities(client, [...changed].map(asEntityId));
   },
+  // 12 (issue 34), as SQLite's schema 15: the project an entity belongs to; NULL for a global one.
+  `
+  ALTER TABLE entities ADD COLUMN project text;
+  CREATE INDEX entities_project ON entities (project, updated_at) WHERE project IS NOT NULL;
+  `,
 ];
 
 /**

@@ -10,6 +10,7 @@ import type { Store, StoreStats } from '../store.js';
 import { PgConnection, type PgConnectionOptions } from './pg-connection.js';
 
 export { redactPassword } from './pg-connection.js';
+import { PgCapture } from './pg-capture.js';
 import { PgGraph } from './pg-graph.js';
 import { PgKeywordIndex } from './pg-keywords.js';
 import { PgMaintenance } from './pg-maintenance.js';
@@ -36,6 +37,7 @@ export class PgStore implements Store {
   readonly transfer: PgTransfer;
   readonly tuning: PgTuning;
   readonly maintenance: PgMaintenance;
+  readonly capture: PgCapture;
   private readonly conn: PgConnection;
 
   constructor(options: PgStoreOptions) {
@@ -50,6 +52,7 @@ export class PgStore implements Store {
     this.transfer = new PgTransfer(this.conn);
     this.tuning = new PgTuning(this.conn);
     this.maintenance = new PgMaintenance(this.conn);
+    this.capture = new PgCapture(this.conn);
   }
 
   /** Connects and migrates now (every other call does it on first use). */

@@ -24,6 +24,7 @@ interface EntityRow {
   status: string;
   created_at: number;
   updated_at: number;
+  project: string | null;
   obs: { c: string; k: string; t: number }[] | null;
   sup: { c: string; k: string; t: number; s: number; b: string }[] | null;
   access_count: number | null;
@@ -49,7 +50,7 @@ export class PgTransfer implements TransferStore {
   async readEntities(cursor: number, limit: number): Promise<TransferPage<EntityRecord>> {
     const vectors = await this.hasVectors();
     const rows = await this.conn.query<EntityRow>(
-      `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
+      `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at, e.project,
               (SELECT json_agg(json_build_object('c', o.content, 'k', o.kind, 't', o.created_at) ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs,
               (SELECT json_agg(json_build_object('c', s.content, 'k', s.kind, 't', s.created_at, 's', s.superseded_at, 'b', s.superseded_by) ORDER BY s.id)
                  FROM superseded_observations s WHERE s.entity_id = e.id) AS sup,
@@ -66,6 +67,7 @@ export class PgTransfer implements TransferStore {
       status: r.status,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
+      ...(r.project === null ? {} : { project: r.project }),
       observations: (r.obs ?? []).map((o) => ({ content: decodeText(o.c), kind: decodeText(o.k), createdAt: Number(o.t) })),
       superseded: (r.sup ?? []).map((o) => ({
         content: decodeText(o.c),
@@ -114,6 +116,12 @@ export class PgTransfer implements TransferStore {
         ],
       );
       const freshIds = new Set(fresh.rows.map((r) => r.id));
+      // A project is carried to an entity that has none.
+      const projected = records.filter((r) => r.project !== undefined);
+      await db.query(
+        'UPDATE entities e SET project = x.p FROM unnest($1::text[], $2::text[]) AS x(n, p) WHERE e.name = x.n AND e.project IS NULL',
+        [projected.map((r) => r.name), projected.map((r) => r.project)],
+      );
       const idOf = new Map(
         (
           await db.query<{ id: number; name: string }>('SELECT id, name FROM entities WHERE name = ANY($1)', [records.map((r) => r.name)])

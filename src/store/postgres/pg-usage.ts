@@ -26,7 +26,7 @@ export class PgUsage implements UsageStore {
     const list = [...new Set(ids)];
     const [factRows, accessRows, pairRows] = await Promise.all([
       this.conn.query<PgFactsRow>(
-        `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
+        `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at, e.project,
                 (SELECT count(*) FROM relations WHERE from_name = e.name AND ended_at IS NULL) +
                 (SELECT count(*) FROM relations WHERE to_name = e.name AND ended_at IS NULL) AS degree,
                 (SELECT count(*) FROM observations m WHERE m.entity_id = e.id AND m.kind = 'metadata') AS metadata,

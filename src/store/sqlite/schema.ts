@@ -327,6 +327,14 @@ const MIGRATIONS: readonly Migration[] = [
       "INSERT INTO meta (key, value) VALUES ('keyword_changes', ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value",
     ).run(changed.size);
   },
+  // 15 (issue 34): the project an entity belongs to (src/capture/project.ts: a git remote's key, or a
+  // folder's path). Captured conversations and their project entities have one; everything written
+  // through the tools stays global (NULL). Searches from inside a project leave out other projects'
+  // entities (pipeline.ts); the brief and `limbic projects` read a project's entities by this index.
+  `
+  ALTER TABLE entities ADD COLUMN project TEXT;
+  CREATE INDEX entities_project ON entities(project, updated_at) WHERE project IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -13,6 +13,7 @@ import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { noopLogger, type Logger } from '../../core/logger.js';
 import type { Store, StoreStats } from '../store.js';
 import { SqliteConnection } from './sqlite-connection.js';
+import { SqliteCapture } from './sqlite-capture.js';
 import { SqliteGraph } from './sqlite-graph.js';
 import { SqliteKeywordIndex } from './sqlite-keywords.js';
 import { SqliteMaintenance } from './sqlite-maintenance.js';
@@ -73,6 +74,8 @@ export class SqliteStore implements Store {
   readonly transfer: SqliteTransfer;
   /** Supersedes, end_relation, duplicate and split tools (sqlite-maintenance.ts). */
   readonly maintenance: SqliteMaintenance;
+  /** Captured conversations, projects and the brief's reads (sqlite-capture.ts). */
+  readonly capture: SqliteCapture;
   private readonly conn: SqliteConnection;
 
   constructor(options: SqliteStoreOptions) {
@@ -97,6 +100,7 @@ export class SqliteStore implements Store {
       : undefined;
     this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);
     this.maintenance = new SqliteMaintenance(this.conn, this.graph);
+    this.capture = new SqliteCapture(this.conn, this.graph);
     this.graph.backfillIndexes();
     this.graph.resyncListedKeywords();
   }

@@ -53,6 +53,7 @@ export class SqliteTransfer implements TransferStore {
           status: string;
           created_at: number;
           updated_at: number;
+          project: string | null;
           access_count: number | null;
           last_access: number | null;
         }
@@ -119,6 +120,7 @@ export class SqliteTransfer implements TransferStore {
       status: r.status,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
+      ...(r.project === null ? {} : { project: r.project }),
       observations: obs.get(r.id) ?? [],
       superseded: superseded.get(r.id) ?? [],
       access: r.access_count === null ? undefined : { count: r.access_count, lastAccess: r.last_access ?? 0, days: days.get(r.id) ?? [] },
@@ -180,12 +182,15 @@ export class SqliteTransfer implements TransferStore {
     let history = 0;
     this.conn.write(() => {
       const times = this.conn.stmt('UPDATE entities SET created_at = ?, updated_at = ? WHERE id = ?');
+      // A project is carried to an entity that has none here.
+      const project = this.conn.stmt('UPDATE entities SET project = ? WHERE id = ? AND project IS NULL');
       // Only rows importBatch just added carry its stamp; older rows keep their own kind and time.
       const obs = this.conn.stmt('UPDATE observations SET kind = ?, created_at = ? WHERE entity_id = ? AND content = ? AND created_at = ?');
       for (const r of records) {
         const id = idOf.get(r.name);
         if (id === undefined) continue;
         if (!existing.has(r.name)) times.run(r.createdAt, r.updatedAt, id);
+        if (r.project !== undefined) project.run(r.project, id);
         for (const o of r.observations) {
           if (obs.run(o.kind, o.createdAt, id, o.content, stamp).changes > 0 && existing.has(r.name)) grown.add(id);
         }

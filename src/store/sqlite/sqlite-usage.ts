@@ -29,7 +29,7 @@ export class SqliteUsage implements UsageStore {
       // Observations are not read: their metadata share comes from a partial index, usually empty.
       for (const r of this.conn
         .stmt<[string], FactsRow>(
-          `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at,
+          `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at, e.project,
                   (SELECT count(*) FROM relations WHERE from_name = e.name AND ended_at IS NULL) +
                   (SELECT count(*) FROM relations WHERE to_name = e.name AND ended_at IS NULL) AS degree,
                   (SELECT count(*) FROM observations m WHERE m.entity_id = e.id AND m.kind = 'metadata') AS metadata

@@ -5,6 +5,7 @@
  * test saying why.
  */
 import { describe, expect, it } from 'vitest';
+import { captureConformance } from './capture.js';
 import { graphConformance } from './graph.js';
 import { graphPagingConformance } from './graph-paging.js';
 import { keywordConformance } from './keywords.js';
@@ -34,4 +35,5 @@ export function runStoreSuite(name: string, makeStore: StoreFactory): void {
   vectorConformance(name, makeStore);
   tuningConformance(name, makeStore);
   maintenanceConformance(name, makeStore);
+  captureConformance(name, makeStore);
 }
