@@ -12,16 +12,9 @@ import { existsSync } from 'node:fs';
 import type { Conversation, Turn } from './conversation.js';
 import type { HookClient, HookInput } from './hook-input.js';
 import { HookState } from './hook-state.js';
+import type { Project } from './project.js';
 
-/** The project a session belongs to (capture core's resolveProject). */
-export interface HookProject {
-  readonly key: string;
-  readonly name: string;
-  readonly root: string;
-  readonly from: string;
-}
-
-/** What the service's capture() reports. */
+/** What the service's capture() reports (src/service/capture.ts). */
 export interface HookCaptureResult {
   readonly session: string;
   readonly turnsAdded: number;
@@ -31,8 +24,8 @@ export interface HookCaptureResult {
 
 /** The memory as a hook uses it: opened on first need, closed at the end of the event. */
 export interface HookMemory {
-  brief(project: HookProject | undefined, options: { maxChars: number }): Promise<string>;
-  capture(conversation: Conversation, project: HookProject | undefined): Promise<HookCaptureResult>;
+  brief(project: Project | undefined, options: { maxChars: number }): Promise<string>;
+  capture(conversation: Conversation, project: Project | undefined): Promise<HookCaptureResult>;
   close(): Promise<void>;
 }
 
@@ -46,7 +39,7 @@ export interface HookParts {
   /** False when the memory does not exist yet: SessionStart has nothing to say and creates nothing. */
   readonly memoryExists: boolean;
   readonly state: HookState;
-  resolveProject(cwd: string | undefined): Promise<HookProject | undefined>;
+  resolveProject(cwd: string | undefined): Promise<Project | undefined>;
   /** Claude Code's transcript from a byte offset (chat import's reader). */
   readTranscript(path: string, fromOffset: number): Promise<{ conversations: readonly Conversation[]; nextOffset: number }>;
   /** Strips client chrome and Limbic's own brief from a hook field's text (clean-text.ts). */

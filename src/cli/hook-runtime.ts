@@ -5,13 +5,15 @@
  * background never pays for it.
  */
 import { existsSync } from 'node:fs';
-import type { Conversation } from '../capture/conversation.js';
+import { cleanTurnText } from '../capture/clean-text.js';
 import type { HookInput } from '../capture/hook-input.js';
 import { captureEvent, sessionStart, type CaptureOutcome, type HookParts } from '../capture/hook-run.js';
 import { HookState } from '../capture/hook-state.js';
 import type { Logger } from '../core/logger.js';
 import { App } from './app.js';
 import type { HookArgs } from './hook-args.js';
+import { resolveProject } from '../capture/project.js';
+import { readClaudeCodeTranscript } from '../capture/readers/claude-code.js';
 
 /** SessionStart reads while a capture may write: it waits this long for the writer, then says nothing. */
 export const BRIEF_BUSY_MS = 1_000;
@@ -30,18 +32,15 @@ function partsFor(args: HookArgs, busyTimeoutMs: number): HookParts {
     memoryId: `${config.dbPath}#${config.namespace}`,
     memoryExists: app.isPostgres(config.dbPath) || existsSync(config.dbPath),
     state,
-    resolveProject: async () => undefined,
-    readTranscript: async (): Promise<{ conversations: readonly Conversation[]; nextOffset: number }> => {
-      throw new Error('reading Claude Code transcripts is not in this build yet');
-    },
-    cleanText: (text) => text.trim(),
+    // No folder (a client that sends no cwd) is no project: its sessions stay global.
+    resolveProject: (cwd) => (cwd === undefined ? Promise.resolve(undefined) : resolveProject(cwd, { home: app.where().home })),
+    readTranscript: (path, fromOffset) => readClaudeCodeTranscript(path, { fromOffset }),
+    cleanText: cleanTurnText,
     openMemory: () => {
       const service = app.hookService(config, busyTimeoutMs, logger);
       return {
         brief: async () => '',
-        capture: async () => {
-          throw new Error('capture is not in this build yet');
-        },
+        capture: (conversation, project) => service.capture(conversation, project),
         close: () => service.close(),
       };
     },

@@ -3,36 +3,11 @@
  * arrives on stdin and whatever state the memory is in, it exits 0, says a failure in one line on
  * stderr and prints on stdout only what the client injects.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
-
-export const HOOK = join(REPO_ROOT, 'dist', 'cli', 'hook.js');
-
-export interface HookRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs hook.js with `args`, `input` on stdin, and a clean environment around `env`. */
-export function runHook(args: readonly string[], input: string, env: Record<string, string> = {}): Promise<HookRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HOOK, ...args], {
-      env: { PATH: process.env.PATH ?? '', LIMBIC_DB: '', LIMBIC_NAMESPACE: '', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+import { tempDir } from '../helpers/fixtures.js';
+import { runHook } from '../helpers/hook-process.js';
 
 describe('limbic hook never breaks the agent', () => {
   let tmp: ReturnType<typeof tempDir>;
