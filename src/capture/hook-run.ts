@@ -24,15 +24,16 @@ export interface HookCaptureResult {
 
 /** The memory as a hook uses it: opened on first need, closed at the end of the event. */
 export interface HookMemory {
-  brief(project: Project | undefined, options: { maxChars: number }): Promise<string>;
+  /** The project's brief (service.brief: fenced, within 2,000 tokens and under 10,000 characters), '' when there is nothing to say. */
+  brief(project: Project | undefined): Promise<string>;
   capture(conversation: Conversation, project: Project | undefined): Promise<HookCaptureResult>;
   close(): Promise<void>;
 }
 
 export interface HookParts {
-  /** Capture on (LIMBIC_CAPTURE); off, the capture events store nothing. */
+  /** Capture on (LIMBIC_NO_CAPTURE unset); off, the capture events store nothing. */
   readonly capture: boolean;
-  /** Brief on (LIMBIC_BRIEF); off, SessionStart prints nothing. */
+  /** Brief on (LIMBIC_NO_BRIEF unset); off, SessionStart prints nothing. */
   readonly brief: boolean;
   /** Names the memory in offset keys (the database and namespace; hashed, never stored as is). */
   readonly memoryId: string;
@@ -48,8 +49,6 @@ export interface HookParts {
   now(): number;
 }
 
-/** The brief's bound: clients inject about 10 KB in full (a longer one reaches the model as a 2 KB preview). */
-export const BRIEF_MAX_CHARS = 9_000;
 /** How long a hook waits for another hook of the same session before leaving the work to the next event. */
 export const SESSION_LOCK_WAIT_MS = 10_000;
 
@@ -70,7 +69,7 @@ export async function sessionStart(input: HookInput, declared: HookClient, parts
   const project = await parts.resolveProject(input.cwd);
   const memory = parts.openMemory();
   try {
-    return briefOutput(declared, await memory.brief(project, { maxChars: BRIEF_MAX_CHARS }));
+    return briefOutput(declared, await memory.brief(project));
   } finally {
     await memory.close();
   }

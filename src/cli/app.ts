@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { envFlag, envOff, parseConfig, type Config } from '../core/config.js';
+import { resolveProject, type Project } from '../capture/project.js';
+import { envFlag, parseConfig, type Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
 import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
@@ -90,14 +91,15 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     allowRemoteModels: !envFlag(env.LIMBIC_OFFLINE) && !envFlag(env.HF_HUB_OFFLINE),
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
     inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
+    project: nonEmpty(env.LIMBIC_PROJECT?.trim()),
+    brief: !envFlag(env.LIMBIC_NO_BRIEF),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
     heavyToolSlots: heavy.slots,
     heavyToolWaitMs: heavy.waitMs,
     autoTuneMinutes: autoTuneMinutes(env),
     pgPoolSize: numberFrom(env, 'LIMBIC_PG_POOL_SIZE'),
     pgStatementTimeoutMs: numberFrom(env, 'LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
-    capture: !envOff(env.LIMBIC_CAPTURE),
-    brief: !envOff(env.LIMBIC_BRIEF),
+    capture: !envFlag(env.LIMBIC_NO_CAPTURE),
     hookStateDir: resolve(cacheHome, 'limbic', 'hooks'),
   });
 }
@@ -170,6 +172,14 @@ export class App {
     return httpLimitsFromEnv(this.env);
   }
 
+  /**
+   * The project a folder belongs to (src/capture/project.ts): `explicit` (a command's --project),
+   * else LIMBIC_PROJECT, else what the folder says; undefined outside any project (`/`, the home folder).
+   */
+  async project(folder: string, explicit?: string): Promise<Project | undefined> {
+    return resolveProject(folder, { explicit: explicit ?? this.rootConfig().project, home: homedir() });
+  }
+
   /** Where connect and doctor look for clients and commands: this user's environment. */
   where(): Where {
     return { env: this.env, home: homedir(), platform: process.platform };
@@ -181,7 +191,7 @@ export class App {
    * `threads` overrides that (the CLI's bulk re-embedding takes every core). `startModel`: the
    * worker starts before the store opens (serve: a start's first semantic answer waits for the model).
    */
-  service(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false): MemoryService {
+  service(config: Config, threads: number = Math.max(1, availableParallelism() - 1), startModel = false, project?: string): MemoryService {
     const embedder = this.embedder(config, threads, startModel);
     const store = this.openStore(config.dbPath, config.namespace, config);
     return new MemoryService({
@@ -191,6 +201,7 @@ export class App {
       logger: stderrLogger,
       heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
       inverseRelations: config.inverseRelations,
+      project,
     });
   }
 

@@ -12,7 +12,6 @@ import { HookState } from '../capture/hook-state.js';
 import type { Logger } from '../core/logger.js';
 import { App } from './app.js';
 import type { HookArgs } from './hook-args.js';
-import { resolveProject } from '../capture/project.js';
 import { readClaudeCodeTranscript } from '../capture/readers/claude-code.js';
 
 /** SessionStart reads while a capture may write: it waits this long for the writer, then says nothing. */
@@ -32,14 +31,15 @@ function partsFor(args: HookArgs, busyTimeoutMs: number): HookParts {
     memoryId: `${config.dbPath}#${config.namespace}`,
     memoryExists: app.isPostgres(config.dbPath) || existsSync(config.dbPath),
     state,
-    // No folder (a client that sends no cwd) is no project: its sessions stay global.
-    resolveProject: (cwd) => (cwd === undefined ? Promise.resolve(undefined) : resolveProject(cwd, { home: app.where().home })),
+    // No folder (a client that sends no cwd) is no project unless LIMBIC_PROJECT names one: its sessions stay global.
+    resolveProject: (cwd) =>
+      cwd === undefined && config.project === undefined ? Promise.resolve(undefined) : app.project(cwd ?? app.where().home),
     readTranscript: (path, fromOffset) => readClaudeCodeTranscript(path, { fromOffset }),
     cleanText: cleanTurnText,
     openMemory: () => {
       const service = app.hookService(config, busyTimeoutMs, logger);
       return {
-        brief: async () => '',
+        brief: (project) => service.brief(project),
         capture: (conversation, project) => service.capture(conversation, project),
         close: () => service.close(),
       };

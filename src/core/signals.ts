@@ -22,6 +22,11 @@ export interface RankFacts {
   readonly createdAt: number;
   /** Share of observations whose kind is `metadata`, 0 when there are none. */
   readonly metadataRatio: number;
+  /**
+   * The project the entity belongs to (captured conversations and project entities, docs/capture.md);
+   * undefined for a global one, as everything written through the tools is.
+   */
+  readonly project?: string | undefined;
 }
 
 /** A candidate's facts without its observations: what ranking and filtering read. */
@@ -30,11 +35,6 @@ export interface EntityFacts extends RankFacts {
   readonly name: string;
   readonly entityType: string;
   readonly updatedAt: number;
-  /**
-   * The project the entity belongs to (captured conversations and project entities, docs/capture.md);
-   * undefined for a global one, as everything written through the tools is.
-   */
-  readonly project?: string | undefined;
 }
 
 /** Access counts of one entity. */

@@ -38,5 +38,6 @@ export function toHybridOptions(input: HybridSearchInput): HybridSearchOptions {
       // Asking for reflections only while leaving them out finds nothing; "only" is the explicit ask.
       only: input.reflections_only ?? false,
     },
+    project: input.project,
   };
 }

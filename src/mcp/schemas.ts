@@ -283,12 +283,21 @@ export const openNodesInput = official({
   ...observationPageFields,
 });
 
+/** A search's project (docs/capture.md, "Projects"). */
+const projectOption = chars(LIMITS.maxNameChars, 'the project')
+  .min(1, { message: 'the project is empty: give a project key, or "*" for all projects' })
+  .optional()
+  .describe(
+    'Project to search from: a key as "limbic projects" lists it, or "*" for all. Default: the server\'s own (other projects\' captured sessions hidden, its own first)',
+  );
+
 export const searchSemanticInput = withinCallText(
   strict({
     query: chars(LIMITS.maxQueryChars, 'the query')
       .min(1, { message: 'the query is empty: it must have at least 1 character; say what to look for' })
       .describe('What to recall, in words: exact terms, names or a paraphrase'),
     limit: wholeNumber('limit', 1, LIMITS.maxSearchLimit).optional().describe('How many results (1-100, default 10)'),
+    project: projectOption,
   }),
 );
 
@@ -410,6 +419,7 @@ export const hybridSearchInput = withinCallText(
       .optional()
       .describe('Multiplies the final score of reflections (default 1.0: equal footing; above 1 surfaces them for broad queries)'),
     reflections_only: z.boolean().optional().describe('Search reflections only (as search_reflections); default false'),
+    project: projectOption,
   }),
 );
 

@@ -295,8 +295,8 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: o.SearchSemanticOutput,
       annotations: { ...READ, idempotentHint: false },
     },
-    guard(async ({ query, limit }) => {
-      const answer = await service.searchSemantic(query, limit ?? 10);
+    guard(async ({ query, limit, project }) => {
+      const answer = await service.searchSemantic(query, limit ?? 10, project);
       return compact({ ...answer }, semanticText(answer));
     }),
   );

@@ -70,8 +70,14 @@ function parsePart(name: string, base: string): number | undefined {
   return name.startsWith(base) && m !== null ? Number(m[1]) : undefined;
 }
 
-/** What one metadata observation says of the conversation's own id, so a later capture of it on another day meets it. */
-const idObservation = (c: Conversation): string => `conversation id: ${c.id}`;
+/**
+ * The metadata observation every session opens with: when it started, and its source's id, so a
+ * later capture of it that dates it otherwise meets it. One observation, not two: an entity more
+ * than half metadata ranks lower (docs/ranking.md), and a short session must not.
+ */
+const startObservation = (c: Conversation, startedAt: number): string =>
+  `started: ${new Date(startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC, ${idMark(c)}`;
+const idMark = (c: Conversation): string => `conversation id: ${c.id}`;
 
 export async function captureConversation(
   deps: CaptureDeps,
@@ -113,8 +119,7 @@ export async function captureConversation(
     const meta = (content: string): DatedObservation => ({ content, kind: METADATA_KIND, createdAt: startedAt });
     if (conversation.title !== undefined && conversation.title.trim() !== '')
       head.push(meta(boundTurn(`title: ${await redact(conversation.title.trim())}`, 1_000)));
-    head.push(meta(`started: ${new Date(startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC`));
-    head.push(meta(idObservation(conversation)));
+    head.push(meta(startObservation(conversation, startedAt)));
   }
 
   let added = 0;
@@ -199,7 +204,7 @@ async function findSession(
   for (const candidate of base === undefined ? bases : []) {
     const ids = await full.graph.idsByName([candidate]);
     const meta = await store.observationsOfKinds([METADATA_KIND], { project: undefined, ids, status: undefined, limit: 20 });
-    if (meta.some((m) => m.observation.content === idObservation(conversation))) {
+    if (meta.some((m) => m.observation.content.endsWith(idMark(conversation)))) {
       base = candidate;
       break;
     }

@@ -32,7 +32,10 @@ import type {
 } from '../store/store.js';
 import type { Conversation } from '../capture/conversation.js';
 import type { Project } from '../capture/project.js';
+import { buildBrief, type BriefOptions } from './brief.js';
 import { captureConversation, isBareAcknowledgement, type CaptureResult } from './capture.js';
+import { runSearch } from './search/pipeline.js';
+import { keywordRequest } from './search/request.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
 import type { HeavySlotOptions } from './heavy-slots.js';
 import { observationPage, type EntityPage, type ObservationWindow } from './observation-page.js';
@@ -70,7 +73,16 @@ export interface MemoryServiceDeps {
    * creates `B part_of A`, and deleting either deletes both. @default false
    */
   readonly inverseRelations?: boolean;
+  /**
+   * The key of the project this service runs in (the stdio server's, from its folder: src/capture/project.ts):
+   * searches leave out other projects' captured memories and prefer its own, unless a call names
+   * another project or all of them. @default none: nothing is hidden
+   */
+  readonly project?: string | undefined;
 }
+
+/** What a search's `project` option takes for "every project": nothing hidden, none preferred. */
+export const ALL_PROJECTS = '*';
 
 /** open_nodes' Limbic options (issue 25 item 18); neither given: the official answer. */
 export interface OpenNodesOptions {
@@ -234,6 +246,22 @@ export class MemoryService {
       conversation,
       project,
     );
+  }
+
+  /**
+   * The brief at the start of a session in a project (brief.ts, docs/capture.md): fenced reference
+   * data within 2,000 tokens and under 10,000 characters; '' when there is nothing to say. Keyword
+   * search and usage only: it never loads the model.
+   */
+  async brief(project: Project | undefined, options: BriefOptions = {}): Promise<string> {
+    const deps = { store: this.deps.store, indexer: this.indexer, reranker: undefined };
+    const keywordSearch = async (query: string, scope: string | undefined, limit: number): Promise<EntityId[]> => {
+      if (this.deps.store.keywords === undefined) return [];
+      // limit 0: the ranked ids only; no candidate is read in full (a project's sessions are large).
+      const outcome = await runSearch(deps, { ...keywordRequest(query, limit), project: scope }, this.deps.clock());
+      return outcome.ranked.slice(0, limit).map((r) => r.id);
+    };
+    return buildBrief({ store: this.deps.store, clock: this.deps.clock, keywordSearch }, project, options);
   }
 
   /**
@@ -443,13 +471,24 @@ export class MemoryService {
   }
 
   /** search_semantic: the pipeline's preset; what it showed goes to the shadow log afterwards. */
-  async searchSemantic(query: string, limit: number): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
+  /**
+   * The project a search runs in: the one it names (ALL_PROJECTS: none), else the service's own.
+   * @example service.searchProject(undefined) // the server's project, or undefined outside any
+   */
+  searchProject(asked: string | undefined): string | undefined {
+    const project = asked ?? this.deps.project;
+    return project === ALL_PROJECTS ? undefined : project;
+  }
+
+  async searchSemantic(query: string, limit: number, project?: string): Promise<Omit<SemanticResponse, 'ids' | 'shadow'>> {
     const now = this.deps.clock();
     const {
       ids: _ids,
       shadow,
       ...response
-    } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now);
+    } = await searchSemantic({ store: this.deps.store, indexer: this.indexer, reranker: undefined }, query, limit, now, {
+      project: this.searchProject(project),
+    });
     this.later(() => this.recordSearch(shadow));
     return response;
   }
@@ -461,7 +500,11 @@ export class MemoryService {
       ids: _ids,
       shadow,
       ...response
-    } = await hybridSearch({ store: this.deps.store, indexer: this.indexer, reranker: this.deps.reranker }, options, now);
+    } = await hybridSearch(
+      { store: this.deps.store, indexer: this.indexer, reranker: this.deps.reranker },
+      { ...options, project: this.searchProject(options.project) },
+      now,
+    );
     this.later(() => this.recordSearch(shadow));
     return response;
   }

@@ -87,6 +87,8 @@ export interface CaptureStore {
       readonly limit: number;
     },
   ): Promise<{ readonly entity: EntityFacts; readonly observation: DatedObservation }[]>;
+  /** Whether any entity belongs to a project other than `project` (cheap: a search from inside a project asks). */
+  holdsOtherProjects(project: string): Promise<boolean>;
   /** Every project with how much it holds, most recently updated first. */
   projects(): Promise<ProjectSummary[]>;
   /** Gives every entity of project `from` the project `to`; returns how many moved. */

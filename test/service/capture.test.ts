@@ -63,20 +63,19 @@ describe('service.capture', () => {
     const { entity, facts } = await stored(result.session);
     expect(entity?.entityType).toBe('session');
     expect(entity?.observations).toEqual([
-      'started: 2026-11-27 14:03 UTC',
-      'conversation id: 3f2a9c1e-77aa-4c1d-9e0f-0123456789ab',
+      'started: 2026-11-27 14:03 UTC, conversation id: 3f2a9c1e-77aa-4c1d-9e0f-0123456789ab',
       'user: Make the checkout retry when the payment API times out',
       'assistant: I will add a retry with backoff.',
       'tool Edit src/checkout.ts → Applied 1 edit / line 2 / line 3',
       'tool Bash npm test (failed) → FAIL checkout.test.ts',
       "user: Let's go with three retries, never more",
     ]);
-    expect(entity?.kinds).toEqual(['metadata', 'metadata', 'prompt', 'reply', 'tool', 'tool', 'decision']);
+    expect(entity?.kinds).toEqual(['metadata', 'prompt', 'reply', 'tool', 'tool', 'decision']);
     expect(facts).toMatchObject({ project: 'github.com/acme/shop', createdAt: T0, status: 'active' });
     const times = (await store.transfer?.readEntities(0, 10))?.records
       .find((r) => r.name === result.session)
       ?.observations.map((o) => o.createdAt);
-    expect(times).toEqual([T0, T0, T0, T0 + 60_000, T0 + 60_000, T0 + 60_000, T0 + 180_000]);
+    expect(times).toEqual([T0, T0, T0 + 60_000, T0 + 60_000, T0 + 60_000, T0 + 180_000]);
     const graph = await store.graph.openNodes([result.session, 'github.com/acme/shop']);
     expect(graph.relations).toEqual([{ from: result.session, to: 'github.com/acme/shop', relationType: 'part_of' }]);
     expect((await stored('github.com/acme/shop')).facts).toMatchObject({ entityType: 'project', project: 'github.com/acme/shop' });
@@ -94,9 +93,11 @@ describe('service.capture', () => {
     expect([first.turnsAdded, second.turnsAdded, third.turnsAdded, later.turnsAdded]).toEqual([1, 1, 0, 1]);
     expect([second.turnsSkipped, third.turnsSkipped]).toEqual([1, 2]);
     expect(new Set([first.session, second.session, third.session, later.session]).size).toBe(1);
-    expect(
-      (await stored(first.session)).entity?.observations.filter((o) => !o.startsWith('started') && !o.startsWith('conversation')),
-    ).toEqual(['user: Use Postgres for the job queue', 'assistant: Done: jobs table added.', 'user: Now add an index on run_at']);
+    expect((await stored(first.session)).entity?.observations.filter((o) => !o.startsWith('started'))).toEqual([
+      'user: Use Postgres for the job queue',
+      'assistant: Done: jobs table added.',
+      'user: Now add an index on run_at',
+    ]);
   });
 
   it('keeps two conversations apart that share the first 8 characters of their ids on different days', async () => {
@@ -120,11 +121,11 @@ describe('service.capture', () => {
     expect(part1.entity?.observations).toHaveLength(1_000);
     expect(part1.entity?.observations.slice(0, 3)).toEqual([
       'title: A long refactor',
-      'started: 2026-11-27 14:03 UTC',
-      'conversation id: 3f2a9c1e-77aa-4c1d-9e0f-0123456789ab',
+      'started: 2026-11-27 14:03 UTC, conversation id: 3f2a9c1e-77aa-4c1d-9e0f-0123456789ab',
+      'user: step 0: change line 0',
     ]);
-    expect(part2.entity?.observations).toHaveLength(103);
-    expect(part2.entity?.observations[0]).toBe('user: step 997: change line 997');
+    expect(part2.entity?.observations).toHaveLength(102);
+    expect(part2.entity?.observations[0]).toBe('user: step 998: change line 998');
     expect(part2.facts).toMatchObject({ entityType: 'session', project: 'github.com/acme/shop' });
     const relations = (await store.graph.openNodes([`${result.session} part 2`])).relations;
     expect(relations).toEqual(

@@ -20,9 +20,12 @@ import { DEFAULT_HTTP_PORT, serveHttp } from '../serve-http.js';
 import { WholeLines } from '../stdin-lines.js';
 import { SCREEN_MAX_BYTES, screenLine } from '../stdin-screen.js';
 
-async function serveStdio(app: App, config: Config): Promise<void> {
+async function serveStdio(app: App, config: Config, explicitProject: string | undefined): Promise<void> {
   const logger = app.logger;
-  const service = app.service(config, undefined, true);
+  // Clients start a stdio server in the project's folder (Claude Code does): its searches prefer that
+  // project's memory and never show another's captured sessions (docs/capture.md, "Projects").
+  const project = await app.project(process.cwd(), explicitProject);
+  const service = app.service(config, undefined, true, project?.key);
   // Off unless LIMBIC_AUTO_TUNE_MINUTES is set (tuning.ts): applies only what "limbic tune --apply" would.
   const autoTune = config.autoTuneMinutes === undefined ? undefined : startAutoTune(service.store, config.autoTuneMinutes, logger);
   // The stored vectors start loading now too (the model did in app.service), before the client's
@@ -86,7 +89,9 @@ async function serveStdio(app: App, config: Config): Promise<void> {
     logger.warn('the MCP transport closed and cannot read again (see the error above); stopping');
     void shutdown(1);
   };
-  logger.info(`serving MCP on stdio (protocol 2026-07-28 and 2025-era clients); database ${app.redact(config.dbPath)}`);
+  logger.info(
+    `serving MCP on stdio (protocol 2026-07-28 and 2025-era clients); database ${app.redact(config.dbPath)}; ${project === undefined ? 'outside any project' : `project ${project.key}`}`,
+  );
   process.stdin.on('close', () => void shutdown(0));
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
@@ -104,8 +109,9 @@ export function registerServeCommand(program: Command, app: App): void {
       'with --http: another host name clients may use (Host/Origin check), repeatable',
       (v: string, p: string[] = []) => [...p, v],
     )
-    .action(async (o: { http?: boolean; host: string; port: string; allowedHost?: string[] }) => {
-      if (o.http !== true) return serveStdio(app, app.config());
+    .option('--project <key>', 'on stdio: the project whose memory searches prefer (env LIMBIC_PROJECT; default: found from the folder)')
+    .action(async (o: { http?: boolean; host: string; port: string; allowedHost?: string[]; project?: string }) => {
+      if (o.http !== true) return serveStdio(app, app.config(), o.project);
       if (app.namespaceFlagGiven()) fail(new Error('With --http each token picks its namespace: drop --namespace.'));
       const root = app.rootConfig();
       return serveHttp(

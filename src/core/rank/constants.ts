@@ -37,6 +37,13 @@ export const STATUS_DEBOOST = {
 export const METADATA_THRESHOLD = 0.5;
 export const METADATA_PENALTY = 0.7;
 
+/**
+ * A search from inside a project (docs/capture.md, "Projects") multiplies its own project's entities
+ * by this, beside the status factor: they come first among candidates of close relevance, never past
+ * a clearly better global memory (the same size of nudge as a paused entity's 0.85 the other way).
+ */
+export const PROJECT_BOOST = 1.15;
+
 export const HOUR_MS = 3_600_000;
 
 /**

@@ -12,7 +12,16 @@
  */
 import type { CandidateSignals, RankFacts, VectorHit } from '../signals.js';
 import type { EntityId } from '../types.js';
-import { FTS_BASE_FLOOR, FTS_BASE_SPAN, METADATA_PENALTY, METADATA_THRESHOLD, RRF_K, STATUS_DEBOOST, USAGE_BAND } from './constants.js';
+import {
+  FTS_BASE_FLOOR,
+  FTS_BASE_SPAN,
+  METADATA_PENALTY,
+  METADATA_THRESHOLD,
+  PROJECT_BOOST,
+  RRF_K,
+  STATUS_DEBOOST,
+  USAGE_BAND,
+} from './constants.js';
 import { reciprocalRankFusion, type FusedCandidate } from './fuse-rrf.js';
 import { computeCoocBoost, computeLimbicScore, computeTemporalFactor, cosineSimilarity, usageImportance, usageLift } from './limbic.js';
 import { minMaxNormalize } from './normalize.js';
@@ -47,6 +56,8 @@ export interface RankOptions {
   readonly gamma?: number;
   /** Weight of the salience boost; the tuned value when one is in force. @default BETA_SAL */
   readonly betaSal?: number;
+  /** The project the search runs in: its entities' multiplier is times PROJECT_BOOST. @default none */
+  readonly project?: string | undefined;
 }
 
 export interface RankedCandidate {
@@ -64,7 +75,7 @@ export interface RankedCandidate {
   readonly usageLift: number;
   /** Places usage moved it: its place without any lift minus its place with them (> 0: up). */
   readonly usagePlaces: number;
-  /** Status × metadata multiplier that was applied (1 when none). */
+  /** Status × metadata (× project) multiplier that was applied (1 when none). */
   readonly multiplier: number;
   /** What the legs found of it, as fusion received it. */
   readonly candidate: FusedCandidate;
@@ -76,12 +87,16 @@ export interface BaseCandidate {
   readonly base: number;
 }
 
-/** Status deboost × metadata penalty for one entity. */
-export function statusMultiplier(facts: RankFacts | undefined): number {
+/**
+ * Status deboost × metadata penalty for one entity, × PROJECT_BOOST when it belongs to the project
+ * the search runs in.
+ */
+export function statusMultiplier(facts: RankFacts | undefined, project?: string): number {
   if (facts === undefined) return 1;
   const status = STATUS_DEBOOST[facts.status];
   const metadata = facts.metadataRatio > METADATA_THRESHOLD ? METADATA_PENALTY : 1;
-  return status * metadata;
+  const own = project !== undefined && facts.project === project ? PROJECT_BOOST : 1;
+  return status * metadata * own;
 }
 
 /**
@@ -113,7 +128,7 @@ export function rankByBase(
     const temporalFactor = access === undefined ? 1 : computeTemporalFactor(access.lastAccess, access.lastAccess, options.now);
     const coocBoost = computeCoocBoost(id, signals.coOccurrences, ids, options.now);
     const lift = usageLift(importance, temporalFactor, coocBoost, { band, gamma: options.gamma, betaSal: options.betaSal });
-    return { c, importance, temporalFactor, coocBoost, lift, multiplier: statusMultiplier(facts) };
+    return { c, importance, temporalFactor, coocBoost, lift, multiplier: statusMultiplier(facts, options.project) };
   });
   const scores = limbicScores(partial.map((p) => ({ base: p.c.base, lift: p.lift, multiplier: p.multiplier })));
   const unlifted = placesBy(partial.map((p, i) => ({ id: p.c.candidate.id, score: p.c.base * p.multiplier, i })));

@@ -39,6 +39,8 @@ export interface HybridSearchOptions {
    * @default { include: true, boost: 1, only: false }
    */
   readonly reflections?: { readonly include: boolean; readonly boost: number; readonly only: boolean } | undefined;
+  /** The project the search runs in: other projects' entities left out, its own preferred (request.ts). Undefined: nothing hidden. */
+  readonly project?: string | undefined;
 }
 
 /** The entity type add_reflection and the consolidation run write. */
@@ -129,6 +131,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     filters: reflectionFilters(o),
     typeBoost:
       o.reflections === undefined || o.reflections.boost === 1 ? undefined : { entityType: REFLECTION_TYPE, factor: o.reflections.boost },
+    project: o.project,
   };
   const outcome = await runSearch(deps, request, now);
   const { fused } = outcome;

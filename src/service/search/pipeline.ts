@@ -56,7 +56,9 @@ export interface SearchOutcome {
 const DEFAULTS_IN_FORCE: ParametersInForce = { ...DEFAULT_PARAMETERS, source: 'default', tunedAt: undefined };
 
 /** `kinds` (the entity's observation kinds) is read only when the filter asks for kinds. */
-function matchesFilters(e: EntityFacts, kinds: readonly string[] | undefined, f: SearchFilters): boolean {
+function matchesFilters(e: EntityFacts, kinds: readonly string[] | undefined, f: SearchFilters, project: string | undefined): boolean {
+  // From inside a project, another project's entities (its captured sessions) are never shown.
+  if (project !== undefined && e.project !== undefined && e.project !== project) return false;
   if (f.entityTypes !== undefined && !f.entityTypes.some((t) => t.toLowerCase() === e.entityType.toLowerCase())) return false;
   if (f.status !== undefined && !f.status.includes(e.status)) return false;
   if (f.observationKinds !== undefined && !(kinds ?? []).some((k) => f.observationKinds?.includes(k))) return false;
@@ -82,7 +84,7 @@ async function filterStage(
   const withKinds = request.filters.observationKinds === undefined ? undefined : await store.graph.entitiesById(ids);
   const keep = (id: EntityId): boolean => {
     const facts = signals.facts.get(id);
-    return facts !== undefined && matchesFilters(facts, withKinds?.get(id)?.kinds, request.filters);
+    return facts !== undefined && matchesFilters(facts, withKinds?.get(id)?.kinds, request.filters, request.project);
   };
   const kept = {
     keyword: keyword.filter((h) => keep(h.id)).slice(0, request.depth),
@@ -134,7 +136,9 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   }
   const timings: StageTimings = {};
   const warnings: string[] = [];
-  const fetch = countFilters(request.filters) > 0 ? request.depth * FILTER_OVERFETCH : request.depth;
+  // Another project's entities are left out like a filter's misses, so the legs fetch more then too.
+  const hiding = request.project !== undefined && (await store.capture?.holdsOtherProjects(request.project)) === true;
+  const fetch = countFilters(request.filters) > 0 || hiding ? request.depth * FILTER_OVERFETCH : request.depth;
 
   const { keywords, vectors } = legs;
   const keyword = keywords === undefined ? undefined : await timed(timings, 'keyword', () => keywordLeg(keywords, request, fetch));
@@ -164,6 +168,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
           now,
           gamma: parameters.gamma,
           betaSal: parameters.betaSal,
+          project: request.project,
         })
       : rankWithoutLimbic(candidates);
   let ranked = await timed(timings, 'limbic', () => {

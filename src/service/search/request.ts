@@ -3,7 +3,7 @@
  * is a preset of the same request (search-semantic.ts).
  */
 import type { ContextWeights } from '../../core/rank/context-boost.js';
-import type { SignalWeights } from '../../core/rank/fuse-weighted.js';
+import { DEFAULT_SIGNAL_WEIGHTS, type SignalWeights } from '../../core/rank/fuse-weighted.js';
 import type { EntityStatus } from '../../core/types.js';
 
 export type SearchMode = 'fts' | 'semantic';
@@ -47,6 +47,11 @@ export interface SearchRequest {
   readonly typeBoost?: { readonly entityType: string; readonly factor: number } | undefined;
   /** The context stage's weights (stored dates, related candidates: context.ts); undefined skips it. */
   readonly context?: ContextWeights | undefined;
+  /**
+   * The project the search runs in (docs/capture.md, "Projects"): another project's entities are
+   * left out, its own are preferred (PROJECT_BOOST); global entities stay. Undefined: nothing hidden.
+   */
+  readonly project?: string | undefined;
 }
 
 /** How long each stage took, in ms; a stage that did not run is absent. */
@@ -65,3 +70,25 @@ export async function timed<T>(timings: StageTimings, name: keyof StageTimings, 
 }
 
 export const countFilters = (f: SearchFilters): number => Object.values(f).filter((v) => v !== undefined).length;
+
+/**
+ * A keyword-only search of plain words at a depth, ranked with the limbic re-rank and hydrating
+ * nothing (limit 0: the caller reads `ranked`): what the brief runs to find what is about a project.
+ */
+export function keywordRequest(query: string, depth: number): SearchRequest {
+  return {
+    query,
+    limit: 0,
+    offset: 0,
+    modes: ['fts'],
+    depth,
+    keywordSyntax: 'plain',
+    fusion: 'rrf',
+    rrfK: undefined,
+    weights: DEFAULT_SIGNAL_WEIGHTS,
+    limbic: true,
+    routingLimit: undefined,
+    rerank: false,
+    filters: {},
+  };
+}

@@ -144,6 +144,10 @@ export class PgCapture implements CaptureStore {
     }));
   }
 
+  async holdsOtherProjects(project: string): Promise<boolean> {
+    return (await this.conn.query('SELECT 1 FROM entities WHERE project IS NOT NULL AND project <> $1 LIMIT 1', [project])).length > 0;
+  }
+
   async projects(): Promise<ProjectSummary[]> {
     const rows = await this.conn.query<{ project: string; entities: string; observations: string; last: string }>(
       `SELECT e.project, count(*) AS entities, sum(s.n) AS observations, max(e.updated_at) AS last

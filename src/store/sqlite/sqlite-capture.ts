@@ -149,6 +149,14 @@ export class SqliteCapture implements CaptureStore {
     }));
   }
 
+  async holdsOtherProjects(project: string): Promise<boolean> {
+    return (
+      this.conn
+        .stmt<[string], { one: number }>('SELECT 1 AS one FROM entities WHERE project IS NOT NULL AND project <> ? LIMIT 1')
+        .get(project) !== undefined
+    );
+  }
+
   async projects(): Promise<ProjectSummary[]> {
     return this.conn
       .stmt<[], { project: string; entities: number; observations: number; last: number }>(

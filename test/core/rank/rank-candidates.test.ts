@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { HOUR_MS, METADATA_PENALTY, STATUS_DEBOOST, USAGE_BAND, USE_PIVOT } from '../../../src/core/rank/constants.js';
+import { HOUR_MS, METADATA_PENALTY, PROJECT_BOOST, STATUS_DEBOOST, USAGE_BAND, USE_PIVOT } from '../../../src/core/rank/constants.js';
 import { computeLimbicScore } from '../../../src/core/rank/limbic.js';
 import { reciprocalRankFusion, type FusedCandidate } from '../../../src/core/rank/fuse-rrf.js';
 import {
@@ -68,6 +68,37 @@ describe('statusMultiplier (spec/limbic-system.md "Status Deboosts", "Metadata P
 
   it('unknown facts → no multiplier', () => {
     expect(statusMultiplier(undefined)).toBe(1);
+    expect(statusMultiplier(undefined, 'github.com/acme/a')).toBe(1);
+  });
+
+  it("lifts the search's own project by PROJECT_BOOST, after status; global and other entities keep 1 (issue 34)", () => {
+    const own = { status: 'paused', createdAt: NOW, metadataRatio: 0, project: 'github.com/acme/a' } as const;
+    expect(PROJECT_BOOST).toBe(1.15);
+    expect(statusMultiplier(own, 'github.com/acme/a')).toBeCloseTo(0.85 * PROJECT_BOOST, 12);
+    expect(statusMultiplier(own)).toBeCloseTo(0.85, 12);
+    expect(statusMultiplier({ ...own, project: 'github.com/acme/b' }, 'github.com/acme/a')).toBeCloseTo(0.85, 12);
+    expect(statusMultiplier({ status: 'active', createdAt: NOW, metadataRatio: 0 }, 'github.com/acme/a')).toBe(1);
+  });
+
+  it('ranks an own-project candidate above an equally relevant global one, never above a clearly better one', () => {
+    const signals: CandidateSignals<RankFacts> = {
+      ...NO_SIGNALS,
+      facts: facts([
+        [1, {}],
+        [2, { project: 'p' }],
+        [3, {}],
+      ]),
+    };
+    const ranked = rankByBase(
+      [
+        { candidate: fused(1, 0.03, 0.2), base: 0.6 },
+        { candidate: fused(2, 0.03, 0.2), base: 0.6 },
+        { candidate: fused(3, 0.03, 0.2), base: 0.9 },
+      ],
+      signals,
+      { ...opts(3), project: 'p' },
+    );
+    expect(ranked.map((r) => r.id)).toEqual([id(3), id(2), id(1)]);
   });
 });
 
