@@ -8,8 +8,12 @@ import { HOOK_CLIENTS, hookEventOf, type HookClient, type HookEvent } from '../c
 import type { GlobalOptions } from './app.js';
 
 export interface HookArgs {
-  /** The global options (--db, --namespace, …) the entry carries, as commander would give them to App. */
-  readonly global: GlobalOptions;
+  /**
+   * The global options the entry carries, as commander would give them to App: --db, --namespace
+   * and --model-dir with their values, and any other as `--name=value`, `--flag` or `--no-flag`
+   * (the installer writes them so; a setting added to the CLI later needs no change here).
+   */
+  readonly global: GlobalOptions & Record<string, string | boolean | undefined>;
   /** The event the entry was written for; undefined: take `hook_event_name` from the input. */
   readonly event: HookEvent | undefined;
   readonly client: HookClient;
@@ -32,7 +36,7 @@ const VALUE_FLAGS = new Set(['--db', '--namespace', '--model-dir', '--client', '
  * claude-code (whose input readHookInput also recognises VS Code's and Cursor's by).
  */
 export function parseHookArgs(argv: readonly string[]): HookArgs {
-  const global: GlobalOptions = {};
+  const global: HookArgs['global'] = {};
   let event: HookEvent | undefined;
   let client: HookClient = 'claude-code';
   let stateDir: string | undefined;
@@ -83,7 +87,8 @@ export function parseHookArgs(argv: readonly string[]): HookArgs {
         mode = 'worker';
         break;
       default:
-        if (arg.startsWith('-')) ignored.push(arg);
+        if (/^--[a-z][a-z0-9-]*(=|$)/.test(arg)) setGlobal(global, flag.slice(2), eq > 0 ? arg.slice(eq + 1) : undefined);
+        else if (arg.startsWith('-')) ignored.push(arg);
         else words.push(arg);
     }
   }
@@ -96,6 +101,15 @@ export function parseHookArgs(argv: readonly string[]): HookArgs {
   }
   ignored.push(...extra);
   return { global, event, client, stateDir, mode, ignored };
+}
+
+const camel = (name: string): string => name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** A global option as commander sets it: `--x=v` → x: 'v', `--x` → x: true, `--no-x` → x: false. */
+function setGlobal(global: HookArgs['global'], name: string, value: string | undefined): void {
+  if (value !== undefined) global[camel(name)] = value;
+  else if (name.startsWith('no-')) global[camel(name.slice(3))] = false;
+  else global[camel(name)] = true;
 }
 
 /** The command line again, for the background worker: the same words, with --worker. */

@@ -149,11 +149,19 @@ describe('parseHookArgs', () => {
     });
   });
 
-  it('never throws: unknown words and flags are kept aside, an unknown client falls back to claude-code', () => {
-    const args = parseHookArgs(['--future-flag', 'stop', 'extra', '--client', 'emacs', '--db']);
+  it('never throws: unknown words are kept aside, an unknown client falls back to claude-code', () => {
+    const args = parseHookArgs(['-x', 'stop', 'extra', '--client', 'emacs', '--db']);
     expect(args).toMatchObject({ event: 'stop', client: 'claude-code' });
-    expect(args.ignored).toEqual(['--future-flag', '--client emacs', '--db', 'extra']);
+    expect(args.ignored).toEqual(['-x', '--client emacs', '--db', 'extra']);
     expect(parseHookArgs([]).event).toBeUndefined();
+  });
+
+  it('reads any other global option the way commander sets it, so a newer setting reaches App', () => {
+    expect(parseHookArgs(['--no-redact', '--redact-pii', '--project-key=github.com/acme/shop', 'stop']).global).toEqual({
+      redact: false,
+      redactPii: true,
+      projectKey: 'github.com/acme/shop',
+    });
   });
 
   it('the background worker gets the same command line with --worker', () => {

@@ -302,7 +302,7 @@ describe('limbic hooks through the built CLI', () => {
   });
   afterEach(() => tmp.cleanup());
 
-  it('install, install again, --print, uninstall in a fresh HOME, carrying --db and --namespace', async () => {
+  it('install, install again, --print, uninstall in a fresh HOME, carrying --db, --namespace and the other options given', async () => {
     const home = join(tmp.dir, 'home');
     mkdirSync(home);
     const db = join(tmp.dir, 'memory.db');
@@ -315,16 +315,17 @@ describe('limbic hooks through the built CLI', () => {
       LIMBIC_NAMESPACE: '',
       CLAUDE_CONFIG_DIR: '',
     };
-    const first = await exec(process.execPath, [CLI, '--db', db, '--namespace', 'work', 'hooks', 'install', 'claude-code'], { env });
+    const given = [CLI, '--db', db, '--namespace', 'work', '--inverse-relations', '--no-model', 'hooks', 'install', 'claude-code'];
+    const first = await exec(process.execPath, given, { env });
     expect(first.stderr).toMatch(
       /Created Limbic's hooks \(SessionStart, UserPromptSubmit, Stop, PreCompact, SessionEnd\) in .*\.claude\/settings\.json/,
     );
     const file = join(home, '.claude', 'settings.json');
     const stop = commandsIn(file).Stop?.[0] ?? '';
     expect(stop).toBe(
-      `${process.execPath} ${join(REPO_ROOT, 'dist', 'cli', 'hook.js')} --db ${db} --namespace work stop --client claude-code --state-dir ${join(home, '.cache', 'limbic', 'hooks')}`,
+      `${process.execPath} ${join(REPO_ROOT, 'dist', 'cli', 'hook.js')} --db ${db} --namespace work --inverse-relations stop --client claude-code --state-dir ${join(home, '.cache', 'limbic', 'hooks')}`,
     );
-    const again = await exec(process.execPath, [CLI, '--db', db, '--namespace', 'work', 'hooks', 'install', 'claude-code'], { env });
+    const again = await exec(process.execPath, given, { env });
     expect(again.stderr).toMatch(/Nothing to change/);
     const printed = await exec(process.execPath, [CLI, '--db', db, 'hooks', 'install', 'codex', '--print'], { env });
     expect(JSON.parse(printed.stdout)).toMatchObject({ file: join(home, '.codex', 'hooks.json'), hooks: { Stop: { type: 'command' } } });

@@ -29,6 +29,28 @@ function globalWords(options: GlobalOptions): string[] {
   ];
 }
 
+/**
+ * The global options given on this command line (not their defaults) that a hook must carry, as
+ * `--flag`, `--no-flag` or `--name=value`: --no-redact, --redact-pii, --inverse-relations… (hook-args.ts
+ * reads them back the way commander set them). --db and --namespace come from the resolved
+ * settings instead (their variables count too); the model's options do not matter to a hook.
+ */
+function carriedOptions(program: Command): string[] {
+  const words: string[] = [];
+  const given = program.opts<Record<string, unknown>>();
+  for (const option of program.options) {
+    const key = option.attributeName();
+    if (['db', 'namespace', 'modelDir', 'model'].includes(key) || program.getOptionValueSource(key) !== 'cli' || option.long === undefined)
+      continue;
+    const value = given[key];
+    if (option.negate) {
+      if (value === false) words.push(option.long);
+    } else if (typeof value === 'string') words.push(`${option.long}=${value}`);
+    else if (value === true) words.push(option.long);
+  }
+  return words;
+}
+
 export function registerHooksCommands(program: Command, app: App): void {
   const hooks = program
     .command('hooks')
@@ -60,6 +82,7 @@ export function registerHooksCommands(program: Command, app: App): void {
       const globalArgs = [
         ...(db === undefined ? [] : ['--db', db]),
         ...(root.namespace === DEFAULT_NAMESPACE ? [] : ['--namespace', root.namespace]),
+        ...carriedOptions(program),
       ];
       const events = (Object.keys(client.events) as HookEvent[]).filter((e) =>
         e === 'session-start' ? o.brief !== false : o.capture !== false,
