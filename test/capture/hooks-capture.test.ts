@@ -150,3 +150,38 @@ describe('capture through the hooks', () => {
     expect(rows.filter((r) => r.content === 'assistant: Yes: per tenant, capped at 3.')).toHaveLength(1);
   });
 });
+
+describe('a busy database', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  afterEach(() => tmp.cleanup());
+
+  it('a capture waits a short while for another writer, then gives up with one line and leaves its turns to the next event', async () => {
+    tmp = tempDir('limbic-hook-busy-');
+    const db = join(tmp.dir, 'memory.db');
+    const state = join(tmp.dir, 'state');
+    const env = { HOME: join(tmp.dir, 'home'), XDG_CACHE_HOME: join(tmp.dir, 'cache') };
+    const t = new ClaudeTranscript(join(tmp.dir, 'projects', `${SESSION}.jsonl`), SESSION, join(tmp.dir, 'shop'));
+    t.user('First question, before the lock.').assistant('First answer.');
+    const stop = () =>
+      runHook(['--db', db, 'stop', '--client', 'claude-code', '--state-dir', state, '--foreground'], t.hookInput('Stop'), env);
+    expect((await stop()).stderr).toBe('');
+
+    t.user(DECISION).assistant('Noted.');
+    const holder = new Database(db);
+    holder.pragma('busy_timeout = 0');
+    holder.exec('BEGIN IMMEDIATE'); // another process writing, for longer than a hook waits
+    try {
+      const busy = await stop();
+      expect(busy.code).toBe(0);
+      expect(busy.stdout).toBe('');
+      expect(busy.stderr.trim().split('\n')).toHaveLength(1);
+      expect(busy.stderr).toMatch(/^limbic hook: stop claude-code: .*(locked|busy)/i);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(observations(db).filter((r) => r.content.includes('drop the MySQL replica'))).toHaveLength(0);
+    expect((await stop()).stderr).toBe('');
+    expect(observations(db).filter((r) => r.content.includes('drop the MySQL replica'))).toHaveLength(1);
+  });
+});
