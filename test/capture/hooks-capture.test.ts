@@ -5,7 +5,7 @@
  * many Stops fire, no system reminder is stored, a prompt seen by its hook and in the transcript is
  * stored once, the background capture (the default) stores the same as --foreground.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -120,6 +120,41 @@ describe('capture through the hooks', () => {
     await workersDone(state);
     expect(observations(db).filter((r) => r.content.includes('drop the MySQL replica'))).toHaveLength(1);
     expect(existsSync(join(state, 'hooks.log')) ? readFileSync(join(state, 'hooks.log'), 'utf8') : '').toBe('');
+  });
+
+  it('SessionStart prints the project’s brief in the shape each client injects, and nothing of it elsewhere', async () => {
+    const t = new ClaudeTranscript(join(tmp.dir, 'projects', '-shop', `${SESSION}.jsonl`), SESSION, repo);
+    t.user(DECISION).assistant('Noted.');
+    expect((await hook('stop', t.hookInput('Stop'), '--foreground')).code).toBe(0);
+    const start = (client: string, cwd: string) =>
+      runHook(
+        ['--db', db, 'session-start', '--client', client, '--state-dir', state],
+        JSON.stringify({ session_id: 'next', cwd, hook_event_name: 'SessionStart', source: 'startup' }),
+        env,
+      );
+    for (const client of ['claude-code', 'codex', 'gemini']) {
+      const run = await start(client, repo);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      const out = JSON.parse(run.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+      expect(out.hookSpecificOutput.hookEventName).toBe('SessionStart');
+      expect(out.hookSpecificOutput.additionalContext).toMatch(
+        /^<limbic-memory-brief[\s\S]*drop the MySQL replica[\s\S]*<\/limbic-memory-brief>$/,
+      );
+    }
+    const cursor = JSON.parse((await start('cursor', repo)).stdout) as { additional_context: string };
+    expect(cursor.additional_context).toContain('drop the MySQL replica');
+    // The same memory, from a folder of no project the session ran in: its turns stay out.
+    const elsewhere = join(tmp.dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    expect((await start('claude-code', elsewhere)).stdout).not.toContain('drop the MySQL replica');
+    expect(
+      (
+        await runHook(['--db', db, 'session-start', '--state-dir', state], JSON.stringify({ cwd: repo, hook_event_name: 'SessionStart' }), {
+          ...env,
+          LIMBIC_NO_BRIEF: '1',
+        })
+      ).stdout,
+    ).toBe('');
   });
 
   it('a client without a transcript Limbic reads: the prompt and reply fields, each stored once, in one session', async () => {
