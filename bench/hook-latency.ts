@@ -9,6 +9,7 @@
  *
  * Cases, each in a fresh process, in turn (so a busy moment of the machine spreads over all):
  * - `node -e ''`: the floor, Node's own start on this machine at this moment;
+ * - `limbic --version`: what starting the whole CLI costs (why the hooks start dist/cli/hook.js);
  * - every event as installed: SessionStart prints the brief of a project whose memory holds captured
  *   sessions and written entities; UserPromptSubmit, Stop, PreCompact and SessionEnd hand their
  *   capture to a background process and exit (what the client waits for);
@@ -134,6 +135,11 @@ async function main(): Promise<void> {
   });
   const cases: Case[] = [
     { name: "node -e '' (Node's own start)", detaches: false, run: (env) => timed(process.execPath, ['-e', ''], '', env) },
+    {
+      name: 'limbic --version (the whole CLI loaded, as `limbic hook` through main.js would)',
+      detaches: false,
+      run: (env) => timed(process.execPath, [join(ROOT, 'dist', 'cli', 'main.js'), '--version'], '', env),
+    },
     event('session-start', 'SessionStart', false),
     event('prompt', 'UserPromptSubmit', false),
     event('stop', 'Stop', false),
