@@ -56,7 +56,12 @@ function readInput(): Promise<string> {
       clearTimeout(timer);
       process.stdin.removeAllListeners('data');
       process.stdin.pause();
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      // A byte order mark (PowerShell's pipes add one) is not JSON.
+      resolve(
+        Buffer.concat(chunks)
+          .toString('utf8')
+          .replace(/^\uFEFF/, ''),
+      );
     };
     const timer = setTimeout(done, STDIN_WAIT_MS);
     process.stdin.on('data', (chunk: Buffer) => {

@@ -26,6 +26,11 @@ describe('limbic hook never breaks the agent', () => {
     }
   });
 
+  it('reads an input that starts with a byte order mark', async () => {
+    const run = await runHook(['--db', join(tmp.dir, 'm.db'), 'session-start', '--client', 'gemini'], '\uFEFF{"session_id": "s1"}', env);
+    expect(run).toEqual({ code: 0, stdout: '{}', stderr: '' });
+  });
+
   it('a missing database folder: exit 0 with one line naming it', async () => {
     const db = join(tmp.dir, 'no-such-folder', 'm.db');
     const stop = await runHook(['--db', db, 'stop', '--foreground'], JSON.stringify({ session_id: 's1', prompt: 'x', cwd: tmp.dir }), env);
