@@ -120,7 +120,8 @@ export interface Probe {
 export class Corpus {
   readonly store: SqliteStore;
   readonly indexer: EmbeddingIndexer;
-  private readonly dir: string;
+  /** The corpus's folder: its database and side files. */
+  readonly dir: string;
 
   private readonly embedder: Embedder;
 

@@ -31,9 +31,9 @@ export interface HookMemory {
 }
 
 export interface HookParts {
-  /** Capture on (LIMBIC_NO_CAPTURE unset); off, the capture events store nothing. */
+  /** Capture on (LIMBIC_CAPTURE=0 turns it off); off, the capture events store nothing. */
   readonly capture: boolean;
-  /** Brief on (LIMBIC_NO_BRIEF unset); off, SessionStart prints nothing. */
+  /** Brief on (LIMBIC_BRIEF=0 turns it off); off, SessionStart prints nothing. */
   readonly brief: boolean;
   /** Names the memory in offset keys (the database and namespace; hashed, never stored as is). */
   readonly memoryId: string;

@@ -29,6 +29,9 @@ export interface ResolveOptions {
   readonly home?: string | undefined;
 }
 
+/** The explicit setting that means no project: searches hide nothing, captures stay global. */
+export const ALL_PROJECTS = '*';
+
 /** The file that pins a folder tree to a project key (its first line that is not blank or a `#` comment). */
 export const PROJECT_FILE = '.limbic-project';
 
@@ -36,13 +39,16 @@ export const PROJECT_FILE = '.limbic-project';
 const CASE_INSENSITIVE_HOSTS = new Set(['github.com', 'gitlab.com', 'bitbucket.org', 'codeberg.org']);
 
 /**
- * The project a folder belongs to, or undefined outside any project: no explicit setting, and the
- * folder resolves to `/` or to the home folder (a home kept in git for its dotfiles is no project).
+ * The project a folder belongs to, or undefined outside any project: the explicit setting `*`, or no
+ * explicit setting and the folder resolves to `/` or to the home folder (a home kept in git for its
+ * dotfiles is no project).
  * @example await resolveProject('/src/shop/web') // { key: 'github.com/acme/shop', name: 'shop', from: 'git-remote', … }
  */
 export async function resolveProject(cwd: string, options: ResolveOptions = {}): Promise<Project | undefined> {
   const folder = resolve(cwd);
   const explicit = options.explicit?.trim();
+  // "*": every project at once, which is no project: nothing hidden, nothing captured into one.
+  if (explicit === ALL_PROJECTS) return undefined;
   if (explicit !== undefined && explicit !== '') return projectFromKey(explicit, folder, 'explicit');
 
   const repo = await findRepository(folder);

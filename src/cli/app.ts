@@ -9,7 +9,7 @@ import { availableParallelism, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveProject, type Project } from '../capture/project.js';
-import { envFlag, parseConfig, type Config } from '../core/config.js';
+import { envFlag, envOff, parseConfig, type Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import { LazyEmbedder, type LoadProgress } from '../embed/embedder.js';
 import { ThreadedEmbedder } from '../embed/onnx/threaded-embedder.js';
@@ -92,15 +92,15 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     noModel: options.model === false || envFlag(env.LIMBIC_NO_MODEL),
     inverseRelations: options.inverseRelations === true || envFlag(env.LIMBIC_INVERSE_RELATIONS),
     project: nonEmpty(env.LIMBIC_PROJECT?.trim()),
-    brief: !envFlag(env.LIMBIC_NO_BRIEF),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
     heavyToolSlots: heavy.slots,
     heavyToolWaitMs: heavy.waitMs,
     autoTuneMinutes: autoTuneMinutes(env),
     pgPoolSize: numberFrom(env, 'LIMBIC_PG_POOL_SIZE'),
     pgStatementTimeoutMs: numberFrom(env, 'LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
-    capture: !envFlag(env.LIMBIC_NO_CAPTURE),
+    capture: !envOff(env.LIMBIC_CAPTURE),
     hookStateDir: resolve(cacheHome, 'limbic', 'hooks'),
+    brief: !envOff(env.LIMBIC_BRIEF),
   });
 }
 
@@ -206,22 +206,31 @@ export class App {
   }
 
   /**
-   * The memory a lifecycle hook writes its session to and reads its brief from (`limbic hook`,
-   * docs/hooks.md). A SQLite file opens without sqlite-vec, the vector cache or the in-memory
-   * keyword index, and waits at most `busyTimeoutMs` for another writer: a hook starts fast and
-   * never loads the model, its writes only queue embeddings (a server, a search or `limbic reembed`
-   * makes them). PostgreSQL opens as usual; its embedder never loads either.
+   * A service for a short run that reads or writes a little and exits (`limbic brief`, the hooks):
+   * no model, and on SQLite none of what a server loads to answer many searches fast (sqlite-vec,
+   * the vector cache, the in-memory keyword index, the keyword worker), each of which costs such a
+   * run more to load than it saves. Writes queue their embeddings as always, for a server to make.
+   * A hook passes how long it waits for another writer and where its warnings go (docs/hooks.md).
    */
-  hookService(config: Config, busyTimeoutMs: number, logger: Logger): MemoryService {
+  lightService(config: Config, options: { busyTimeoutMs?: number; logger?: Logger } = {}): MemoryService {
+    const logger = options.logger ?? stderrLogger;
     const store = isPostgresUrl(config.dbPath)
       ? this.openStore(config.dbPath, config.namespace, config)
-      : openSqliteStore({ path: config.dbPath, logger, busyTimeoutMs, vectors: false, vectorCache: false, keywordTopK: false });
+      : openSqliteStore({
+          path: config.dbPath,
+          logger,
+          busyTimeoutMs: options.busyTimeoutMs,
+          vectors: false,
+          keywordTopK: false,
+          keywordSplitFrom: Infinity,
+        });
     return new MemoryService({
       store,
-      embedder: new LazyEmbedder(() => Promise.reject(new Error('a hook never loads the embedding model'))),
+      embedder: new LazyEmbedder(async () => {
+        throw new Error('this command runs without the embedding model');
+      }),
       clock: Date.now,
       logger,
-      heavySlots: { slots: config.heavyToolSlots, waitMs: config.heavyToolWaitMs },
       inverseRelations: config.inverseRelations,
     });
   }

@@ -37,7 +37,7 @@ function partsFor(args: HookArgs, busyTimeoutMs: number): HookParts {
     readTranscript: (path, fromOffset) => readClaudeCodeTranscript(path, { fromOffset }),
     cleanText: cleanTurnText,
     openMemory: () => {
-      const service = app.hookService(config, busyTimeoutMs, logger);
+      const service = app.lightService(config, { busyTimeoutMs, logger });
       return {
         brief: (project) => service.brief(project),
         capture: (conversation, project) => service.capture(conversation, project),

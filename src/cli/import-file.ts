@@ -84,7 +84,7 @@ export async function importFile(service: MemoryService, path: string): Promise<
   }
   await flush();
   bar.stop();
-  const compacted = await compact(service);
+  const compacted = await compactIndexes(service);
   const known = await service.existingNames([...endpoints]);
   const danglingRelations = relationEnds.filter(([from, to]) => !known.has(from) || !known.has(to)).length;
   return { lines: lineNo, ...totals, skipped, danglingRelations, compacted };
@@ -95,7 +95,7 @@ export async function importFile(service: MemoryService, path: string): Promise<
  * nothing on compact indexes and finishes a compaction that a killed import left half done.
  * Another process holding the lock past the wait limit only leaves them uncompacted.
  */
-async function compact(service: MemoryService): Promise<boolean> {
+export async function compactIndexes(service: MemoryService): Promise<boolean> {
   let bar: Progress | undefined;
   try {
     await service.optimizeIndexes(({ done, total }) => {

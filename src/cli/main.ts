@@ -6,6 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { App, type GlobalOptions } from './app.js';
+import { registerBriefCommand } from './commands/brief.js';
 import { registerConnectCommand } from './commands/connect.js';
 import { registerConsolidateCommand } from './commands/consolidate.js';
 import { registerDoctorCommand } from './commands/doctor.js';
@@ -13,6 +14,7 @@ import { registerExportCommand } from './commands/export.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerModelCommands } from './commands/model.js';
+import { registerProjectsCommand } from './commands/projects.js';
 import { registerReembedCommand } from './commands/reembed.js';
 import { registerSearchCommand } from './commands/search.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -63,6 +65,8 @@ registerConnectCommand(program, app);
 registerHooksCommands(program, app);
 registerDoctorCommand(program, app);
 registerSearchCommand(program, app);
+registerBriefCommand(program, app);
+registerProjectsCommand(program, app);
 registerReembedCommand(program, app);
 registerModelCommands(program, app);
 refuseUnknownCommands(program);

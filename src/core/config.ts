@@ -36,8 +36,6 @@ export const ConfigSchema = z.object({
    * from the folder (git remote, git common dir, the folder: docs/capture.md, "Projects"). @default found
    */
   project: z.string().min(1).optional(),
-  /** The brief at the start of a session (`limbic brief`, the SessionStart hook); LIMBIC_NO_BRIEF=1 turns it off. @default true */
-  brief: z.boolean().default(true),
   /** Which memory: "default" is the database itself, another lives beside it (or in its own PostgreSQL schema). @default "default" */
   namespace: z.string().min(1).default('default'),
   /** Heavy maintenance tools running at once. @default 1 */
@@ -50,16 +48,21 @@ export const ConfigSchema = z.object({
   pgPoolSize: z.number().int().min(1).optional(),
   /** PostgreSQL statement timeout. @default 30000 */
   pgStatementTimeoutMs: z.number().int().min(1).optional(),
-  /** Lifecycle hooks (`limbic hook`) store the session's turns; LIMBIC_NO_CAPTURE=1 turns it off (they store nothing). @default true */
+  /** Lifecycle hooks (`limbic hook`) store the session's turns; LIMBIC_CAPTURE=0 turns it off (they store nothing). @default true */
   capture: z.boolean().default(true),
   /** Where hooks keep how far each transcript was read, their locks and their log. @default $XDG_CACHE_HOME/limbic/hooks, else ~/.cache/limbic/hooks */
   hookStateDir: z.string().min(1),
+  /** SessionStart hooks print the project's brief; off, they print nothing. @default true */
+  brief: z.boolean().default(true),
 });
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;
 
 /** Environment flags: "1", "true", "yes", "on" are true; anything else false. */
 export const envFlag = (value: string | undefined): boolean => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
+
+/** Switches that are on by default: "0", "false", "no", "off" turn them off; anything else leaves them on. */
+export const envOff = (value: string | undefined): boolean => value !== undefined && /^(0|false|no|off)$/i.test(value.trim());
 
 export function parseConfig(input: unknown): Config {
   return Object.freeze(ConfigSchema.parse(input));

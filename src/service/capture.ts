@@ -227,7 +227,7 @@ function tallied(tally: ReadonlyMap<string, number>): { type: string; count: num
 
 /**
  * A minimal test for turns that only acknowledge, in English: what chat import's fuller
- * `isBareAcknowledgement` (src/capture/clean-text.ts, many languages and emoji) replaces when both land.
+ * `isBareAcknowledgement` (in the capture folder's clean-text module: many languages and emoji) replaces when both land.
  */
 const ACKNOWLEDGEMENTS = new Set(
   'ok|okay|k|yes|yep|yeah|sure|thanks|thank you|thx|ty|great|cool|nice|perfect|good|fine|got it|sounds good|lgtm|continue|go on|go ahead|proceed|done|please continue|yes please|ok thanks|okay thanks'.split(

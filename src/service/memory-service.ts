@@ -25,15 +25,17 @@ import type {
   ImportBatch,
   ImportCounts,
   Page,
+  ProjectSummary,
   Store,
   Supersession,
   SupersessionResult,
   VectorStatus,
 } from '../store/store.js';
 import type { Conversation } from '../capture/conversation.js';
-import type { Project } from '../capture/project.js';
+import { ALL_PROJECTS, type Project } from '../capture/project.js';
 import { buildBrief, type BriefOptions } from './brief.js';
-import { captureConversation, isBareAcknowledgement, type CaptureResult } from './capture.js';
+import { captureConversation, captureStore, isBareAcknowledgement, type CaptureResult } from './capture.js';
+import { PROJECT_TYPE, SESSION_PART_OF } from '../core/text/capture-text.js';
 import { runSearch } from './search/pipeline.js';
 import { keywordRequest } from './search/request.js';
 import { EmbeddingIndexer, type DrainProgress } from './embedding-indexer.js';
@@ -80,9 +82,6 @@ export interface MemoryServiceDeps {
    */
   readonly project?: string | undefined;
 }
-
-/** What a search's `project` option takes for "every project": nothing hidden, none preferred. */
-export const ALL_PROJECTS = '*';
 
 /** open_nodes' Limbic options (issue 25 item 18); neither given: the official answer. */
 export interface OpenNodesOptions {
@@ -264,6 +263,48 @@ export class MemoryService {
     return buildBrief({ store: this.deps.store, clock: this.deps.clock, keywordSearch }, project, options);
   }
 
+  /** The projects captured memories belong to, most recently updated first (limbic projects). */
+  async projects(): Promise<ProjectSummary[]> {
+    return captureStore(this.deps.store).projects();
+  }
+
+  /**
+   * Gives every memory of project `from` to `to` (which may exist: they merge): the entities' project,
+   * and the sessions' `part_of` relations, whose project entity `from` then goes. Returns how many
+   * entities moved.
+   */
+  async moveProject(from: string, to: string): Promise<number> {
+    const capture = captureStore(this.deps.store);
+    const { graph } = this.deps.store;
+    if (from === to) return 0;
+    const moved = await capture.moveProject(from, to);
+    const held = await graph.openNodes([from]);
+    const project = held.entities.find((e) => e.name === from && e.entityType === PROJECT_TYPE);
+    const members = held.relations.filter((r) => r.to === from && r.relationType === SESSION_PART_OF);
+    if (project !== undefined || members.length > 0) {
+      const now = this.deps.clock();
+      await capture.append(
+        {
+          name: to,
+          entityType: PROJECT_TYPE,
+          project: to,
+          observations: [],
+          maxObservations: LIMITS.maxObservationsPerEntity,
+          maxBytes: LIMITS.maxEntityTextBytes,
+        },
+        now,
+      );
+      await graph.createRelations(
+        members.map((r) => ({ from: r.from, to, relationType: SESSION_PART_OF })),
+        now,
+      );
+      if (project !== undefined) await graph.deleteEntities([from]);
+      else await graph.deleteRelations(members, now);
+    }
+    this.afterWrite();
+    return moved;
+  }
+
   /**
    * One text through the redactor every write uses. A pass-through here (nothing is redacted): the
    * redaction branch replaces it with the service's redactor, which capture then goes through.
@@ -409,10 +450,43 @@ export class MemoryService {
     return { entities, relations };
   }
 
-  /** The official search_nodes: every match, without the paging's total. */
+  /** The official search_nodes: every match, without the paging's total (inside a project, not another's). */
   async searchNodes(query: string): Promise<KnowledgeGraph> {
-    const { entities, relations } = await this.deps.store.graph.searchNodes(query);
+    const answer = await this.deps.store.graph.searchNodes(query);
+    const { entities, relations } = (await this.hidesOtherProjects()) ? await this.withoutOtherProjects(answer, undefined) : answer;
     return { entities, relations };
+  }
+
+  /** Whether searches here leave anything out: the service runs in a project and the memory holds another's. */
+  private async hidesOtherProjects(): Promise<boolean> {
+    const project = this.deps.project;
+    return project !== undefined && (await this.deps.store.capture?.holdsOtherProjects(project)) === true;
+  }
+
+  /**
+   * search_nodes' answer from inside the service's project, without other projects' entities nor
+   * the relations naming them, and cut to `page` when given.
+   */
+  private async withoutOtherProjects<E extends Entity | EntityOutline>(
+    answer: { readonly entities: readonly E[]; readonly relations: readonly Relation[] },
+    page: Page | undefined,
+  ): Promise<{ entities: readonly E[]; relations: readonly Relation[]; total: number }> {
+    const project = this.deps.project;
+    const { graph, usage } = this.deps.store;
+    const names = [...new Set([...answer.entities.map((e) => e.name), ...answer.relations.flatMap((r) => [r.from, r.to])])];
+    const facts = [...(await usage.signals(await graph.idsByName(names))).facts.values()];
+    const hidden = new Set(facts.filter((f) => f.project !== undefined && f.project !== project).map((f) => f.name));
+    // Relations name their ends: one to a hidden entity would show its name, so it goes too.
+    const shownRelation = (r: Relation): boolean => !hidden.has(r.from) && !hidden.has(r.to);
+    const kept = answer.entities.filter((e) => !hidden.has(e.name));
+    if (page === undefined) return { entities: kept, relations: answer.relations.filter(shownRelation), total: kept.length };
+    const shown = kept.slice(page.offset, page.offset + page.limit);
+    const onPage = new Set(shown.map((e) => e.name));
+    return {
+      entities: shown,
+      relations: answer.relations.filter((r) => shownRelation(r) && (onPage.has(r.from) || onPage.has(r.to))),
+      total: kept.length,
+    };
   }
 
   /**
@@ -426,7 +500,13 @@ export class MemoryService {
       const outline = await graph.outline(page);
       return withPage(outline.entities, outline.relations, outline.total, page);
     }
-    const answer = view.query === undefined ? await graph.readGraph(page) : await graph.searchNodes(view.query, page);
+    const answer =
+      view.query === undefined
+        ? await graph.readGraph(page)
+        : (await this.hidesOtherProjects())
+          ? // From inside a project the matches are read whole, then other projects' left out and the page cut here.
+            await this.withoutOtherProjects(await graph.searchNodes(view.query), page)
+          : await graph.searchNodes(view.query, page);
     const entities = view.observations === undefined ? answer.entities : answer.entities.map((e) => observationPage(e, view.observations));
     return withPage(entities, answer.relations, answer.total, page);
   }

@@ -151,7 +151,7 @@ describe('capture through the hooks', () => {
       (
         await runHook(['--db', db, 'session-start', '--state-dir', state], JSON.stringify({ cwd: repo, hook_event_name: 'SessionStart' }), {
           ...env,
-          LIMBIC_NO_BRIEF: '1',
+          LIMBIC_BRIEF: '0',
         })
       ).stdout,
     ).toBe('');

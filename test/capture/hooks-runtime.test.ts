@@ -68,14 +68,14 @@ describe('limbic hook never breaks the agent', () => {
     expect(existsSync(db)).toBe(false);
   });
 
-  it('capture off (LIMBIC_NO_CAPTURE=1): a capture event stores nothing and makes no database', async () => {
+  it('capture off (LIMBIC_CAPTURE=0): a capture event stores nothing and makes no database', async () => {
     const db = join(tmp.dir, 'm.db');
     const run = await runHook(
       ['--db', db, 'prompt', '--foreground'],
       JSON.stringify({ session_id: 's1', cwd: tmp.dir, prompt: 'We decided on PostgreSQL.' }),
       {
         ...env,
-        LIMBIC_NO_CAPTURE: '1',
+        LIMBIC_CAPTURE: '0',
       },
     );
     expect(run).toEqual({ code: 0, stdout: '', stderr: '' });
@@ -85,7 +85,7 @@ describe('limbic hook never breaks the agent', () => {
   it('Gemini CLI and Cursor get JSON on stdout even when a capture event has nothing to say', async () => {
     const input = JSON.stringify({ session_id: 's1', cwd: tmp.dir, prompt: 'hi' });
     const db = join(tmp.dir, 'm.db');
-    const off = { ...env, LIMBIC_NO_CAPTURE: 'yes' };
+    const off = { ...env, LIMBIC_CAPTURE: 'off' };
     expect((await runHook(['--db', db, 'prompt', '--client', 'gemini', '--foreground'], input, off)).stdout).toBe('{}');
     expect((await runHook(['--db', db, 'prompt', '--client', 'cursor', '--foreground'], input, off)).stdout).toBe('{"continue":true}');
     expect((await runHook(['--db', db, 'stop', '--client', 'cursor', '--foreground'], input, off)).stdout).toBe('{}');

@@ -127,6 +127,7 @@ describe('resolveProject', () => {
     expect(await resolveProject(dir, { explicit: 'my-team/shop' })).toMatchObject({ key: 'my-team/shop', name: 'shop', from: 'explicit' });
     expect(await resolveProject(dir, { explicit: 'https://github.com/acme/other.git' })).toMatchObject({ key: 'github.com/acme/other' });
     expect(await resolveProject('/', { explicit: 'anything' })).toMatchObject({ key: 'anything' });
+    expect(await resolveProject(dir, { explicit: '*' })).toBeUndefined();
   });
 
   it('reads a .limbic-project file in the repository before its remote', async () => {

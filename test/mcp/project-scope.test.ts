@@ -85,6 +85,10 @@ describe('a stdio server started in a project folder', () => {
         expect(names, tool).toEqual(expect.arrayContaining([SESSION_A, 'Kestrel cache']));
         expect(names, tool).not.toContain(SESSION_B);
       }
+      const nodes = await client.callTool({ name: 'search_nodes', arguments: { query: 'kestrel' } });
+      const nodeNames = (nodes.structuredContent as { entities: { name: string }[] }).entities.map((e) => e.name);
+      expect(nodeNames).toEqual(expect.arrayContaining([SESSION_A, 'Kestrel cache']));
+      expect(nodeNames).not.toContain(SESSION_B);
       expect(await found(client, 'hybrid_search', 'github.com/acme/b')).not.toContain(SESSION_A);
       expect(await found(client, 'hybrid_search', '*')).toEqual(expect.arrayContaining([SESSION_A, SESSION_B]));
     } finally {

@@ -87,6 +87,28 @@ describe('search from inside a project', () => {
     expect(semantic).toContain('Zebrafish pipeline');
   });
 
+  it("leaves another project's sessions out of search_nodes too, and the relations that name them, paged or not", async () => {
+    const m = await memory();
+    await m.service.createRelations([
+      { from: 'Zebrafish pipeline', to: 'Claude Code session 2026-11-27 bbbb0001', relationType: 'mentions' },
+    ]);
+    const inA = serviceIn(m, A.key);
+    const whole = await inA.searchNodes('zebrafish');
+    expect(whole.entities.map((e) => e.name).sort()).toEqual(['Claude Code session 2026-11-27 aaaa0001', 'Zebrafish pipeline']);
+    expect(JSON.stringify(whole.relations)).not.toContain('bbbb0001');
+    const first = await inA.graphView({ query: 'zebrafish', page: { limit: 1, offset: 0 } });
+    const second = await inA.graphView({ query: 'zebrafish', page: { limit: 1, offset: 1 } });
+    expect([first.total, second.total]).toEqual([2, 2]);
+    expect([...first.entities, ...second.entities].map((e) => e.name).sort()).toEqual([
+      'Claude Code session 2026-11-27 aaaa0001',
+      'Zebrafish pipeline',
+    ]);
+    expect(first.next_offset).toBe(1);
+    expect(JSON.stringify([first.relations, second.relations])).not.toContain('bbbb0001');
+    // Outside any project search_nodes is the official one: everything.
+    expect((await m.service.searchNodes('zebrafish')).entities).toHaveLength(3);
+  });
+
   it('searches another project, or all of them, when a call names it', async () => {
     const m = await memory();
     const inA = serviceIn(m, A.key);

@@ -32,6 +32,7 @@ describe('SqliteMaintenance', () => {
     db.exec(
       'DROP INDEX embedding_queue_order; DROP INDEX embedding_queue_claims; ALTER TABLE embedding_queue DROP COLUMN queued_at; ALTER TABLE embedding_queue DROP COLUMN claimed_until; ALTER TABLE embedding_queue DROP COLUMN claimed_by;',
     ); // schema 13's
+    db.exec('DROP INDEX entities_project; ALTER TABLE entities DROP COLUMN project;'); // schema 15's
     db.pragma('user_version = 6');
     db.close();
 
@@ -67,6 +68,7 @@ describe('SqliteMaintenance', () => {
     db.exec(
       'DROP INDEX embedding_queue_order; DROP INDEX embedding_queue_claims; ALTER TABLE embedding_queue DROP COLUMN queued_at; ALTER TABLE embedding_queue DROP COLUMN claimed_until; ALTER TABLE embedding_queue DROP COLUMN claimed_by;',
     ); // schema 13's
+    db.exec('DROP INDEX entities_project; ALTER TABLE entities DROP COLUMN project;'); // schema 15's
     db.pragma('user_version = 11');
     db.close();
 

@@ -15,8 +15,10 @@ import type { Conversation, ToolSummary, Turn } from '../conversation.js';
 import { conversationItem, isObject, type Json, type ReadItem, secondsTime, skippedItem, str } from './read-item.js';
 import { summariseTool, toolResult } from './tool-summary.js';
 
-/** Assistant content that is not the reply: the model's reasoning, memory writes, browsing records. */
+/** Content that carries a message's words; reasoning (`thoughts`), memory writes and browsing records do not. */
 const TEXT_CONTENT = new Set(['text', 'multimodal_text', 'code']);
+/** Tools whose calls are not the conversation: `bio` writes ChatGPT's own memory of the user. */
+const SKIPPED_RECIPIENTS = new Set(['bio']);
 
 /** The text a message shows: `parts` that are strings or carry text, or `text` (code, execution output). */
 function contentText(content: unknown): string {
@@ -119,6 +121,7 @@ export function chatGptConversation(raw: unknown): ReadItem {
     } else if (role === 'assistant') {
       assistant ??= { texts: [], tools: [], at, sourceId: str(message.id) };
       const recipient = str(message.recipient) ?? 'all';
+      if (SKIPPED_RECIPIENTS.has(recipient)) continue;
       if (recipient !== 'all') {
         // A call: code for python, a query for the browser, an image prompt.
         const summary = summariseTool(recipient, contentText(content));

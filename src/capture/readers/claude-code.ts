@@ -6,7 +6,8 @@
  * the latest leaf followed back through `parentUuid` (and, across a compaction boundary, whose
  * `parentUuid` is null, through `logicalParentUuid`). Sidechains (subagents), meta entries (command
  * caveats, skill bodies), compaction summaries and every non-message line are left out; a
- * tool_result is joined to its tool_use; the project comes from the entries' `cwd`, never from the
+ * tool_result is joined to its tool_use; Claude Code's synthetic replies (API errors) are not the
+ * model's; the project comes from the entries' `cwd`, never from the
  * folder name (which maps `/ . \ :` alike to `-` and cannot be read back).
  *
  * Incremental reads (the hooks call this on every Stop, PreCompact and SessionEnd with the offset
@@ -65,8 +66,15 @@ function toEntry(raw: Json): Entry | undefined {
   if (uuid === undefined || type === undefined) return undefined;
   const parent = str(raw.parentUuid) ?? str(raw.logicalParentUuid);
   const isMessage = type === 'user' || type === 'assistant';
+  // Claude Code's own messages in the model's place (an API error, "No response requested.") carry the model "<synthetic>".
+  const synthetic = raw.isApiErrorMessage === true || (isObject(raw.message) && raw.message.model === '<synthetic>');
   const visible =
-    isMessage && raw.isSidechain !== true && raw.isMeta !== true && raw.isCompactSummary !== true && raw.isVisibleInTranscriptOnly !== true;
+    isMessage &&
+    !synthetic &&
+    raw.isSidechain !== true &&
+    raw.isMeta !== true &&
+    raw.isCompactSummary !== true &&
+    raw.isVisibleInTranscriptOnly !== true;
   const base = { uuid, parent, type, at: time(raw.timestamp) };
   const message = raw.message;
   if (!visible || !isObject(message)) return { ...base, visible, messageId: undefined, texts: [], tools: [], results: [] };

@@ -32,6 +32,16 @@ export const FORMAT_DESCRIPTIONS: Readonly<Record<ImportFormat, string>> = {
   gemini: 'a Gemini CLI chat (~/.gemini/tmp/<project>/chats/session-*.jsonl or .json), or a folder of them',
 };
 
+/** What a file of each format is, in a summary line ("imported 3 conversations from a ChatGPT export"). */
+export const FORMAT_LABELS: Readonly<Record<ImportFormat, string>> = {
+  'memory-jsonl': 'a memory.jsonl',
+  chatgpt: 'a ChatGPT export',
+  'claude-ai': 'a Claude.ai export',
+  'claude-code': 'a Claude Code transcript',
+  codex: 'a Codex session',
+  gemini: 'a Gemini CLI chat',
+};
+
 export type Detected = { readonly kind: 'file'; readonly format: ImportFormat } | { readonly kind: 'directory' };
 
 /** Bytes of a file looked at to tell how it begins. */

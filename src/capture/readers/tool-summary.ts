@@ -19,11 +19,11 @@ export const TOOL_TARGET_CHARS = 200;
  * connect` names it) or "limbic": Claude Code `mcp__memory__search_nodes` (plugins
  * `mcp__plugin_limbic_limbic__…`), Gemini CLI `mcp_memory_search_nodes` or `memory__search_nodes`.
  */
-const LIMBIC_TOOL = /^(?:mcp__(?:plugin_[^_]*_)?(?:memory|limbic)__|mcp_(?:memory|limbic)_|(?:memory|limbic)__)/i;
+const OWN_TOOL_NAME = /^(?:mcp__(?:plugin_[^_]*_)?(?:memory|limbic)__|mcp_(?:memory|limbic)_|(?:memory|limbic)__)/i;
 
 /** True for a call of Limbic's own tools, which capture never keeps. */
 export function isLimbicTool(name: string): boolean {
-  return LIMBIC_TOOL.test(name);
+  return OWN_TOOL_NAME.test(name);
 }
 
 /** The fields that name what a tool acted on, most telling first. */

@@ -1,36 +1,95 @@
-/** `limbic import FILE`: a memory.jsonl of the official server (or a compatible one) into the memory; safe to run twice. */
-import { existsSync } from 'node:fs';
+/**
+ * `limbic import PATH`: the official memory.jsonl (or a compatible one), or chat history — a
+ * ChatGPT or Claude.ai export, Claude Code, Codex or Gemini CLI sessions, a folder of them — told
+ * by its content or by `--format`. Safe to run twice; a file that is none of them is refused.
+ */
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { detectFormat, FORMAT_DESCRIPTIONS, IMPORT_FORMATS, type Detected, type ImportFormat } from '../../capture/readers/formats.js';
 import type { App } from '../app.js';
+import { importConversations, summaryLine } from '../import-conversations.js';
 import { importFile } from '../import-file.js';
 import { fail, print } from '../output.js';
+
+/** Left-out items named one by one on stderr, then only counted. */
+const NAMED_SKIPS = 50;
 
 export function registerImportCommand(program: Command, app: App): void {
   program
     .command('import')
-    .description('import a memory.jsonl of the official memory server (or a compatible one); safe to run twice')
-    .argument('<file>', 'the memory.jsonl to import')
-    .action(async (file: string) => {
+    .description(
+      'import a memory.jsonl of the official memory server, or chat history: a ChatGPT or Claude.ai export (conversations.json or its zip), Claude Code, Codex or Gemini CLI sessions (a file or their folder); safe to run twice',
+    )
+    .argument('<path>', 'the file or folder to import (its format is told by its content)')
+    .addOption(
+      new Option(
+        '--format <format>',
+        `read it as this format: ${IMPORT_FORMATS.map((f) => `${f} (${FORMAT_DESCRIPTIONS[f]})`).join('; ')}`,
+      ).choices(IMPORT_FORMATS),
+    )
+    .action(async (file: string, options: { format?: ImportFormat }) => {
       const path = resolve(file);
       if (!existsSync(path)) {
         fail(
           new Error(
-            `No file at ${path}. Pass the path of your memory.jsonl: the official server keeps it at MEMORY_FILE_PATH, or beside its dist/index.js in the npx cache.`,
+            `No file at ${path}. Pass the path of your memory.jsonl (the official server keeps it at MEMORY_FILE_PATH, or beside its dist/index.js in the npx cache), of a ChatGPT or Claude.ai export, or of a folder of sessions (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp).`,
           ),
         );
       }
+      let detected: Detected;
+      try {
+        const isFolder = statSync(path).isDirectory();
+        if (options.format === 'memory-jsonl' && isFolder)
+          throw new Error(`${path} is a folder; --format memory-jsonl reads one memory.jsonl file.`);
+        detected = isFolder
+          ? { kind: 'directory' }
+          : options.format !== undefined
+            ? { kind: 'file', format: options.format }
+            : await detectFormat(path);
+      } catch (error) {
+        fail(error);
+      }
       const service = app.service(app.config());
-      const report = await importFile(service, path);
-      for (const s of report.skipped.slice(0, 50)) process.stderr.write(`limbic: line ${s.line} skipped: ${s.reason}\n`);
-      if (report.skipped.length > 50) process.stderr.write(`limbic: … and ${report.skipped.length - 50} more skipped lines\n`);
-      const pending = (await service.statistics()).embeddings.pending;
-      print({ ...report, skipped: report.skipped.length, pendingEmbeddings: pending });
-      if (pending > 0) {
-        process.stderr.write(
-          `limbic: ${pending} entities wait for embedding; the server embeds them in the background, or run "limbic reembed" now.\n`,
-        );
+      try {
+        if (detected.kind === 'file' && detected.format === 'memory-jsonl') await importMemoryJsonl(service, path);
+        else {
+          let named = 0;
+          const report = await importConversations(service, path, detected, {
+            format: options.format === 'memory-jsonl' ? undefined : options.format,
+            home: app.where().home,
+            onSkipped: (reason, where) => {
+              if (++named <= NAMED_SKIPS)
+                process.stderr.write(`limbic: skipped ${where === undefined ? 'an item' : JSON.stringify(where)}: ${reason}\n`);
+            },
+          });
+          print(report);
+          process.stderr.write(`limbic: ${summaryLine(report)}.\n`);
+          await sayPendingEmbeddings(service);
+        }
+      } catch (error) {
+        await service.close();
+        fail(error);
       }
       await service.close();
     });
+}
+
+async function importMemoryJsonl(service: ReturnType<App['service']>, path: string): Promise<void> {
+  const report = await importFile(service, path);
+  for (const s of report.skipped.slice(0, NAMED_SKIPS)) process.stderr.write(`limbic: line ${s.line} skipped: ${s.reason}\n`);
+  if (report.skipped.length > NAMED_SKIPS)
+    process.stderr.write(`limbic: … and ${report.skipped.length - NAMED_SKIPS} more skipped lines\n`);
+  const pending = (await service.statistics()).embeddings.pending;
+  print({ ...report, skipped: report.skipped.length, pendingEmbeddings: pending });
+  await sayPendingEmbeddings(service, pending);
+}
+
+async function sayPendingEmbeddings(service: ReturnType<App['service']>, known?: number): Promise<void> {
+  const pending = known ?? (await service.statistics()).embeddings.pending;
+  if (pending > 0) {
+    process.stderr.write(
+      `limbic: ${pending} entities wait for embedding; the server embeds them in the background, or run "limbic reembed" now.\n`,
+    );
+  }
 }

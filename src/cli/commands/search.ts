@@ -34,6 +34,10 @@ export function registerSearchCommand(program: Command, app: App): void {
     .option('--updated-after <date>', 'ISO date')
     .option('--updated-before <date>', 'ISO date')
     .option('--name <names>', 'only these entity names', collect)
+    .option(
+      '--project <key>',
+      "search from inside this project (other projects' captured sessions hidden, its own first); default: every project",
+    )
     .option('--explain', 'add per-leg timings and fusion overlap')
     .option('--json', 'print the whole answer as JSON')
     .action(async (words: string[], o: Record<string, unknown>) => {
@@ -64,6 +68,7 @@ export function registerSearchCommand(program: Command, app: App): void {
           names: o.name,
         },
         explain_query: o.explain === true,
+        project: o.project,
       });
       if (!parsed.success) {
         fail(new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'option'}: ${i.message}`).join('; ')));

@@ -149,7 +149,7 @@ describe('readClaudeCodeTranscript', () => {
     expect(only(second.conversations).turns.map(shape)).toEqual(['assistant: Shall I add BullMQ to the email jobs?']);
   });
 
-  it('takes the leaf from the main thread even when a sidechain line comes last, and skips noise lines', async () => {
+  it('takes the leaf from the main thread even when a sidechain line comes last, and skips noise lines and synthetic replies', async () => {
     const path = join(tmp.dir, 's.jsonl');
     const entry = (uuid: string, parent: string | null, type: string, content: unknown, extra: object = {}) =>
       JSON.stringify({
@@ -168,6 +168,14 @@ describe('readClaudeCodeTranscript', () => {
         '{not json',
         entry('x1', null, 'user', 'first question'),
         entry('x2', 'x1', 'assistant', [{ type: 'text', text: 'first answer' }]),
+        entry('x2b', 'x2', 'assistant', [{ type: 'text', text: 'API Error: 529 overloaded' }], { isApiErrorMessage: true }),
+        JSON.stringify({
+          type: 'assistant',
+          uuid: 'x2c',
+          parentUuid: 'x2b',
+          sessionId: 's',
+          message: { role: 'assistant', model: '<synthetic>', content: [{ type: 'text', text: 'No response requested.' }] },
+        }),
         '',
         '[1,2,3]',
         entry('x3', 'x2', 'assistant', [{ type: 'text', text: 'side work' }], { isSidechain: true }),

@@ -69,6 +69,39 @@ describe('chatGptConversation', () => {
     expect(chatGptConversation('text')).toMatchObject({ kind: 'skipped' });
   });
 
+  it("leaves out ChatGPT's memory writes (calls to bio)", () => {
+    const raw = {
+      conversation_id: 'bio',
+      current_node: 'c',
+      mapping: {
+        a: {
+          id: 'a',
+          parent: null,
+          children: ['b'],
+          message: { id: 'a', author: { role: 'user' }, content: { content_type: 'text', parts: ['I am vegetarian.'] } },
+        },
+        b: {
+          id: 'b',
+          parent: 'a',
+          children: ['c'],
+          message: {
+            id: 'b',
+            author: { role: 'assistant' },
+            recipient: 'bio',
+            content: { content_type: 'code', text: 'BIO-ONLY: is vegetarian' },
+          },
+        },
+        c: {
+          id: 'c',
+          parent: 'b',
+          children: [],
+          message: { id: 'c', author: { role: 'assistant' }, content: { content_type: 'text', parts: ['Noted.'] } },
+        },
+      },
+    };
+    expect(conversation(chatGptConversation(raw)).turns.map(shape)).toEqual(['user: I am vegetarian.', 'assistant: Noted.']);
+  });
+
   it('survives a cycle in the parent pointers and a current_node that is not in the mapping', () => {
     const looped = {
       conversation_id: 'loop',
