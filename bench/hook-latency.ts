@@ -146,8 +146,8 @@ async function main(): Promise<void> {
     event('pre-compact', 'PreCompact', false),
     event('session-end', 'SessionEnd', false),
     event('prompt', 'UserPromptSubmit', true),
+    // SessionEnd's own capture is Stop's; in the foreground it would meet the hook's 1.2 s deadline (Claude Code allows 1.5 s), which is why it runs in the background.
     event('stop', 'Stop', true),
-    event('session-end', 'SessionEnd', true),
   ];
   const models = { with: modelCacheDir(), without: emptyModels };
   const installed = readdirSync(models.with).filter((f) => !f.startsWith('.'));
