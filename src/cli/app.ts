@@ -42,7 +42,7 @@ import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { Where } from './connect.js';
 import { checkDbLocation, requireExistingMemory, willCreate } from './db-location.js';
-import { httpLimitsFromEnv } from './serve-http.js';
+import { httpLimitsFromEnv } from './http-limits.js';
 import type { HttpLimits } from '../http/http-server.js';
 import type { DoctorProbes } from './doctor.js';
 
@@ -126,6 +126,8 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     autoTuneMinutes: autoTuneMinutes(env),
     pgPoolSize: numberFrom(env, 'LIMBIC_PG_POOL_SIZE'),
     pgStatementTimeoutMs: numberFrom(env, 'LIMBIC_PG_STATEMENT_TIMEOUT_MS'),
+    capture: !envOff(env.LIMBIC_CAPTURE),
+    hookStateDir: resolve(cacheHome, 'limbic', 'hooks'),
     brief: !envOff(env.LIMBIC_BRIEF),
   });
 }
@@ -248,18 +250,27 @@ export class App {
    * no model, and on SQLite none of what a server loads to answer many searches fast (sqlite-vec,
    * the vector cache, the in-memory keyword index, the keyword worker), each of which costs such a
    * run more to load than it saves. Writes queue their embeddings as always, for a server to make.
+   * A hook passes how long it waits for another writer and where its warnings go (docs/hooks.md).
    */
-  lightService(config: Config): MemoryService {
+  lightService(config: Config, options: { busyTimeoutMs?: number; logger?: Logger } = {}): MemoryService {
+    const logger = options.logger ?? stderrLogger;
     const store = isPostgresUrl(config.dbPath)
       ? this.openStore(config.dbPath, config.namespace, config)
-      : openSqliteStore({ path: config.dbPath, logger: stderrLogger, vectors: false, keywordTopK: false, keywordSplitFrom: Infinity });
+      : openSqliteStore({
+          path: config.dbPath,
+          logger,
+          busyTimeoutMs: options.busyTimeoutMs,
+          vectors: false,
+          keywordTopK: false,
+          keywordSplitFrom: Infinity,
+        });
     return new MemoryService({
       store,
       embedder: new LazyEmbedder(async () => {
         throw new Error('this command runs without the embedding model');
       }),
       clock: Date.now,
-      logger: stderrLogger,
+      logger,
       inverseRelations: config.inverseRelations,
       redactor: this.redactor(config),
     });

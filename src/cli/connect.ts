@@ -50,7 +50,7 @@ export interface ClientSpec {
 }
 
 const set = (v: string | undefined): v is string => v !== undefined && v !== '';
-const pathsFor = (platform: NodeJS.Platform) => (platform === 'win32' ? win32 : posix);
+export const pathsFor = (platform: NodeJS.Platform) => (platform === 'win32' ? win32 : posix);
 const appData = ({ env, home, platform }: Where): string =>
   set(env.APPDATA) ? env.APPDATA : pathsFor(platform).join(home, 'AppData', 'Roaming');
 const xdgConfig = ({ env, home, platform }: Where): string =>
@@ -270,8 +270,8 @@ export interface ConnectResult {
   readonly messages: readonly string[];
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+export type Json = Record<string, unknown>;
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Keys that say how a server is started: ours replace them; anything else in an entry is the client's and is kept. */
 const LAUNCH_KEYS = ['type', 'command', 'args', 'env', 'envFile', 'cwd', 'url', 'serverUrl', 'headers', 'transport'];
@@ -347,6 +347,69 @@ function timestamp(ms: number): string {
     .replace(/\.\d+Z$/, 'Z');
 }
 
+/** A client's JSON config file as read: whether it exists, its text, and its object ({} when missing or empty). */
+export interface JsonConfig {
+  readonly exists: boolean;
+  readonly text: string;
+  readonly document: Json;
+}
+
+/**
+ * Reads a client's JSON config file. Throws CONFIG_INVALID, leaving the file untouched, when it is
+ * not plain JSON (comments, trailing commas) or not an object; `handEdit` is what to paste instead.
+ */
+export function readJsonConfig(file: string, handEdit: () => string): JsonConfig {
+  const exists = existsSync(file);
+  const text = exists ? readFileSync(file, 'utf8') : '';
+  if (text.trim() === '') return { exists, text, document: {} };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (cause) {
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      `${file} is not valid JSON (${(cause as Error).message}${/\/\/|\/\*|,\s*[}\]]/.test(text) ? '; it looks like it has comments or trailing commas' : ''}), so Limbic left it untouched. ` +
+        `Fix it, or add the entry by hand:\n${handEdit()}`,
+      { cause },
+    );
+  }
+  if (!isObject(parsed)) {
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      `${file} holds JSON but not an object, so Limbic left it untouched. Add the entry by hand:\n${handEdit()}`,
+    );
+  }
+  return { exists, text, document: parsed };
+}
+
+/**
+ * Writes `next` over a config file read by readJsonConfig: a backup of the old file first
+ * (`<file>.bak-<time>`, returned), its indentation, final newline and mode kept, replaced in one
+ * rename so a client never reads half a file. A missing file gets its folder made.
+ */
+export function writeJsonConfig(
+  file: string,
+  next: Json,
+  previous: Pick<JsonConfig, 'exists' | 'text'>,
+  now: number,
+  platform: NodeJS.Platform,
+): string | undefined {
+  let backup: string | undefined;
+  if (previous.exists) {
+    backup = `${file}.bak-${timestamp(now)}`;
+    copyFileSync(file, backup);
+  } else {
+    mkdirSync(pathsFor(platform).dirname(file), { recursive: true });
+  }
+  const temp = `${file}.limbic-${process.pid}.tmp`;
+  const { text } = previous;
+  writeFileSync(temp, `${JSON.stringify(next, null, indentOf(text))}${text === '' || text.endsWith('\n') ? '\n' : ''}`);
+  // The file may hold secrets (API keys of other servers): the new one keeps the old one's mode.
+  if (previous.exists) chmodSync(temp, statSync(file).mode & 0o777);
+  renameSync(temp, file);
+  return backup;
+}
+
 /** Adds or updates the entry; see ConnectResult for what happened. Throws a MemoryError rather than damage a file. */
 export function connectClient(options: ConnectOptions): ConnectResult {
   const { client, where } = options;
@@ -365,31 +428,7 @@ export function connectClient(options: ConnectOptions): ConnectResult {
   const limbic = options.limbicCommand ?? 'limbic';
   const handEdit = (): string => `${JSON.stringify({ [client.serversKey]: { [name]: launch } }, null, 2)}`;
 
-  const exists = existsSync(file);
-  const text = exists ? readFileSync(file, 'utf8') : '';
-  let document: Json;
-  if (text.trim() === '') {
-    document = {};
-  } else {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (cause) {
-      throw new MemoryError(
-        ERROR_CODES.CONFIG_INVALID,
-        `${file} is not valid JSON (${(cause as Error).message}${/\/\/|\/\*|,\s*[}\]]/.test(text) ? '; it looks like it has comments or trailing commas' : ''}), so Limbic left it untouched. ` +
-          `Fix it, or add the entry by hand:\n${handEdit()}`,
-        { cause },
-      );
-    }
-    if (!isObject(parsed)) {
-      throw new MemoryError(
-        ERROR_CODES.CONFIG_INVALID,
-        `${file} holds JSON but not an object, so Limbic left it untouched. Add the entry by hand:\n${handEdit()}`,
-      );
-    }
-    document = parsed;
-  }
+  const { exists, text, document } = readJsonConfig(file, handEdit);
   const servers = document[client.serversKey] ?? {};
   if (!isObject(servers)) {
     throw new MemoryError(
@@ -455,18 +494,7 @@ export function connectClient(options: ConnectOptions): ConnectResult {
   // Assigning an existing key keeps its place; a new server goes last. Everything else is untouched.
   const nextServers = { ...servers, [name]: entry };
   const next = { ...document, [client.serversKey]: nextServers };
-  let backup: string | undefined;
-  if (exists) {
-    backup = `${file}.bak-${timestamp((options.now ?? Date.now)())}`;
-    copyFileSync(file, backup);
-  } else {
-    mkdirSync(pathsFor(where.platform).dirname(file), { recursive: true });
-  }
-  const temp = `${file}.limbic-${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(next, null, indentOf(text))}${text === '' || text.endsWith('\n') ? '\n' : ''}`);
-  // The file may hold secrets (API keys of other servers): the new one keeps the old one's mode.
-  if (exists) chmodSync(temp, statSync(file).mode & 0o777);
-  renameSync(temp, file);
+  const backup = writeJsonConfig(file, next, { exists, text }, (options.now ?? Date.now)(), where.platform);
   const action = !exists ? 'created' : previous === undefined ? 'added' : 'updated';
   messages.unshift(
     `${action === 'created' ? 'Created' : action === 'added' ? 'Added' : 'Updated'} "${name}" in ${file}${backup === undefined ? '' : ` (backup: ${backup})`}.`,

@@ -4,7 +4,6 @@
  * in from app.ts (the composition root).
  */
 import { MemoryError, ERROR_CODES } from '../core/errors.js';
-import { LIMITS } from '../core/limits.js';
 import type { ToolProfile } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
@@ -17,64 +16,12 @@ import type { HeavySlotOptions } from '../service/heavy-slots.js';
 import type { Redactor } from '../core/text/redaction.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
+import { DEFAULT_LIMITS } from './http-limits.js';
 
 export const DEFAULT_HTTP_PORT = 7411;
 
-/**
- * maxBodyBytes: a call within every limit carries at most LIMITS.maxCallTextBytes of text, which
- * JSON escaping can grow up to 6x; 8x leaves room for field names (the same bound stdio uses).
- *
- * There are no sessions to bound (issue 28): every request is served on its own and forgotten.
- *
- * Requests in flight: the server answers on one thread, so more than a few calls at once does not
- * make answers come sooner; it only holds more answers in memory, each until its client has read
- * it. 400 concurrent whole-graph reads (4.3 MiB answers, 3,000 entities) by clients slower than the
- * server took the server from 133 to 2,831 MB with no bound; with 16 at once in all, 8 per
- * namespace and 4 per token, to 592 MB for one token's flood (332 refused with 429) and 1,332 MB
- * for eight tokens' (npm run bench:http-flood -- --full --slow-clients). 64 waiting per token lets
- * 50 clients sharing one token (npm run bench:http) queue instead of failing; a request still
- * waiting after 30 s is refused.
- */
-export const DEFAULT_LIMITS: HttpLimits = {
-  maxBodyBytes: 8 * LIMITS.maxCallTextBytes,
-  maxAnswerBytes: 16 * 1024 * 1024,
-  maxInFlight: 16,
-  maxInFlightPerNamespace: 8,
-  maxInFlightPerToken: 4,
-  maxQueuedPerToken: 64,
-  queueWaitMs: 30_000,
-  drainMs: 30_000,
-};
-
-/** The bounds a user may set, each from an environment variable (docs/http.md). */
-export const LIMIT_SETTINGS: Readonly<Partial<Record<keyof HttpLimits, string>>> = {
-  maxInFlight: 'LIMBIC_HTTP_MAX_IN_FLIGHT',
-  maxInFlightPerNamespace: 'LIMBIC_HTTP_MAX_IN_FLIGHT_PER_NAMESPACE',
-  maxInFlightPerToken: 'LIMBIC_HTTP_MAX_IN_FLIGHT_PER_TOKEN',
-  maxQueuedPerToken: 'LIMBIC_HTTP_MAX_QUEUED_PER_TOKEN',
-  queueWaitMs: 'LIMBIC_HTTP_QUEUE_WAIT_MS',
-};
-
-/**
- * The bounds set in the environment (unset or empty: the default); app.ts passes process.env.
- * @example httpLimitsFromEnv({ LIMBIC_HTTP_MAX_IN_FLIGHT_PER_TOKEN: '4' }) // { maxInFlightPerToken: 4 }
- */
-export function httpLimitsFromEnv(env: Readonly<Record<string, string | undefined>>): Partial<HttpLimits> {
-  const set: Partial<Record<keyof HttpLimits, number>> = {};
-  for (const [key, name] of Object.entries(LIMIT_SETTINGS) as [keyof HttpLimits, string][]) {
-    const raw = env[name]?.trim();
-    if (raw === undefined || raw === '') continue;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) {
-      throw new MemoryError(
-        ERROR_CODES.CONFIG_INVALID,
-        `${name}=${raw} is not a whole number of at least 1; unset it for the default (${DEFAULT_LIMITS[key]}).`,
-      );
-    }
-    set[key] = n;
-  }
-  return set;
-}
+/** The bounds on requests in flight moved to http-limits.ts (app.ts reads them without this module). */
+export { DEFAULT_LIMITS, LIMIT_SETTINGS, httpLimitsFromEnv } from './http-limits.js';
 
 export interface ServeHttpOptions {
   readonly host: string;

@@ -65,6 +65,10 @@ export const ConfigSchema = z.object({
   pgPoolSize: z.number().int().min(1).optional(),
   /** PostgreSQL statement timeout. @default 30000 */
   pgStatementTimeoutMs: z.number().int().min(1).optional(),
+  /** Lifecycle hooks (`limbic hook`) store the session's turns; LIMBIC_CAPTURE=0 turns it off (they store nothing). @default true */
+  capture: z.boolean().default(true),
+  /** Where hooks keep how far each transcript was read, their locks and their log. @default $XDG_CACHE_HOME/limbic/hooks, else ~/.cache/limbic/hooks */
+  hookStateDir: z.string().min(1),
   /** SessionStart hooks print the project's brief; off, they print nothing. @default true */
   brief: z.boolean().default(true),
 });
