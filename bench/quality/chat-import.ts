@@ -13,8 +13,10 @@
  * Both memories are one store each, all ten LoCoMo samples in it, embedded with the real model;
  * every question (categories 1-5) is asked of each. recall_any@5 (hit@5): a question counts when a
  * result in the top 5 shows one of its gold turns — a tool-written turn is its own entity; an
- * imported session shows every turn it holds, so it counts when it holds a gold turn. The report
- * also says how many characters the top 5 results carry, what that session-level answer costs.
+ * imported session counts when it holds a gold turn, and, in `import, turn shown`, only when the
+ * answer hybrid_search gives a client (observations bounded, matching ones first) shows that turn:
+ * the fair count. The report also says how many characters the top 5 results carry (a session's
+ * whole text, and for `turn shown` what the bounded answer really shows).
  *
  *   flock /tmp/limbic-bench.lock npx tsx bench/quality/chat-import.ts [--samples N] [--model ID]
  *
@@ -99,6 +101,8 @@ interface Built {
   readonly conversationOf: Map<string, string>;
   /** `<sample> <dia_id>` → the secret its text carries. */
   readonly secrets: Map<string, string>;
+  /** `<sample> <dia_id>` → the turn's own words (LoCoMo's text), to find it among a result's shown observations. */
+  readonly textOf: Map<string, string>;
   readonly drafts: number;
   readonly turns: number;
 }
@@ -107,6 +111,7 @@ function buildExport(samples: readonly Sample[]): Built {
   const conversations: object[] = [];
   const conversationOf = new Map<string, string>();
   const secrets = new Map<string, string>();
+  const textOf = new Map<string, string>();
   const pool = samples.flatMap((s) => sessionsOf(s).flatMap((x) => x.turns.map((t) => ({ sample: s.sample_id, text: t.text }))));
   let turnIndex = 0;
   let drafts = 0;
@@ -140,6 +145,7 @@ function buildExport(samples: readonly Sample[]): Built {
         turnIndex++;
         if (secret !== undefined) secrets.set(key, secret);
         conversationOf.set(key, id);
+        textOf.set(key, turn.text);
         const at = start / 1000 + i * 30;
         if (role === 'assistant' && ++assistantTurns % DRAFT_EVERY === 0) {
           // The reply the user regenerated away: the first child, as ChatGPT keeps it.
@@ -177,7 +183,7 @@ function buildExport(samples: readonly Sample[]): Built {
       });
     }
   }
-  return { conversations, conversationOf, secrets, drafts, turns: turnIndex };
+  return { conversations, conversationOf, secrets, textOf, drafts, turns: turnIndex };
 }
 
 /** The same conversations through the tools: one entity per turn, its date as a metadata observation (locomo.ts). */
@@ -211,12 +217,26 @@ const MODE_NAMES: Readonly<Record<string, string>> = {
 
 async function search(corpus: Corpus, mode: BenchMode, query: string): Promise<EntityId[]> {
   if (mode !== 'hybrid_search') return corpus.search(mode, query, LIMIT, NOW);
+  return [...(await hybridAnswer(corpus, query)).ids];
+}
+
+/** hybrid_search as an MCP client calls it: the default bound on the observations each result shows. */
+async function hybridAnswer(corpus: Corpus, query: string): Promise<{ ids: readonly EntityId[]; shown: readonly (readonly string[])[] }> {
   const response = await hybridSearch(
     { store: corpus.store, indexer: corpus.indexer, reranker: undefined },
     toHybridOptions({ query, limit: LIMIT }),
     NOW,
   );
-  return [...response.ids];
+  return { ids: response.ids, shown: response.results.map((r) => r.observations) };
+}
+
+/** A result that is not an answer: stands in for a gold session whose shown observations lack the gold turn. */
+const NOT_SHOWN = -1 as unknown as EntityId;
+
+/** Whether a turn's words are among the observations shown (the stored turn is prefixed and cleaned: its first words suffice). */
+function shows(observations: readonly string[], text: string): boolean {
+  const probe = text.trim().slice(0, 60);
+  return probe !== '' && observations.some((o) => o.includes(probe));
 }
 
 /** Every byte of the store's files (the database, its WAL, side files), as latin1 text to search. */
@@ -307,6 +327,20 @@ async function main(): Promise<void> {
           cost.n++;
           shown.set(label, cost);
         }
+        if (mode === 'hybrid_search') {
+          // The fair count for a session: found, and one of its gold turns among the observations the answer shows.
+          const texts = keys.map((k) => built.textOf.get(k) ?? '');
+          const answer = await hybridAnswer(imported, qa.question);
+          const ranked = answer.ids.map((id, i) =>
+            importGold.has(id) && texts.some((t) => shows(answer.shown[i] ?? [], t)) ? id : NOT_SHOWN,
+          );
+          const label = `import, turn shown: ${MODE_NAMES[mode]}`;
+          tally.add(label, 'A', groups, ranked, importGold);
+          const cost = shown.get(label) ?? { chars: 0, n: 0 };
+          cost.chars += answer.shown.slice(0, 5).reduce((n, o) => n + o.join('\n').length, 0);
+          cost.n++;
+          shown.set(label, cost);
+        }
       }
     }
     process.stderr.write(`chat-import: ${sample.sample_id} asked\n`);
@@ -336,6 +370,8 @@ async function main(): Promise<void> {
     '| memory: mode | characters in the top 5 results (mean) |',
     '|---|---|',
     ...[...shown].map(([label, c]) => `| ${label} | ${Math.round(c.chars / Math.max(c.n, 1)).toLocaleString('en-US')} |`),
+    '',
+    `hit@5 (recall_any@5) over all 1-5, a session counted only when its answer shows a gold turn (hybrid_search's default bound): ${f3(tally.mean(`import, turn shown: ${MODE_NAMES.hybrid_search}`, 'A', 'all 1-5', 'hit5'))}.`,
     '',
     `hit@5 (recall_any@5) over all 1-5: ${BENCH_MODES.map((m) => `${MODE_NAMES[m]} tools ${f3(tally.mean(`tools: ${MODE_NAMES[m]}`, 'A', 'all 1-5', 'hit5'))} / import ${f3(tally.mean(`import: ${MODE_NAMES[m]}`, 'A', 'all 1-5', 'hit5'))}`).join('; ')}.`,
   ];

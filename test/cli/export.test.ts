@@ -201,7 +201,9 @@ describe('commands that read a memory never create one (issue 33)', () => {
     const garbage = join(tmp.dir, 'notes.db');
     const bytes = Buffer.from('these are my notes, not a database\n'.repeat(200));
     writeFileSync(garbage, bytes);
-    for (const command of [['stats'], ['import', garbage]]) {
+    const jsonl = join(tmp.dir, 'memory.jsonl');
+    writeFileSync(jsonl, '{"type":"entity","name":"Ada","entityType":"person","observations":["writes code"]}');
+    for (const command of [['stats'], ['import', jsonl]]) {
       await expect(limbic(['--db', garbage, ...command]), command[0]).rejects.toMatchObject({
         code: 1,
         stderr: expect.stringContaining(`${garbage} is not a readable Limbic database (SQLite: file is not a database)`),

@@ -7,7 +7,7 @@
  * start and doctor name each where it really is, with the command that fixes it there.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +35,11 @@ describe('a native module that does not load, in a copy of an npx install', () =
   const main = join(modules, 'limbic', 'dist', 'cli', 'main.js');
   const env = { LIMBIC_DB: join(tmp.dir, 'memory.db'), LIMBIC_MODEL_DIR: '', LIMBIC_NO_MODEL: '' };
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    // The memory was made while the install still worked: a command that reads it must open it.
+    const jsonl = join(tmp.dir, 'memory.jsonl');
+    writeFileSync(jsonl, '{"type":"entity","name":"Ada","entityType":"person","observations":["writes code"]}');
+    await exec(process.execPath, [CLI, '--no-model', 'import', jsonl], { env: { ...process.env, ...env } });
     mkdirSync(join(modules, 'limbic'), { recursive: true });
     cpSync(join(REPO_ROOT, 'dist'), join(modules, 'limbic', 'dist'), { recursive: true });
     copyFileSync(join(REPO_ROOT, 'package.json'), join(modules, 'limbic', 'package.json'));
