@@ -173,8 +173,10 @@ export function npxPath(nodePath: string, env: Where['env'] = {}): string {
  * What such an entry still depends on (the tarball staying where it is, or the registry and a
  * slower first start) is said in its note, with the install that depends on neither: a global
  * install, after which `limbic connect` writes an entry naming its main.js.
- * `--onnxruntime-node-install=skip`: onnxruntime-node's installer would download CUDA libraries
- * that Limbic never loads. Undefined when this Limbic is not in an npx cache.
+ * ONNXRUNTIME_NODE_INSTALL=skip in the entry's environment: onnxruntime-node's installer would
+ * download CUDA libraries that Limbic never loads (npm's `--onnxruntime-node-install=skip` does the
+ * same, but npm 11 warns of an unknown setting on every start, issue 33). Undefined when this
+ * Limbic is not in an npx cache.
  */
 export function npxLauncher(mainPath: string, nodePath: string, env: Where['env'] = {}): Launcher | undefined {
   const parts = mainPath.split(sep);
@@ -202,13 +204,13 @@ export function npxLauncher(mainPath: string, nodePath: string, env: Where['env'
     npxCli = undefined;
   }
   const viaNode = npxCli !== undefined && npxCli.endsWith('.js');
-  const npxArgs = ['--yes', '--onnxruntime-node-install=skip', `--package=${spec}`, '--', 'limbic'];
+  const npxArgs = ['--yes', `--package=${spec}`, '--', 'limbic'];
   const tarball = spec.startsWith('file:') ? spec.slice('file:'.length) : undefined;
-  const install = `npm i -g --onnxruntime-node-install=skip ${quote(tarball ?? spec)}`;
+  const install = `ONNXRUNTIME_NODE_INSTALL=skip npm i -g ${quote(tarball ?? spec)}`;
   return {
     command: viaNode ? nodePath : npxCli === undefined ? 'npx' : npx,
     args: viaNode ? [npxCli as string, ...npxArgs] : npxArgs,
-    env: { PATH: npxPath(nodePath, env) },
+    env: { PATH: npxPath(nodePath, env), ONNXRUNTIME_NODE_INSTALL: 'skip' },
     note:
       `this Limbic runs from npx's cache, which "npm cache clean" deletes; the entry starts it through npx with ${spec}, so a cleared cache costs a reinstall at the next start` +
       (tarball === undefined ? ' (from the registry)' : `, from that file: keep ${tarball} where it is`) +

@@ -302,7 +302,7 @@ describe('limbic connect run from npx', () => {
     const tarball = join(tmp.dir, 'work', 'limbic-0.1.0.tgz');
     expect(launcher).toMatchObject({
       command: node,
-      args: [realpathSync(npxCli), '--yes', '--onnxruntime-node-install=skip', `--package=file:${tarball}`, '--', 'limbic'],
+      args: [realpathSync(npxCli), '--yes', `--package=file:${tarball}`, '--', 'limbic'],
     });
     const file = join(tmp.dir, 'claude.json');
     const result = connectClient({ client: findClient('claude-code'), launcher: launcher!, configFile: file, where: where(tmp.dir) });
@@ -319,11 +319,11 @@ describe('limbic connect run from npx', () => {
     const result = connectClient({ client: findClient('claude-code'), launcher: launcher!, configFile: file, where: where(tmp.dir) });
     const entry = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers: Record<string, { env: { PATH: string } }> }).mcpServers.memory;
     // This Node's folder, then the system's: nothing of npm's, nothing of the user's shell.
-    expect(entry?.env).toEqual({ PATH: `${join(node, '..')}:/usr/local/bin:/usr/bin:/bin` });
+    expect(entry?.env).toEqual({ PATH: `${join(node, '..')}:/usr/local/bin:/usr/bin:/bin`, ONNXRUNTIME_NODE_INSTALL: 'skip' });
     const said = result.messages.join('\n');
     const tarball = join(tmp.dir, 'work', 'limbic-0.1.0.tgz');
     expect(said).toContain(`keep ${tarball} where it is`);
-    expect(said).toContain(`npm i -g --onnxruntime-node-install=skip ${tarball}, then "limbic connect" with the same options`);
+    expect(said).toContain(`ONNXRUNTIME_NODE_INSTALL=skip npm i -g ${tarball}, then "limbic connect" with the same options`);
   });
 
   it('a registry install is started by its version range; a Limbic outside any npx cache is left to thisLimbic', () => {
@@ -331,7 +331,7 @@ describe('limbic connect run from npx', () => {
     writeFileSync(join(main, '..', '..', '..', '..', '..', 'package.json'), JSON.stringify({ dependencies: { limbic: '^0.1.0' } }));
     expect(npxLauncher(main, node)?.args).toContain('--package=limbic@^0.1.0');
     expect(npxLauncher(main, node)?.note).toContain('(from the registry). For an entry that depends on neither and starts at once');
-    expect(npxLauncher(main, node)?.note).toContain('npm i -g --onnxruntime-node-install=skip "limbic@^0.1.0"');
+    expect(npxLauncher(main, node)?.note).toContain('ONNXRUNTIME_NODE_INSTALL=skip npm i -g "limbic@^0.1.0"');
     expect(npxLauncher('/opt/limbic/dist/cli/main.js', node)).toBeUndefined();
   });
 });
