@@ -14,7 +14,7 @@
  * every question (categories 1-5) is asked of each. recall_any@5 (hit@5): a question counts when a
  * result in the top 5 shows one of its gold turns — a tool-written turn is its own entity; an
  * imported session counts when it holds a gold turn, and, in `import, turn shown`, only when the
- * answer hybrid_search gives a client (observations bounded, matching ones first) shows that turn:
+ * answer hybrid_search or search_semantic gives a client (observations bounded, matching ones first) shows that turn:
  * the fair count. The report also says how many characters the top 5 results carry (a session's
  * whole text, and for `turn shown` what the bounded answer really shows).
  *
@@ -23,7 +23,8 @@
  * Writes bench/results/chat-import-<date>.md.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { noopLogger } from '../../src/core/logger.js';
 import { METADATA_KIND, type EntityId, type NewEntity, type ObservationAddition } from '../../src/core/types.js';
@@ -31,6 +32,9 @@ import { LazyEmbedder } from '../../src/embed/embedder.js';
 import { toHybridOptions } from '../../src/mcp/hybrid-options.js';
 import { MemoryService } from '../../src/service/memory-service.js';
 import { hybridSearch } from '../../src/service/search/hybrid-search.js';
+import { searchSemantic } from '../../src/service/search/search-semantic.js';
+import { createRedactor } from '../../src/service/redaction.js';
+import { DEFAULT_OBSERVATION_BOUND } from '../../src/core/rank/shown-observations.js';
 import { importConversations } from '../../src/cli/import-conversations.js';
 import { cachedEmbedder } from './embed-cache.js';
 import { Corpus, f3, loadModel, memoizeQueries, requireData, type Mode } from './harness.js';
@@ -220,13 +224,27 @@ async function search(corpus: Corpus, mode: BenchMode, query: string): Promise<E
   return [...(await hybridAnswer(corpus, query)).ids];
 }
 
+/** What a client reads of an answer: the ranked ids and the observations each result shows. */
+interface Shown {
+  readonly ids: readonly EntityId[];
+  readonly shown: readonly (readonly string[])[];
+}
+
 /** hybrid_search as an MCP client calls it: the default bound on the observations each result shows. */
-async function hybridAnswer(corpus: Corpus, query: string): Promise<{ ids: readonly EntityId[]; shown: readonly (readonly string[])[] }> {
+async function hybridAnswer(corpus: Corpus, query: string): Promise<Shown> {
   const response = await hybridSearch(
     { store: corpus.store, indexer: corpus.indexer, reranker: undefined },
     toHybridOptions({ query, limit: LIMIT }),
     NOW,
   );
+  return { ids: response.ids, shown: response.results.map((r) => r.observations) };
+}
+
+/** search_semantic as an MCP client calls it (no observations_limit: the default bound). */
+async function semanticAnswer(corpus: Corpus, query: string): Promise<Shown> {
+  const response = await searchSemantic({ store: corpus.store, indexer: corpus.indexer, reranker: undefined }, query, LIMIT, NOW, {
+    observations: DEFAULT_OBSERVATION_BOUND,
+  });
   return { ids: response.ids, shown: response.results.map((r) => r.observations) };
 }
 
@@ -265,10 +283,19 @@ async function main(): Promise<void> {
 
   // The memory imported from the export, through the import command's own path.
   const imported = new Corpus(model);
-  const exportPath = join(imported.dir, 'conversations.json');
+  // The export lives outside the store's folder: every byte of that folder is searched for the secrets below.
+  const exportDir = mkdtempSync(join(tmpdir(), 'limbic-chat-export-'));
+  const exportPath = join(exportDir, 'conversations.json');
   writeFileSync(exportPath, JSON.stringify(built.conversations));
   const embedder = new LazyEmbedder(async () => memoizeQueries(model));
-  const service = new MemoryService({ store: imported.store, embedder, clock: () => NOW, logger: noopLogger });
+  // Redaction as `limbic import` runs it (on by default); the tool-written store is loaded below the service, unredacted.
+  const service = new MemoryService({
+    store: imported.store,
+    embedder,
+    clock: () => NOW,
+    logger: noopLogger,
+    redactor: createRedactor(true),
+  });
   t0 = performance.now();
   const report = await importConversations(service, exportPath, { kind: 'file', format: 'chatgpt' }, { home: '/nonexistent-home' });
   await imported.indexer.drain();
@@ -327,10 +354,10 @@ async function main(): Promise<void> {
           cost.n++;
           shown.set(label, cost);
         }
-        if (mode === 'hybrid_search') {
+        if (mode === 'hybrid_search' || mode === 'hybrid-limbic') {
           // The fair count for a session: found, and one of its gold turns among the observations the answer shows.
           const texts = keys.map((k) => built.textOf.get(k) ?? '');
-          const answer = await hybridAnswer(imported, qa.question);
+          const answer = mode === 'hybrid_search' ? await hybridAnswer(imported, qa.question) : await semanticAnswer(imported, qa.question);
           const ranked = answer.ids.map((id, i) =>
             importGold.has(id) && texts.some((t) => shows(answer.shown[i] ?? [], t)) ? id : NOT_SHOWN,
           );
@@ -348,6 +375,7 @@ async function main(): Promise<void> {
   await service.close();
   await tools.close();
   await imported.close();
+  rmSync(exportDir, { recursive: true, force: true });
 
   const seconds = (performance.now() - started) / 1000;
   const lines = [
@@ -356,7 +384,7 @@ async function main(): Promise<void> {
     `LoCoMo as a ChatGPT export: ${built.conversations.length} conversations (one per session), ${built.turns} turns, ${built.drafts} regenerated drafts the user discarded, ${built.secrets.size} planted secrets. ${questions} questions (categories 1-5), one store per memory holding all ${samples.length} samples, model ${model.id}. Limit ${LIMIT}; recall_any@5 = hit@5.`,
     '',
     `- Import: ${report.conversations} conversations, ${report.turns} turns read, ${report.turnsAdded} stored, ${report.turnsSkipped} not (acknowledgements), skipped ${JSON.stringify(report.skipped)}, redactions ${JSON.stringify(report.redactions)}; ${importSeconds.toFixed(0)} s with embedding. Tools: ${entities.length} entities in ${toolsSeconds.toFixed(0)} s.`,
-    `- Discarded drafts stored: ${draftsStored}. Planted secrets found in the imported store's bytes (database, WAL, side files): ${secretsInBytes} of ${built.secrets.size} (tool-written store: ${secretsInToolBytes}).`,
+    `- Discarded drafts stored: ${draftsStored}. Planted secrets found in the imported store's bytes (database, WAL, side files): ${secretsInBytes} of ${built.secrets.size} (the tool-written store, loaded below the service and so unredacted, as a check that the search for them works: ${secretsInToolBytes}).`,
     `- The whole run: ${seconds.toFixed(0)} s.`,
     '',
     tally
@@ -371,7 +399,7 @@ async function main(): Promise<void> {
     '|---|---|',
     ...[...shown].map(([label, c]) => `| ${label} | ${Math.round(c.chars / Math.max(c.n, 1)).toLocaleString('en-US')} |`),
     '',
-    `hit@5 (recall_any@5) over all 1-5, a session counted only when its answer shows a gold turn (hybrid_search's default bound): ${f3(tally.mean(`import, turn shown: ${MODE_NAMES.hybrid_search}`, 'A', 'all 1-5', 'hit5'))}.`,
+    `hit@5 (recall_any@5) over all 1-5, a session counted only when its answer shows a gold turn (the default bound on shown observations): hybrid_search ${f3(tally.mean(`import, turn shown: ${MODE_NAMES.hybrid_search}`, 'A', 'all 1-5', 'hit5'))}, search_semantic ${f3(tally.mean(`import, turn shown: ${MODE_NAMES['hybrid-limbic']}`, 'A', 'all 1-5', 'hit5'))}.`,
     '',
     `hit@5 (recall_any@5) over all 1-5: ${BENCH_MODES.map((m) => `${MODE_NAMES[m]} tools ${f3(tally.mean(`tools: ${MODE_NAMES[m]}`, 'A', 'all 1-5', 'hit5'))} / import ${f3(tally.mean(`import: ${MODE_NAMES[m]}`, 'A', 'all 1-5', 'hit5'))}`).join('; ')}.`,
   ];
