@@ -3,13 +3,16 @@
  * where it really is, with the command that fixes it there (core/native-module.ts), instead of
  * being taken for a broken model that `limbic model install` would fix.
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { healthCheck, type HealthCheck } from '../../core/health.js';
 import { locateNativeModule, nativeModuleFailure, nativeModuleFix, type NativeModule } from '../../core/native-module.js';
+import { packageFolderOf } from '../../core/package-folder.js';
 
-/** The folder Limbic is installed in (its package.json), from dist/embed/onnx or src/embed/onnx. */
-const PACKAGE_FOLDER = fileURLToPath(new URL('../../..', import.meta.url)).replace(/[\\/]$/, '');
+/** The folder Limbic is installed in (its package.json), from dist/, src/ or the hook's bundle. */
+const PACKAGE_FOLDER = packageFolderOf(fileURLToPath(import.meta.url), (folder) => existsSync(join(folder, 'package.json')));
 
 /** Its native files ship in the package (no compile step), so a reinstall, not a rebuild, restores them. */
 const runtimeModule = (): NativeModule =>

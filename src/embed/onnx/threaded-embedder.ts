@@ -3,8 +3,12 @@
  * that answers MCP: tools that do not need meaning never wait for it. The model loads in the
  * worker; a worker that dies fails what it was doing and is started again on the next request.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { packageFolderOf } from '../../core/package-folder.js';
 import type { Embedder, EntityInput, ModelDescription, TextKind } from '../embedder.js';
 import type { OnnxModelOptions } from './onnx-embedder.js';
 import type { HostMessage, ThreadMessage } from './thread-protocol.js';
@@ -26,12 +30,16 @@ interface Pending {
 }
 
 /**
- * The worker's entry beside this module: embed-thread.js from dist/. Run from the sources (tests,
- * tsx) it is embed-thread.ts, which a worker can only load after registering tsx's loader itself
- * (a loader given with --import is not carried into worker threads on Node 20).
+ * The worker's entry: dist/embed/onnx/embed-thread.js, found from the package folder so a bundle of
+ * this module (the hooks' runtime) names the same file. Run from the sources (tests, tsx) it is
+ * embed-thread.ts beside this module, which a worker can only load after registering tsx's loader
+ * itself (a loader given with --import is not carried into worker threads on Node 20).
  */
 function workerEntry(): { script: string | URL; eval: boolean } {
-  if (!import.meta.url.endsWith('.ts')) return { script: new URL('./embed-thread.js', import.meta.url), eval: false };
+  if (!import.meta.url.endsWith('.ts')) {
+    const root = packageFolderOf(fileURLToPath(import.meta.url), (folder) => existsSync(join(folder, 'package.json')));
+    return { script: join(root, 'dist', 'embed', 'onnx', 'embed-thread.js'), eval: false };
+  }
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./embed-thread.ts', import.meta.url).href;
   const script = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;

@@ -4,14 +4,16 @@
  * database says what to install instead of a bare "Cannot find package".
  */
 import type pg from 'pg';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { packageFolderOf } from '../../core/package-folder.js';
 
 type PgModule = { default: typeof pg };
 
-/** Limbic's package folder (this file is dist/store/postgres/pg-driver.js or src/…/pg-driver.ts). */
-const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/** Limbic's package folder (this file is in dist/, src/ or the hook's bundle). */
+const PACKAGE_ROOT = packageFolderOf(fileURLToPath(import.meta.url), (folder) => existsSync(join(folder, 'package.json')));
 
 export async function loadPgDriver(importPg: () => Promise<PgModule> = () => import('pg')): Promise<typeof pg> {
   try {
