@@ -1,6 +1,6 @@
 // Bundles what a lifecycle hook loads once it opens the memory, dist/cli/hook-runtime.js, into one
 // file in its place: a client waits for SessionStart's brief, and on Node 20 (no module compile
-// cache) loading ~140 modules one by one cost more than building the brief (docs/benchmarks.md,
+// cache) loading ~230 modules one by one cost more than building the brief (docs/benchmarks.md,
 // "Hooks"). The entry, dist/cli/hook.js, stays as tsc writes it: the events that only hand their
 // capture to a background process load nothing more than before. Run by `npm run build` after tsc.
 // Native modules and what only the model, PostgreSQL, redaction or an import loads stay outside the
