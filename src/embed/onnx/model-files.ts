@@ -364,13 +364,15 @@ export async function installModelPackage(
 /** An install this old is abandoned whatever its pid says (pids are reused). */
 const ABANDONED_MS = 60 * 60 * 1000;
 
-/**
- * Removes what installs of `id` left behind when their process died (a killed test run, Ctrl-C):
- * staging folders `.<id>.installing-<pid>-*` whose process is gone or that are over an hour old,
- * and nameless ones (before the pid was in the name) over an hour old. A running install's folder
- * is left alone.
- */
-export function removeAbandonedInstalls(cacheDir: string, id: string, now = Date.now()): string[] {
+/** An install's staging folder, `.<id>.installing-<pid>-*`, with the pid in its name (none before the pid was). */
+interface StagingFolder {
+  readonly name: string;
+  readonly path: string;
+  readonly pid: number | undefined;
+}
+
+/** The staging folders of installs of `id` in `cacheDir`; none when the folder cannot be read. */
+function stagingFolders(cacheDir: string, id: string): StagingFolder[] {
   const prefix = `.${id}.installing-`;
   let names: string[];
   try {
@@ -378,16 +380,27 @@ export function removeAbandonedInstalls(cacheDir: string, id: string, now = Date
   } catch {
     return [];
   }
-  const removed: string[] = [];
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const full = join(cacheDir, name);
-    try {
+  return names
+    .filter((name) => name.startsWith(prefix))
+    .map((name) => {
       const pid = /^(\d+)-/.exec(name.slice(prefix.length))?.[1];
-      const old = now - statSync(full).mtimeMs > ABANDONED_MS;
-      if (!old && pid !== undefined && running(Number(pid))) continue;
-      if (!old && pid === undefined) continue;
-      rmSync(full, { recursive: true, force: true });
+      return { name, path: join(cacheDir, name), pid: pid === undefined ? undefined : Number(pid) };
+    });
+}
+
+/**
+ * Removes what installs of `id` left behind when their process died (a killed test run, Ctrl-C):
+ * staging folders `.<id>.installing-<pid>-*` whose process is gone or that are over an hour old,
+ * and nameless ones (before the pid was in the name) over an hour old. A running install's folder
+ * is left alone.
+ */
+export function removeAbandonedInstalls(cacheDir: string, id: string, now = Date.now()): string[] {
+  const removed: string[] = [];
+  for (const { name, path, pid } of stagingFolders(cacheDir, id)) {
+    try {
+      const old = now - statSync(path).mtimeMs > ABANDONED_MS;
+      if (!old && (pid === undefined || running(pid))) continue;
+      rmSync(path, { recursive: true, force: true });
       removed.push(name);
     } catch {
       // Gone already (its install finished), or not ours to remove.
@@ -402,20 +415,10 @@ export function removeAbandonedInstalls(cacheDir: string, id: string, now = Date
  * install instead of starting a second one.
  */
 export function installsUnderWay(cacheDir: string, id: string, now = Date.now()): number[] {
-  const prefix = `.${id}.installing-`;
-  let names: string[];
-  try {
-    names = readdirSync(cacheDir);
-  } catch {
-    return [];
-  }
   const pids = new Set<number>();
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+  for (const { path, pid } of stagingFolders(cacheDir, id)) {
     try {
-      if (Number.isInteger(pid) && pid !== process.pid && now - statSync(join(cacheDir, name)).mtimeMs <= ABANDONED_MS && running(pid))
-        pids.add(pid);
+      if (pid !== undefined && pid !== process.pid && now - statSync(path).mtimeMs <= ABANDONED_MS && running(pid)) pids.add(pid);
     } catch {
       // Gone already: that install finished or was abandoned.
     }
