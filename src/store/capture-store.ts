@@ -57,6 +57,20 @@ export interface ProjectSummary {
   readonly lastUpdated: number;
 }
 
+/** Where the brief's open decisions are read: the entities of `project` or among `ids`, of `status` when given. */
+export interface KindsScope {
+  readonly project: string | undefined;
+  readonly ids: readonly EntityId[];
+  readonly status: EntityStatus | undefined;
+  readonly limit: number;
+}
+
+/** An observation of one of the asked kinds, with its entity's facts. */
+export interface KindObservation {
+  readonly entity: EntityFacts;
+  readonly observation: DatedObservation;
+}
+
 export interface CaptureStore {
   /**
    * Creates the entity when missing (with its type and project) and appends the observations that
@@ -78,15 +92,7 @@ export interface CaptureStore {
    * Observations of one of `kinds` in the entities of `project` or among `ids`, of `status` when
    * given, newest first: the brief's open decisions.
    */
-  observationsOfKinds(
-    kinds: readonly string[],
-    options: {
-      readonly project: string | undefined;
-      readonly ids: readonly EntityId[];
-      readonly status: EntityStatus | undefined;
-      readonly limit: number;
-    },
-  ): Promise<{ readonly entity: EntityFacts; readonly observation: DatedObservation }[]>;
+  observationsOfKinds(kinds: readonly string[], options: KindsScope): Promise<KindObservation[]>;
   /** Whether any entity belongs to a project other than `project` (cheap: a search from inside a project asks). */
   holdsOtherProjects(project: string): Promise<boolean>;
   /** Every project with how much it holds, most recently updated first. */

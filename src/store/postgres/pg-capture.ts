@@ -4,9 +4,17 @@
  * reads of the brief and of `limbic projects`. Writes keep the keyword rows and the queue through
  * pg-graph.ts syncEntities, in the same transaction.
  */
-import type { EntityFacts } from '../../core/signals.js';
-import { asEntityId, STORED_STATUS, type EntityId, type EntityStatus } from '../../core/types.js';
-import type { AppendRequest, AppendResult, CaptureStore, DatedObservation, ProjectEntity, ProjectSummary } from '../capture-store.js';
+import { asEntityId, STORED_STATUS } from '../../core/types.js';
+import type {
+  AppendRequest,
+  AppendResult,
+  CaptureStore,
+  DatedObservation,
+  KindObservation,
+  KindsScope,
+  ProjectEntity,
+  ProjectSummary,
+} from '../capture-store.js';
 import { toFacts, type EntityRow } from '../rows.js';
 import { decodeText, type PgConnection } from './pg-connection.js';
 import { syncEntities } from './pg-graph.js';
@@ -121,15 +129,7 @@ export class PgCapture implements CaptureStore {
     }));
   }
 
-  async observationsOfKinds(
-    kinds: readonly string[],
-    options: {
-      readonly project: string | undefined;
-      readonly ids: readonly EntityId[];
-      readonly status: EntityStatus | undefined;
-      readonly limit: number;
-    },
-  ): Promise<{ readonly entity: EntityFacts; readonly observation: DatedObservation }[]> {
+  async observationsOfKinds(kinds: readonly string[], options: KindsScope): Promise<KindObservation[]> {
     if (kinds.length === 0 || (options.project === undefined && options.ids.length === 0)) return [];
     const rows = await this.conn.query<EntityRow & { o_content: string; o_kind: string; o_at: string }>(
       `SELECT e.*, o.content AS o_content, o.kind AS o_kind, o.created_at AS o_at

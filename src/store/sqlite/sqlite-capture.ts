@@ -4,9 +4,17 @@
  * `limbic projects`. Writes keep the keyword, substring and queue rows as every write does
  * (SqliteGraph.syncEntity), in the same transaction.
  */
-import { asEntityId, STORED_STATUS, type EntityId, type EntityStatus } from '../../core/types.js';
-import type { EntityFacts } from '../../core/signals.js';
-import type { AppendRequest, AppendResult, CaptureStore, DatedObservation, ProjectEntity, ProjectSummary } from '../capture-store.js';
+import { asEntityId, STORED_STATUS, type EntityId } from '../../core/types.js';
+import type {
+  AppendRequest,
+  AppendResult,
+  CaptureStore,
+  DatedObservation,
+  KindObservation,
+  KindsScope,
+  ProjectEntity,
+  ProjectSummary,
+} from '../capture-store.js';
 import { toFacts, type EntityRow } from '../rows.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 import type { SqliteGraph } from './sqlite-graph.js';
@@ -112,15 +120,7 @@ export class SqliteCapture implements CaptureStore {
     }));
   }
 
-  async observationsOfKinds(
-    kinds: readonly string[],
-    options: {
-      readonly project: string | undefined;
-      readonly ids: readonly EntityId[];
-      readonly status: EntityStatus | undefined;
-      readonly limit: number;
-    },
-  ): Promise<{ readonly entity: EntityFacts; readonly observation: DatedObservation }[]> {
+  async observationsOfKinds(kinds: readonly string[], options: KindsScope): Promise<KindObservation[]> {
     if (kinds.length === 0 || (options.project === undefined && options.ids.length === 0)) return [];
     // Entities first (by the project index, or by id), then their observations through (entity_id, …) indexes.
     const rows = this.conn
