@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaudeTranscript } from '../helpers/claude-transcript.js';
 import { CLI, tempDir } from '../helpers/fixtures.js';
-import { workersDone } from '../helpers/hook-process.js';
+import { runWithInput, workersDone, type HookRun } from '../helpers/hook-process.js';
 
 const exec = promisify(execFile);
 
@@ -31,22 +31,8 @@ interface Hooks {
 }
 
 /** Runs one installed hook command as Claude Code does: `sh -c`, in the session's folder, the client's environment, the event's JSON on stdin. */
-function runCommand(
-  command: string,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  input: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+function runCommand(command: string, cwd: string, env: NodeJS.ProcessEnv, input: string): Promise<HookRun> {
+  return runWithInput(spawn('sh', ['-c', command], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] }), input);
 }
 
 /** Every file under a folder, as bytes. */

@@ -1,5 +1,5 @@
 /** Runs the built hook (dist/cli/hook.js) as a client does: arguments, the event's JSON on stdin, its own environment. */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './fixtures.js';
@@ -14,11 +14,18 @@ export interface HookRun {
 
 /** Runs hook.js with `args`, `input` on stdin, and a clean environment around `env`. */
 export function runHook(args: readonly string[], input: string, env: Record<string, string> = {}): Promise<HookRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HOOK, ...args], {
+  return runWithInput(
+    spawn(process.execPath, [HOOK, ...args], {
       env: { PATH: process.env.PATH ?? '', LIMBIC_DB: '', LIMBIC_NAMESPACE: '', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    }),
+    input,
+  );
+}
+
+/** Writes `input` to a spawned process's stdin and collects what it prints until it exits. */
+export function runWithInput(child: ChildProcessWithoutNullStreams, input: string): Promise<HookRun> {
+  return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
