@@ -327,8 +327,10 @@ async function main(): Promise<void> {
     });
     texts.set(c, sizes);
   }
-  const secretsInBytes = [...built.secrets.values()].filter((s) => storeBytes(imported.dir).includes(s)).length;
-  const secretsInToolBytes = [...built.secrets.values()].filter((s) => storeBytes(tools.dir).includes(s)).length;
+  const importedBytes = storeBytes(imported.dir);
+  const toolBytes = storeBytes(tools.dir);
+  const secretsInBytes = [...built.secrets.values()].filter((s) => importedBytes.includes(s)).length;
+  const secretsInToolBytes = [...built.secrets.values()].filter((s) => toolBytes.includes(s)).length;
 
   let questions = 0;
   for (const sample of samples) {
