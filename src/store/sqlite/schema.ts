@@ -6,6 +6,7 @@ import { randomInt } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { foldAccents, planNfcRenames, relationEnd, toNfc } from '../../core/text/fold.js';
+import { recountTotals } from './fts5/fts5-totals.js';
 
 /** A step: SQL, or a function where JavaScript must compute the new values (Unicode forms). */
 type Migration = string | ((db: Database.Database) => void);
@@ -335,6 +336,10 @@ const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE entities ADD COLUMN project TEXT;
   CREATE INDEX entities_project ON entities(project, updated_at) WHERE project IS NOT NULL;
   `,
+  // 16 (issue 35): FTS5 never took a rewritten or deleted entity's keyword row off the row count
+  // and token totals bm25() reads (contentless_delete: fts5-totals.ts); from now on each commit does.
+  // The totals a memory gathered so far are recounted once from the rows the table holds.
+  (db) => recountTotals(db, 'entity_fts'),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

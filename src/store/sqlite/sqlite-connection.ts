@@ -13,6 +13,7 @@ import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { nativeModuleFailure } from '../../core/native-module.js';
 import { PACKAGE_FOLDER, locateModule } from './native-modules.js';
 import { migrate } from './schema.js';
+import { addRemoved, decodeVarints, subtractRemoved, type Fts5Totals } from './fts5/fts5-totals.js';
 
 /**
  * A log row's random nonce (keyword_log, vector_log; schema 11): with its entity it marks the row,
@@ -58,6 +59,8 @@ export class SqliteConnection {
   readonly vectorsLoaded: boolean;
   /** Keyword rows rewritten in the open transaction, added to meta `keyword_changes` at commit. */
   private keywordChanges = 0;
+  /** entity_fts rows deleted in the open transaction, taken off FTS5's totals at commit (fts5-totals.ts). */
+  private removedKeywordRows: Fts5Totals = { rows: 0, tokens: [] };
   /** Prepared statements by SQL text: preparing costs more than running most of them. */
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -113,7 +116,10 @@ export class SqliteConnection {
     }
     try {
       this.keywordChanges = 0;
+      this.removedKeywordRows = { rows: 0, tokens: [] };
       const result = fn();
+      // After every FTS5 write of the transaction: FTS5 does not take deleted rows off its totals itself.
+      subtractRemoved(this.db, 'entity_fts', this.removedKeywordRows);
       if (graph)
         this.stmt(
           "INSERT INTO meta (key, value) VALUES ('graph_changes', 1) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
@@ -132,7 +138,23 @@ export class SqliteConnection {
       throw error;
     } finally {
       this.keywordChanges = 0;
+      this.removedKeywordRows = { rows: 0, tokens: [] };
     }
+  }
+
+  /**
+   * Deletes an entity's keyword row. entity_fts is contentless_delete, whose deletes FTS5 does not
+   * take off the row count and token totals bm25() reads; the row's sizes are kept until the commit
+   * takes them off (fts5-totals.ts), so SQLite's BM25 stays that of the rows the table holds.
+   */
+  deleteKeywordRow(id: number): void {
+    if (!this.db.inTransaction) {
+      this.write(() => this.deleteKeywordRow(id), false);
+      return;
+    }
+    const sz = this.stmt<[number], { sz: Buffer | null }>('SELECT sz FROM entity_fts_docsize WHERE id = ?').get(id)?.sz;
+    this.stmt('DELETE FROM entity_fts WHERE rowid = ?').run(id);
+    if (sz !== undefined && sz !== null) addRemoved(this.removedKeywordRows, decodeVarints(sz));
   }
 
   /**

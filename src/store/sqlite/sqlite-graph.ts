@@ -249,11 +249,12 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
     };
     this.conn.noteKeywordChange(id);
     // The substring index holds the text folded (fold.ts), as search_nodes compares it.
+    this.conn.deleteKeywordRow(id);
+    this.conn.stmt('DELETE FROM entity_trigram WHERE rowid = ?').run(id);
     for (const [table, fold] of [
       ['entity_fts', (t: string) => t],
       ['entity_trigram', foldAccents],
     ] as const) {
-      this.conn.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(id);
       this.conn
         .stmt(`INSERT INTO ${table} (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)`)
         .run(id, fold(row.name), fold(row.entity_type), fold(text[table]));
@@ -278,7 +279,7 @@ export class SqliteGraph extends SqliteGraphReads implements GraphStore {
 
   private deleteIndexes(id: EntityId): void {
     this.conn.noteKeywordChange(id);
-    this.conn.stmt('DELETE FROM entity_fts WHERE rowid = ?').run(id);
+    this.conn.deleteKeywordRow(id);
     this.conn.stmt('DELETE FROM entity_trigram WHERE rowid = ?').run(id);
     // The vec0 table can be written only with sqlite-vec loaded; the log entry tells every
     // process's in-memory vector cache (vector-cache.ts) to drop the vector.

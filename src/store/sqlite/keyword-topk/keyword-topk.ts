@@ -8,8 +8,8 @@
  * Scores are FTS5's bm25() exactly (fts5_aux.c): k1 1.2, b 0.75, one IDF per phrase of the query
  * (a word repeated, or two words with one stem, count twice as in FTS5), idf floored at 1e-6,
  * document length over all columns, and the row count and token total FTS5 itself keeps (its
- * averages record, which deletes from a contentless table do not decrease: the caller passes them
- * in). Each score is summed in phrase order as FTS5 sums it, so equal scores stay equal and ties
+ * averages record, which each commit keeps exact for deletes: fts5-totals.ts; the caller passes
+ * them in). Each score is summed in phrase order as FTS5 sums it, so equal scores stay equal and ties
  * fall to the lower rowid, as `ORDER BY bm25, rowid` puts them.
  *
  * Changes go to a small delta (the changed entities' fresh terms) and mark the entity in the base
