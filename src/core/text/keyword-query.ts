@@ -355,13 +355,28 @@ class Parser {
 // The tree, kept shallow: FTS5 limits both its parser stack and its expression depth.
 
 function and(children: readonly Node[]): Node {
-  const flat = children.flatMap((child) => (child.kind === 'and' ? child.children : [child]));
+  const flat = distinct(children.flatMap((child) => (child.kind === 'and' ? child.children : [child])));
   return flat.length === 1 && flat[0] !== undefined ? flat[0] : { kind: 'and', children: flat };
 }
 
 function or(children: readonly Node[]): Node {
-  const flat = children.flatMap((child) => (child.kind === 'or' ? child.children : [child]));
+  const flat = distinct(children.flatMap((child) => (child.kind === 'or' ? child.children : [child])));
   return flat.length === 1 && flat[0] !== undefined ? flat[0] : { kind: 'or', children: flat };
+}
+
+/**
+ * Operands once each: `apples OR Apples OR pears` is `apples OR pears`, as plain text's words are
+ * (distinctWords). `a OR a` and `a AND a` match what `a` matches, and BM25 sums over the terms
+ * written, so a repeat would only double a term's weight, and then by how each backend counts it.
+ */
+function distinct(children: readonly Node[]): Node[] {
+  const seen = new Set<string>();
+  return children.filter((child) => {
+    const key = serialize(child).toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** `(a NOT b) NOT c` is `a NOT (b OR c)`: a chain of NOTs stays one level deep. */

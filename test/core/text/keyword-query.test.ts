@@ -219,6 +219,18 @@ describe('expert syntax', () => {
     expect(search('dog* NOT sister')).toEqual([6]);
   });
 
+  it('keeps a term written twice once, as plain text keeps a word once (its BM25 weight must not double)', () => {
+    expect(buildKeywordQuery('apples OR apples OR pears').match).toBe('"apples" OR "pears"');
+    expect(buildKeywordQuery('apples OR Apples OR pears').match).toBe('"apples" OR "pears"');
+    expect(buildKeywordQuery('apples AND apples').match).toBe('"apples"');
+    expect(buildKeywordQuery('"apples and" OR "Apples AND"').match).toBe('"apples and"');
+    // Different terms stay: another word (a stem twin is the index's business), a prefix, a column.
+    expect(buildKeywordQuery('apple OR apples OR apples* OR name:apples').match).toBe(
+      '"apple" OR "apples" OR "apples"* OR name : "apples"',
+    );
+    expect(buildKeywordQuery('(a OR b) AND (B OR A)').match).toBe('("a" OR "b") AND ("B" OR "A")');
+  });
+
   it('HTTP-style and unknown `word:` prefixes are words, with a note when it looked like a filter', () => {
     const essence = buildKeywordQuery('essence:berlin');
     expect(essence.mode).toBe('bare');
@@ -227,7 +239,7 @@ describe('expert syntax', () => {
       "'essence:' is not a column filter (the columns are name:, type:, obs:), so it was searched as a word.",
     ]);
     const url = buildKeywordQuery('"example" http://example.com/path');
-    expect(url.match).toBe('"example" AND "http" AND "example" AND "com" AND "path"');
+    expect(url.match).toBe('"example" AND "http" AND "com" AND "path"');
     expect(url.warnings).toEqual([]);
     expect(buildKeywordQuery('dog* 12:30').match).toBe('"dog"* AND "12" AND "30"');
     expect(search('dog* 12:30')).toEqual([5]);
