@@ -14,6 +14,7 @@ import { KeywordTopKSync } from '../../src/store/sqlite/keyword-topk/keyword-top
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { REPO_ROOT, tempDir, keywordExpr } from '../helpers/fixtures.js';
+import { keywordText } from '../../src/core/text/keyword-query.js';
 import { rng } from '../helpers/rng.js';
 
 const exec = promisify(execFile);
@@ -64,6 +65,9 @@ const WORDS = [
 const pick = (r: () => number): string => WORDS[Math.floor((WORDS.length - 2) * r() ** 2.2)] ?? 'the';
 const sentence = (r: () => number, max: number): string => Array.from({ length: Math.floor(r() * max) }, () => pick(r)).join(' ');
 
+/** The expression a store searches for a match, as FTS5 text. */
+const searched = (match: string): string => keywordText(keywordExpr(match));
+
 const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
 
 interface Checker {
@@ -71,11 +75,15 @@ interface Checker {
   run(match: string, limit: number): Promise<void>;
 }
 
-/** Compares one search path with FTS5 run directly on another connection to the same file. */
+/**
+ * Compares one search path with FTS5 run directly on another connection to the same file, on the
+ * expression the path searches: a store searches keywordExpr's (where a word written twice is once).
+ */
 function checker(
   fts: Database.Database,
   search: (match: string, limit: number) => Promise<{ id: number; score: number }[]>,
   label: string,
+  expression: (match: string) => string = (match) => match,
 ): Checker {
   const sql = fts.prepare<[string, number], { id: number; score: number }>(
     'SELECT rowid AS id, bm25(entity_fts) AS score FROM entity_fts WHERE entity_fts MATCH ? ORDER BY score, rowid LIMIT ?',
@@ -83,7 +91,7 @@ function checker(
   const c: Checker = {
     checked: 0,
     async run(match, limit) {
-      const want = sql.all(match, limit);
+      const want = sql.all(expression(match), limit);
       const got = await search(match, limit);
       const context = `${label}: ${match} LIMIT ${limit}`;
       expect(
@@ -159,11 +167,13 @@ describe('top-k keyword index', () => {
         fts,
         (m, l) => store.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
         `seed ${seed} own`,
+        searched,
       );
       const theirs = checker(
         fts,
         (m, l) => other.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
         `seed ${seed} other`,
+        searched,
       );
       const merged = checker(fts, async (m, l) => merging.search(wordsTerms(m), l) ?? [], `seed ${seed} merging`);
       await store.keywords.topK?.warm();
@@ -252,6 +262,7 @@ describe('top-k keyword index', () => {
       fts,
       (m, l) => store.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
       'other process',
+      searched,
     );
     await check.run('"zeppelin" OR "river"', 10);
     const writer = join(REPO_ROOT, 'test', 'store', 'keyword-topk-writer.ts');
@@ -292,6 +303,7 @@ describe('top-k keyword index', () => {
         fts,
         (m, l) => store.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
         'file',
+        searched,
       );
       for (let q = 0; q < 20; q++) await check.run(randomQuery(r), 1 + Math.floor(r() * 30));
       expect(store.keywords.topKAnswers).toBe(20);
@@ -344,6 +356,7 @@ describe('top-k keyword index', () => {
       fts,
       (m, l) => store.keywords.search(keywordExpr(m), l).then((h) => h.map((x) => ({ id: x.id, score: x.bm25 }))),
       'rebuild',
+      searched,
     );
     await check.run('"river" OR "stone" OR "lamp"', 20); // FTS5 answers while the first build runs
     expect(store.keywords.topKAnswers).toBe(0);

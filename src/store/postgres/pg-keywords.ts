@@ -5,14 +5,18 @@
  *   score = -Σ_terms idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)),  k1 = 1.2, b = 0.75
  *   idf   = ln((N − df + 0.5) / (df + 0.5)), at least 1e-6
  *
- * tf is a lexeme's positions in the whole entity (all columns, weight 1 as FTS5's default; only the
- * named column's for a `name :` / `type :` / `obs :` filter, whose df counts that column too), len the
- * entity's token count, N and avglen from keyword_totals (the sum of its shards), df counted per query.
- * Where it differs from FTS5: tsvector keeps at most 256 positions per lexeme (tf caps there), a
- * phrase scores as its words (FTS5 counts whole-phrase hits), the stemmer is Snowball English
- * (FTS5: the original Porter), a word given twice (or two words with one stem) counts once, and df
- * is exact on every query (FTS5's path caches it within 1%). ts_rank_cd as the score was the other
- * choice: it has no idf, so a rare word weighs what a common one does.
+ * summed over the query's phrases as FTS5 sums them: a single word, a prefix, or a quoted phrase,
+ * each time it is written (two words with one stem count twice, as two phrases do in FTS5). tf is a
+ * phrase's hits in the whole entity (all columns, weight 1 as FTS5's default; only the named
+ * column's for a `name :` / `type :` / `obs :` filter, whose df counts that column too): a word's
+ * positions, or the places a phrase starts with all its words in one column. len is the entity's
+ * token count, N and avglen from keyword_totals (the sum of its shards), df counted per query.
+ * Where it still differs from FTS5 (docs/postgresql.md measures it): tsvector keeps at most 256
+ * positions per lexeme and reads every position past 16,383 as 16,383 (tf and phrases cap there), the stemmer is Snowball English (FTS5:
+ * the original Porter), a phrase across two columns matches the tsquery (FTS5's columns are apart;
+ * it scores 0 here, so it adds no hit of its own, but can satisfy an AND), and df is exact on every
+ * query (FTS5's path caches it within 1%). ts_rank_cd as the score was the other choice: it has no
+ * idf, so a rare word weighs what a common one does.
  *
  * Two paths. Plain words joined by OR (all plain text gives) read keyword_postings (migration 6):
  * each word's entries, with tf and the entity's length, from one B-tree range (an index-only scan),
@@ -23,7 +27,7 @@
  * exactly (test/store/postgres-keywords.test.ts). The cost is at write time: about 60 postings
  * per entity, kept by triggers. Everything else (phrases, prefixes, columns, AND, NOT) matches on
  * the GIN index and counts tf with ts_rank_cd on each matched tsvector, about 2 µs per entity and
- * term. bench/postgres.ts measures both paths against SQLite.
+ * term (a phrase's from the positions of its words). bench/postgres.ts measures both paths against SQLite.
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { KeywordHit } from '../../core/signals.js';
@@ -49,15 +53,23 @@ export class PgKeywordIndex implements KeywordIndex {
     if (query.scored.length === 0 || limit <= 0) return [];
     try {
       const rows = await this.conn.query<{ id: number; score: number }>(
-        // MATERIALIZED: computed once each (inlined, df's counts ran once per joined row).
+        // MATERIALIZED: computed once each (inlined, df's counts ran once per joined row). One row
+        // per scored phrase of the query, k its place: a phrase written twice counts twice, as in FTS5.
         `WITH terms AS MATERIALIZED (
-                SELECT DISTINCT u.lexeme, x.prefix, x.weights,
-                       (quote_literal(u.lexeme) || CASE WHEN x.prefix OR x.weights <> '' THEN ':' || CASE WHEN x.prefix THEN '*' ELSE '' END || x.weights ELSE '' END)::tsquery AS q
-                  FROM unnest($1::text[], $2::boolean[], $4::text[]) AS x(word, prefix, weights), unnest(to_tsvector('limbic', x.word)) AS u),
+                SELECT x.k, lx.lex, x.prefix, x.weights,
+                       (SELECT string_agg(quote_literal(y.l) || CASE WHEN (x.prefix AND y.j = cardinality(lx.lex)) OR x.weights <> ''
+                                  THEN ':' || CASE WHEN x.prefix AND y.j = cardinality(lx.lex) THEN '*' ELSE '' END || x.weights ELSE '' END,
+                                  ' <-> ' ORDER BY y.j)
+                          FROM unnest(lx.lex) WITH ORDINALITY AS y(l, j))::tsquery AS q
+                  FROM unnest($1::text[], $2::boolean[], $4::text[]) WITH ORDINALITY AS x(phrase, prefix, weights, k)
+                  -- The phrase's lexemes in the order of its words.
+                  CROSS JOIN LATERAL (SELECT array_agg(u.lexeme ORDER BY p.pos) AS lex
+                                        FROM unnest(to_tsvector('limbic', x.phrase)) AS u, unnest(u.positions) AS p(pos)) lx
+                 WHERE lx.lex IS NOT NULL),
               totals AS MATERIALIZED (SELECT greatest(docs, 1)::float8 AS n, greatest(tokens, 1)::float8 / greatest(docs, 1) AS avglen FROM keyword_totals),
-              -- A term limited to a column counts only the entities having it there, as FTS5 does.
+              -- A phrase's df counts the entities having the whole phrase (in its column, when limited to one), as FTS5 does.
               df AS MATERIALIZED (
-                SELECT t.q, greatest(ln((totals.n - c.n + 0.5) / (c.n + 0.5)), 1e-6) AS idf,
+                SELECT t.k, t.lex, t.prefix, t.weights, t.q, greatest(ln((totals.n - c.n + 0.5) / (c.n + 0.5)), 1e-6) AS idf,
                        -- ts_rank_cd's weights, in the order D, C, B, A: 1 for the columns the term may count in.
                        ARRAY[CASE WHEN t.weights = '' THEN 1 ELSE 0 END,
                              CASE WHEN t.weights = '' OR strpos(t.weights, 'C') > 0 THEN 1 ELSE 0 END,
@@ -65,18 +77,29 @@ export class PgKeywordIndex implements KeywordIndex {
                              CASE WHEN t.weights = '' OR strpos(t.weights, 'A') > 0 THEN 1 ELSE 0 END]::float4[] AS mask
                   FROM terms t CROSS JOIN totals CROSS JOIN LATERAL (SELECT count(*)::float8 AS n FROM entity_keywords k WHERE k.tsv @@ t.q) c)
          SELECT m.entity_id AS id,
-                -sum(df.idf * d.tf * 2.2 / (d.tf + 1.2 * (0.25 + 0.75 * m.doc_len / totals.avglen))) AS score
+                -sum(df.idf * d.tf * 2.2 / (d.tf + 1.2 * (0.25 + 0.75 * m.doc_len / totals.avglen)) ORDER BY df.k) AS score
            FROM entity_keywords m
            CROSS JOIN df
-           -- With one lexeme (or one prefix) as the query and 0/1 weights, ts_rank_cd is the count of
-           -- its positions in the allowed columns: tf, without unpacking the tsvector.
-           CROSS JOIN LATERAL (SELECT ts_rank_cd(df.mask, m.tsv, df.q)::float8 AS tf) d
+           -- tf: with one lexeme (or one prefix) as the query and 0/1 weights, ts_rank_cd is the count of
+           -- its positions in the allowed columns, without unpacking the tsvector. A phrase's tf is the
+           -- count of the places it starts, all its words in one column (FTS5 counts phrase hits so).
+           CROSS JOIN LATERAL (
+             SELECT CASE WHEN cardinality(df.lex) = 1 THEN ts_rank_cd(df.mask, m.tsv, df.q)::float8 ELSE (
+                      SELECT count(*)::float8
+                        FROM (SELECT a.lexeme, s.pos, s.w FROM unnest(m.tsv) AS a(lexeme, positions, weights), unnest(a.positions, a.weights) AS s(pos, w)
+                               WHERE a.lexeme = ANY (df.lex) OR (df.prefix AND starts_with(a.lexeme, df.lex[cardinality(df.lex)]))) AS p
+                       WHERE p.lexeme = df.lex[1] AND (df.weights = '' OR strpos(df.weights, p.w) > 0)
+                         AND (SELECT count(*) FROM generate_series(2, cardinality(df.lex)) AS i
+                               WHERE EXISTS (SELECT 1 FROM unnest(m.tsv) AS b(lexeme, positions, weights), unnest(b.positions, b.weights) AS r(pos, w)
+                                              WHERE r.pos = p.pos + i - 1 AND r.w = p.w
+                                                AND (b.lexeme = df.lex[i] OR (df.prefix AND i = cardinality(df.lex) AND starts_with(b.lexeme, df.lex[i])))))
+                             = cardinality(df.lex) - 1) END AS tf) d
            CROSS JOIN totals
           WHERE m.tsv @@ (${query.sql}) AND d.tf > 0
           GROUP BY m.entity_id
           ORDER BY score, m.entity_id
           LIMIT $3`,
-        [query.scored.map((s) => s.word), query.scored.map((s) => s.prefix), limit, query.scored.map((s) => s.weights), ...query.params],
+        [query.scored.map((s) => s.phrase), query.scored.map((s) => s.prefix), limit, query.scored.map((s) => s.weights), ...query.params],
       );
       return rows.map((r) => ({ id: asEntityId(r.id), bm25: r.score }));
     } catch (cause) {
@@ -114,11 +137,11 @@ export class PgKeywordIndex implements KeywordIndex {
       [words],
     );
     if (rows.some((r) => (r.lexemes?.length ?? 0) > 1)) return undefined;
-    const seen = new Set<string>();
+    // A word given twice, or two words with one lexeme, count twice, as in FTS5 (each is a phrase of the query).
     const terms = rows
-      .filter((r) => r.df > 0 && r.lexemes !== null && !seen.has(r.lexemes[0] as string) && seen.add(r.lexemes[0] as string))
+      .filter((r) => r.df > 0 && r.lexemes !== null)
       .map((r) => ({ lexeme: r.lexemes?.[0] as string, df: r.df, idf: r.idf, bound: r.idf * (r.top ?? 2.2), order: r.i }))
-      .sort((a, b) => b.bound - a.bound || (a.lexeme < b.lexeme ? -1 : 1));
+      .sort((a, b) => b.bound - a.bound || (a.lexeme < b.lexeme ? -1 : a.lexeme > b.lexeme ? 1 : a.order - b.order));
     const avglen = rows[0]?.avglen ?? 1;
     if (terms.length === 0) return [];
     // The most any entity gets from terms[j..].

@@ -18,15 +18,16 @@ export const foldText = (text: string): string => foldWords(text).join(' ');
 /** Columns → tsvector weights (pg-graph.ts writes name as A, type as B, observations as C). */
 const WEIGHT_OF: Readonly<Record<KeywordColumn, string>> = { name: 'A', type: 'B', obs: 'C' };
 
-/** A tsquery as SQL over numbered parameters, and the words that score (not under a NOT). */
+/** A tsquery as SQL over numbered parameters, and the phrases that score (not under a NOT). */
 export interface TsQuerySql {
   readonly sql: string;
   readonly params: string[];
   /**
-   * Each positive word, folded, with whether it is a prefix and the weights (columns) it is limited
-   * to, '' for all: BM25 is summed over these.
+   * Each positive term of the expression, in order and once per time it is written (FTS5's bm25()
+   * sums over the query's phrases so): its folded words joined by spaces (a phrase when several),
+   * whether its last word is a prefix, and the weights (columns) it is limited to, '' for all.
    */
-  readonly scored: { readonly word: string; readonly prefix: boolean; readonly weights: string }[];
+  readonly scored: { readonly phrase: string; readonly prefix: boolean; readonly weights: string }[];
 }
 
 /**
@@ -35,12 +36,12 @@ export interface TsQuerySql {
  */
 export function toTsQuery(expr: KeywordExpr, firstParam: number): TsQuerySql {
   const params: string[] = [];
-  const scored: { word: string; prefix: boolean; weights: string }[] = [];
+  const scored: { phrase: string; prefix: boolean; weights: string }[] = [];
 
   const term = (t: Extract<KeywordExpr, { kind: 'term' }>, positive: boolean): string => {
     const words = foldWords(t.words.join(' '));
     const weight = t.column === undefined ? undefined : WEIGHT_OF[t.column];
-    if (positive) words.forEach((word, i) => scored.push({ word, prefix: t.prefix && i === words.length - 1, weights: weight ?? '' }));
+    if (positive && words.length > 0) scored.push({ phrase: words.join(' '), prefix: t.prefix, weights: weight ?? '' });
     params.push(words.join(' '));
     let sql = `phraseto_tsquery('limbic', $${firstParam + params.length - 1})`;
     // Weights and prefixes have no function form: they are written into the query's text form,
