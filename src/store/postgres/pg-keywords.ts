@@ -12,8 +12,9 @@
  * positions, or the places a phrase starts with all its words in one column. len is the entity's
  * token count, N and avglen from keyword_totals (the sum of its shards), df counted per query.
  * Where it still differs from FTS5 (docs/postgresql.md measures it): tsvector keeps at most 256
- * positions per lexeme and reads every position past 16,383 as 16,383 (tf and phrases cap there), the stemmer is Snowball English (FTS5:
- * the original Porter), a phrase across two columns matches the tsquery (FTS5's columns are apart;
+ * positions per lexeme and reads every position past 16,383 as 16,383 (tf and phrases cap there),
+ * Snowball's Porter stemmer (schema 13) and FTS5's part on a few words (words of one or two letters,
+ * which FTS5 leaves as they are, -logy and -bly endings, tokens over 64 characters), a phrase across two columns matches the tsquery (FTS5's columns are apart;
  * it scores 0 here, so it adds no hit of its own, but can satisfy an AND), and df is exact on every
  * query (FTS5's path caches it within 1%). ts_rank_cd as the score was the other choice: it has no
  * idf, so a rare word weighs what a common one does.
