@@ -13,10 +13,11 @@
  * token count, N and avglen from keyword_totals (the sum of its shards), df counted per query.
  * Where it still differs from FTS5 (docs/postgresql.md measures it): tsvector keeps at most 256
  * positions per lexeme and reads every position past 16,383 as 16,383 (tf and phrases cap there),
- * Snowball's Porter stemmer (schema 13) and FTS5's part on a few words (words of one or two letters,
- * which FTS5 leaves as they are, -logy and -bly endings, tokens over 64 characters), a phrase across two columns matches the tsquery (FTS5's columns are apart;
- * it scores 0 here, so it adds no hit of its own, but can satisfy an AND), and df is exact on every
- * query (FTS5's path caches it within 1%). ts_rank_cd as the score was the other choice: it has no
+ * Snowball's Porter stemmer (schema 13) and FTS5's part on a few words (words of one or two
+ * letters, which FTS5 leaves as they are, -logy and -bly endings, tokens over 64 characters), a
+ * phrase across two columns matches the tsquery (FTS5 keeps columns apart; it scores 0 here, so it
+ * adds no hit of its own, but can satisfy an AND), and df is exact on every query (FTS5's path
+ * caches it within 1%). ts_rank_cd as the score was the other choice: it has no
  * idf, so a rare word weighs what a common one does.
  *
  * Two paths. Plain words joined by OR (all plain text gives) read keyword_postings (migration 6):
