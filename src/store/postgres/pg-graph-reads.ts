@@ -7,7 +7,7 @@
  */
 import { substringTest, type SubstringTest } from '../../core/text/fold.js';
 import { asEntityId, type Entity, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
-import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
+import type { EntityOutline, GraphOutline, GraphPage, Page, RelationCount, RelationWindow, StoredEntity } from '../graph-store.js';
 import { SUBSTRING_TEXT } from './migrations.js';
 import { cleanPage, publicEntity, toRelation, toStoredEntity, type EntityRow, type RelationRow } from '../rows.js';
 import type { PgConnection } from './pg-connection.js';
@@ -17,7 +17,7 @@ const RELATION_COLUMNS = 'from_name, to_name, relation_type, context, ended_at';
 export class PgGraphReads {
   constructor(protected readonly conn: PgConnection) {}
 
-  async readGraph(page?: Page): Promise<GraphPage> {
+  async readGraph(page?: Page, window?: RelationWindow): Promise<GraphPage> {
     const { limit, offset } = page === undefined ? { limit: null, offset: 0 } : cleanPage(page);
     const rows = await this.conn.query<EntityRow & { obs: string[] | null }>(
       `SELECT e.name, e.entity_type, (SELECT array_agg(o.content ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs
@@ -25,20 +25,21 @@ export class PgGraphReads {
       [limit, offset],
     );
     const entities = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: r.obs ?? [] }));
-    if (page === undefined) return { entities, relations: await this.allRelations(), total: entities.length };
+    if (page === undefined) return { entities, ...(await this.allRelations(window)), total: entities.length };
     const total = await this.countEntities();
     return {
       entities,
-      relations: await this.pageRelations(
+      ...(await this.pageRelations(
         entities.map((e) => e.name),
         { limit: limit ?? 0, offset },
         total,
-      ),
+        window,
+      )),
       total,
     };
   }
 
-  async outline(page?: Page): Promise<GraphOutline> {
+  async outline(page?: Page, window?: RelationWindow): Promise<GraphOutline> {
     const { limit, offset } = page === undefined ? { limit: null, offset: 0 } : cleanPage(page);
     const rows = await this.conn.query<{ name: string; entity_type: string; n: number }>(
       `SELECT e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id) AS n
@@ -46,20 +47,21 @@ export class PgGraphReads {
       [limit, offset],
     );
     const entities: EntityOutline[] = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observationCount: r.n }));
-    if (page === undefined) return { entities, relations: await this.allRelations(), total: entities.length };
+    if (page === undefined) return { entities, ...(await this.allRelations(window)), total: entities.length };
     const total = await this.countEntities();
     return {
       entities,
-      relations: await this.pageRelations(
+      ...(await this.pageRelations(
         rows.map((r) => r.name),
         { limit: limit ?? 0, offset },
         total,
-      ),
+        window,
+      )),
       total,
     };
   }
 
-  async searchNodes(query: string, page?: Page): Promise<GraphPage> {
+  async searchNodes(query: string, page?: Page, window?: RelationWindow): Promise<GraphPage> {
     const t = substringTest(query);
     const q = t.needle;
     const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -77,7 +79,14 @@ export class PgGraphReads {
       ).map((r) => r.id);
       const found = rankMatches(await hydrate(this.conn, candidates), candidates, t);
       const shown = page === undefined ? found : found.slice(cleanPage(page).offset, cleanPage(page).offset + cleanPage(page).limit);
-      return { entities: shown.map(publicEntity), relations: await this.relationsTouching(shown.map((e) => e.name)), total: found.length };
+      return {
+        entities: shown.map(publicEntity),
+        ...(await this.relationsTouching(
+          shown.map((e) => e.name),
+          window,
+        )),
+        total: found.length,
+      };
     }
     const { limit, offset } = cleanPage(page);
     const tiered = `SELECT entity_id AS id, CASE WHEN lname = $1 THEN 0 WHEN starts_with(lname, $1) THEN 1 WHEN strpos(lname, $1) > 0 THEN 2
@@ -95,16 +104,29 @@ export class PgGraphReads {
     const ids = rows.map((r) => r.id);
     const entities = await hydrate(this.conn, ids);
     const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
-    return { entities: found.map(publicEntity), relations: await this.relationsTouching(found.map((e) => e.name)), total };
+    return {
+      entities: found.map(publicEntity),
+      ...(await this.relationsTouching(
+        found.map((e) => e.name),
+        window,
+      )),
+      total,
+    };
   }
 
-  async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
+  async openNodes(names: readonly string[], window?: RelationWindow): Promise<KnowledgeGraph & RelationCount> {
     const ids = (await this.conn.query<{ id: number }>('SELECT id FROM entities WHERE name = ANY($1) ORDER BY id', [names])).map(
       (r) => r.id,
     );
     const entities = await hydrate(this.conn, ids);
     const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
-    return { entities: found.map(publicEntity), relations: await this.relationsTouching(found.map((e) => e.name)) };
+    return {
+      entities: found.map(publicEntity),
+      ...(await this.relationsTouching(
+        found.map((e) => e.name),
+        window,
+      )),
+    };
   }
 
   async idsByName(names: readonly string[]): Promise<EntityId[]> {
@@ -141,32 +163,60 @@ export class PgGraphReads {
     return (await this.conn.query<{ n: number }>('SELECT count(*) AS n FROM entities'))[0]?.n ?? 0;
   }
 
-  private async allRelations(): Promise<Relation[]> {
-    return (await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations ORDER BY id`)).map(toRelation);
+  private async allRelations(window: RelationWindow | undefined): Promise<{ relations: Relation[] } & RelationCount> {
+    return this.windowed(`SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations`, [], window);
   }
 
-  /** Relations leaving the page's entities; the last page also carries those leaving a name that is no entity. */
-  private async pageRelations(names: readonly string[], page: Page, total: number): Promise<Relation[]> {
-    const leaving =
-      names.length === 0
-        ? []
-        : await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) ORDER BY id`, [names]);
+  /** Relations leaving the page's entities; the last page also carries (after them) those leaving a name that is no entity. */
+  private async pageRelations(
+    names: readonly string[],
+    page: Page,
+    total: number,
+    window: RelationWindow | undefined,
+  ): Promise<{ relations: Relation[] } & RelationCount> {
+    const leaving = `SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1)`;
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
-    if (!last) return leaving.map(toRelation);
-    const dangling = await this.conn.query<RelationRow>(
-      `SELECT ${RELATION_COLUMNS} FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name) ORDER BY id`,
-    );
-    return [...leaving, ...dangling].map(toRelation);
+    if (!last) return this.windowed(leaving, [names], window);
+    const dangling = `SELECT 1 AS k, id, ${RELATION_COLUMNS} FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name)`;
+    return this.windowed(`${leaving} UNION ALL ${dangling}`, [names], window);
   }
 
-  private async relationsTouching(names: readonly string[]): Promise<Relation[]> {
-    if (names.length === 0) return [];
-    return (
-      await this.conn.query<RelationRow>(
-        `SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) OR to_name = ANY($1) ORDER BY id`,
-        [names],
-      )
-    ).map(toRelation);
+  private async relationsTouching(
+    names: readonly string[],
+    window: RelationWindow | undefined,
+  ): Promise<{ relations: Relation[] } & RelationCount> {
+    if (names.length === 0) return window === undefined ? { relations: [] } : { relations: [], relationCount: 0 };
+    return this.windowed(
+      `SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) OR to_name = ANY($1)`,
+      [names],
+      window,
+    );
+  }
+
+  /**
+   * The relations `source` selects (columns k, id, then RELATION_COLUMNS; ordered by k, then id;
+   * its parameters $1..$n): all of them without a window; with one, that window cut in SQL and how
+   * many there are, counted in SQL when the window does not show it (issue 35).
+   */
+  private async windowed(
+    source: string,
+    params: readonly unknown[],
+    window: RelationWindow | undefined,
+  ): Promise<{ relations: Relation[] } & RelationCount> {
+    const current = window === undefined || window.includeEnded ? '' : ' WHERE ended_at IS NULL';
+    const n = params.length;
+    const cut = window === undefined ? '' : ` LIMIT $${n + 1} OFFSET $${n + 2}`;
+    const rows = await this.conn.query<RelationRow>(
+      `SELECT ${RELATION_COLUMNS} FROM (${source}) s${current} ORDER BY k, id${cut}`,
+      window === undefined ? [...params] : [...params, window.limit + 1, window.offset],
+    );
+    if (window === undefined) return { relations: rows.map(toRelation) };
+    const shown = rows.slice(0, window.limit).map(toRelation);
+    const known = rows.length <= window.limit && (shown.length > 0 || window.offset === 0);
+    const relationCount = known
+      ? window.offset + shown.length
+      : ((await this.conn.query<{ n: number }>(`SELECT count(*) AS n FROM (${source}) s${current}`, [...params]))[0]?.n ?? 0);
+    return { relations: shown, relationCount };
   }
 }
 

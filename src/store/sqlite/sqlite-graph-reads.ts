@@ -4,10 +4,21 @@
  * (LIMIT/OFFSET over ids in a fixed order), so only the entities on it are read in full.
  */
 import { asEntityId, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
-import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
-import { cleanPage, publicEntity, toRelation, toStoredEntity, withContext, type EntityRow, type RelationRow } from '../rows.js';
+import type { EntityOutline, GraphOutline, GraphPage, Page, RelationCount, RelationWindow, StoredEntity } from '../graph-store.js';
+import {
+  cleanPage,
+  pagedRelations,
+  publicEntity,
+  toRelation,
+  toStoredEntity,
+  withContext,
+  type EntityRow,
+  type RelationRow,
+} from '../rows.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 import { registerSubstringFunctions, shaped, substringIndex, substringSearch } from './sqlite-substring.js';
+
+const RELATION_COLUMNS = 'from_name, to_name, relation_type, context, ended_at';
 
 /** No LIMIT in SQLite's terms, for the unpaged form of a paged query. */
 const WHOLE: Page = { limit: -1, offset: 0 };
@@ -21,8 +32,8 @@ export class SqliteGraphReads {
     registerSubstringFunctions(conn.db);
   }
 
-  async readGraph(page?: Page): Promise<GraphPage> {
-    if (page === undefined) return this.wholeGraph();
+  async readGraph(page?: Page, relations?: RelationWindow): Promise<GraphPage> {
+    if (page === undefined) return this.wholeGraph(relations);
     const { limit, offset } = cleanPage(page);
     const total = this.conn.count('entities');
     const rows = this.conn.stmt<[number, number], EntityRow>('SELECT * FROM entities ORDER BY id LIMIT ? OFFSET ?').all(limit, offset);
@@ -36,16 +47,17 @@ export class SqliteGraphReads {
     }
     return {
       entities: rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: observations.get(r.id) ?? [] })),
-      relations: this.pageRelations(
+      ...this.pageRelations(
         rows.map((r) => r.name),
         { limit, offset },
         total,
+        relations,
       ),
       total,
     };
   }
 
-  async outline(page?: Page): Promise<GraphOutline> {
+  async outline(page?: Page, window?: RelationWindow): Promise<GraphOutline> {
     const { limit, offset } = page === undefined ? WHOLE : cleanPage(page);
     const rows = this.conn
       .stmt<[number, number], { name: string; entity_type: string; n: number }>(
@@ -54,23 +66,34 @@ export class SqliteGraphReads {
       )
       .all(limit, offset);
     const entities: EntityOutline[] = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observationCount: r.n }));
-    if (page === undefined) return { entities, relations: this.allRelations(), total: entities.length };
+    if (page === undefined) return { entities, ...this.allRelations(window), total: entities.length };
     const total = this.conn.count('entities');
     return {
       entities,
-      relations: this.pageRelations(
+      ...this.pageRelations(
         rows.map((r) => r.name),
         { limit, offset },
         total,
+        window,
       ),
       total,
     };
   }
 
   /** The official substring test, ranked (sqlite-substring.ts); relations with an endpoint in the answer. */
-  async searchNodes(query: string, page?: Page): Promise<GraphPage> {
+  async searchNodes(query: string, page?: Page, window?: RelationWindow): Promise<GraphPage> {
     const { entities, total, relations } = substringSearch(this.conn, query, page === undefined ? undefined : cleanPage(page));
-    return { entities, relations: relations ?? this.relationsTouching(entities.map((e) => e.name)), total };
+    // The in-memory index holds every relation already: its answer is cut there, not read again.
+    const touching =
+      relations === undefined
+        ? this.relationsTouching(
+            entities.map((e) => e.name),
+            window,
+          )
+        : window === undefined
+          ? { relations }
+          : pagedRelations(relations, window);
+    return { entities, ...touching, total };
   }
 
   /** Builds search_nodes' in-memory index in steps (substring-index.ts), so the first searches find it ready. */
@@ -78,14 +101,20 @@ export class SqliteGraphReads {
     return substringIndex(this.conn).warm();
   }
 
-  async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
+  async openNodes(names: readonly string[], window?: RelationWindow): Promise<KnowledgeGraph & RelationCount> {
     const ids = this.conn
       .stmt<[string], { id: number }>('SELECT id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY id')
       .all(json(names))
       .map((r) => r.id);
     const entities = hydrate(this.conn, ids);
     const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
-    return { entities: found.map(publicEntity), relations: this.relationsTouching(found.map((e) => e.name)) };
+    return {
+      entities: found.map(publicEntity),
+      ...this.relationsTouching(
+        found.map((e) => e.name),
+        window,
+      ),
+    };
   }
 
   async idsByName(names: readonly string[]): Promise<EntityId[]> {
@@ -129,7 +158,7 @@ export class SqliteGraphReads {
   }
 
   /** read_graph as the official contract has it: every entity in creation order, every relation. */
-  private wholeGraph(): GraphPage {
+  private wholeGraph(window: RelationWindow | undefined): GraphPage {
     const rows = this.conn.stmt<[], EntityRow>('SELECT * FROM entities ORDER BY id').all();
     const observations = new Map<number, string[]>();
     for (const o of this.conn
@@ -139,55 +168,80 @@ export class SqliteGraphReads {
     }
     return {
       entities: rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: observations.get(r.id) ?? [] })),
-      relations: this.allRelations(),
+      ...this.allRelations(window),
       total: rows.length,
     };
   }
 
-  private allRelations(): Relation[] {
-    return this.conn
-      .stmt<[], RelationRow>('SELECT from_name, to_name, relation_type, context, ended_at FROM relations ORDER BY id')
-      .all()
-      .map(toRelation);
+  private allRelations(window: RelationWindow | undefined): { relations: Relation[] } & RelationCount {
+    return this.windowed(`SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations`, [], window);
   }
 
   /**
    * Relations of one page of the graph: those leaving its entities, and on the last page those
-   * leaving a name that is no entity (the contract allows them), so every relation is on one page.
+   * leaving a name that is no entity (the contract allows them, after the others), so every
+   * relation is on one page.
    */
-  private pageRelations(names: readonly string[], page: Page, total: number): Relation[] {
-    const leaving =
-      names.length === 0
-        ? []
-        : this.conn
-            .stmt<[string], RelationRow>(
-              'SELECT from_name, to_name, relation_type, context, ended_at FROM relations WHERE from_name IN (SELECT value FROM json_each(?)) ORDER BY id',
-            )
-            .all(json(names));
+  private pageRelations(
+    names: readonly string[],
+    page: Page,
+    total: number,
+    window: RelationWindow | undefined,
+  ): { relations: Relation[] } & RelationCount {
+    const leaving = `SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations WHERE from_name IN (SELECT value FROM json_each(?))`;
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
-    if (!last) return leaving.map(toRelation);
+    if (!last) return this.windowed(leaving, [json(names)], window);
     // A scan of the relations, paid once per walk through the graph, by its last page.
-    const dangling = this.conn
-      .stmt<[], RelationRow>(
-        `SELECT from_name, to_name, relation_type, context, ended_at FROM relations r
-        WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name) ORDER BY id`,
-      )
-      .all();
-    return [...leaving, ...dangling].map(toRelation);
+    const dangling = `SELECT 1 AS k, id, ${RELATION_COLUMNS} FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name)`;
+    return this.windowed(`${leaving} UNION ALL ${dangling}`, [json(names)], window);
   }
 
-  private relationsTouching(names: readonly string[]): Relation[] {
-    if (names.length === 0) return [];
+  private relationsTouching(names: readonly string[], window: RelationWindow | undefined): { relations: Relation[] } & RelationCount {
+    if (names.length === 0) return window === undefined ? { relations: [] } : { relations: [], relationCount: 0 };
     const list = json(names);
+    if (window !== undefined) {
+      return this.windowed(
+        `SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations
+          WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?))`,
+        [list, list],
+        window,
+      );
+    }
     // Rows as arrays: a broad search_nodes returns thousands of relations.
-    return shaped<[string, string], [string, string, string, string | null, number | null]>(
+    const relations = shaped<[string, string], [string, string, string, string | null, number | null]>(
       this.conn,
       'raw',
-      `SELECT from_name, to_name, relation_type, context, ended_at FROM relations
+      `SELECT ${RELATION_COLUMNS} FROM relations
         WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?)) ORDER BY id`,
     )
       .all(list, list)
       .map((r) => withContext(r[0], r[1], r[2], r[3], r[4]));
+    return { relations };
+  }
+
+  /**
+   * The relations `source` selects (columns k, id, then RELATION_COLUMNS; ordered by k, then id):
+   * all of them without a window; with one, that window cut in SQL and how many there are, counted
+   * in SQL when the window does not show it (issue 35: a hub's 150,000 are never read for one page).
+   */
+  private windowed(
+    source: string,
+    params: readonly string[],
+    window: RelationWindow | undefined,
+  ): { relations: Relation[] } & RelationCount {
+    const current = window === undefined || window.includeEnded ? '' : ' WHERE ended_at IS NULL';
+    const rows = this.conn
+      .stmt<unknown[], RelationRow>(
+        `SELECT ${RELATION_COLUMNS} FROM (${source})${current} ORDER BY k, id${window === undefined ? '' : ' LIMIT ? OFFSET ?'}`,
+      )
+      .all(...params, ...(window === undefined ? [] : [window.limit + 1, window.offset]));
+    if (window === undefined) return { relations: rows.map(toRelation) };
+    const shown = rows.slice(0, window.limit).map(toRelation);
+    const known = rows.length <= window.limit && (shown.length > 0 || window.offset === 0);
+    const relationCount = known
+      ? window.offset + shown.length
+      : (this.conn.stmt<unknown[], { n: number }>(`SELECT count(*) AS n FROM (${source})${current}`).get(...params)?.n ?? 0);
+    return { relations: shown, relationCount };
   }
 }
 
