@@ -12,8 +12,14 @@ const AIM = 0.85;
 /** Bytes around each item in the pretty text besides its own JSON (indentation, comma, newline). */
 const AROUND = 16;
 
-/** What one item costs in the answer: its JSON twice (as text and as structuredContent), and the text's indentation. */
-const cost = (value: unknown): number => 2 * Buffer.byteLength(JSON.stringify(value)) + AROUND;
+/**
+ * What one item costs in the answer: its JSON in structuredContent, and its JSON again inside the
+ * text, where every quote and backslash is escaped once more (text that quotes costs double there).
+ */
+const cost = (value: unknown): number => {
+  const json = JSON.stringify(value);
+  return Buffer.byteLength(json) + Buffer.byteLength(JSON.stringify(json)) + AROUND;
+};
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 const mib = (n: number): string => (n / 2 ** 20).toFixed(1);
 

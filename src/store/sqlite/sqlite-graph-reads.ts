@@ -20,6 +20,12 @@ import { registerSubstringFunctions, shaped, substringIndex, substringSearch } f
 
 const RELATION_COLUMNS = 'from_name, to_name, relation_type, context, ended_at';
 
+/**
+ * A window of relations is read in id order, without the endpoint indexes, when those asked for are
+ * at least one in this many of the table's (a hub's): the scan stops once the page is full.
+ */
+const DENSE_SHARE = 20;
+
 /** No LIMIT in SQLite's terms, for the unpaged form of a paged query. */
 const WHOLE: Page = { limit: -1, offset: 0 };
 
@@ -174,7 +180,7 @@ export class SqliteGraphReads {
   }
 
   private allRelations(window: RelationWindow | undefined): { relations: Relation[] } & RelationCount {
-    return this.windowed(`SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations`, [], window);
+    return this.windowed({ where: '1' }, [], window);
   }
 
   /**
@@ -188,12 +194,12 @@ export class SqliteGraphReads {
     total: number,
     window: RelationWindow | undefined,
   ): { relations: Relation[] } & RelationCount {
-    const leaving = `SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations WHERE from_name IN (SELECT value FROM json_each(?))`;
+    const leaving = 'from_name IN (SELECT value FROM json_each(?))';
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
-    if (!last) return this.windowed(leaving, [json(names)], window);
+    if (!last) return this.windowed({ where: leaving }, [json(names)], window);
     // A scan of the relations, paid once per walk through the graph, by its last page.
-    const dangling = `SELECT 1 AS k, id, ${RELATION_COLUMNS} FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name)`;
-    return this.windowed(`${leaving} UNION ALL ${dangling}`, [json(names)], window);
+    const dangling = 'NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = relations.from_name)';
+    return this.windowed({ where: `${leaving} OR ${dangling}`, after: dangling }, [json(names)], window);
   }
 
   private relationsTouching(names: readonly string[], window: RelationWindow | undefined): { relations: Relation[] } & RelationCount {
@@ -201,8 +207,7 @@ export class SqliteGraphReads {
     const list = json(names);
     if (window !== undefined) {
       return this.windowed(
-        `SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations
-          WHERE from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?))`,
+        { where: 'from_name IN (SELECT value FROM json_each(?)) OR to_name IN (SELECT value FROM json_each(?))' },
         [list, list],
         window,
       );
@@ -220,28 +225,38 @@ export class SqliteGraphReads {
   }
 
   /**
-   * The relations `source` selects (columns k, id, then RELATION_COLUMNS; ordered by k, then id):
-   * all of them without a window; with one, that window cut in SQL and how many there are, counted
-   * in SQL when the window does not show it (issue 35: a hub's 150,000 are never read for one page).
+   * The relations `where` selects, in creation order (those `after` holds after the others): all
+   * of them without a window; with one, how many there are and that window, cut in SQL (issue 35:
+   * a hub's 150,000 are never read for one page). The query plan is chosen by the count: when the
+   * relations asked for are a good share of all, the table is read in id order until the page is
+   * full, which costs about the page; else through the endpoint indexes, whose matches are sorted.
    */
   private windowed(
-    source: string,
+    source: { readonly where: string; readonly after?: string },
     params: readonly string[],
     window: RelationWindow | undefined,
   ): { relations: Relation[] } & RelationCount {
-    const current = window === undefined || window.includeEnded ? '' : ' WHERE ended_at IS NULL';
+    const where = `(${source.where})${window === undefined || window.includeEnded ? '' : ' AND ended_at IS NULL'}`;
+    const order = source.after === undefined ? 'id' : `(${source.after}), id`;
+    if (window === undefined) {
+      return {
+        relations: this.conn
+          .stmt<unknown[], RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations WHERE ${where} ORDER BY ${order}`)
+          .all(...params)
+          .map(toRelation),
+      };
+    }
+    const relationCount =
+      this.conn.stmt<unknown[], { n: number }>(`SELECT count(*) AS n FROM relations WHERE ${where}`).get(...params)?.n ?? 0;
+    if (window.limit === 0 || window.offset >= relationCount) return { relations: [], relationCount };
+    const last = this.conn.stmt<[], { id: number | null }>('SELECT max(id) AS id FROM relations').get()?.id ?? 0;
+    const dense = relationCount * DENSE_SHARE >= last;
     const rows = this.conn
       .stmt<unknown[], RelationRow>(
-        `SELECT ${RELATION_COLUMNS} FROM (${source})${current} ORDER BY k, id${window === undefined ? '' : ' LIMIT ? OFFSET ?'}`,
+        `SELECT ${RELATION_COLUMNS} FROM relations${dense ? ' NOT INDEXED' : ''} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
       )
-      .all(...params, ...(window === undefined ? [] : [window.limit + 1, window.offset]));
-    if (window === undefined) return { relations: rows.map(toRelation) };
-    const shown = rows.slice(0, window.limit).map(toRelation);
-    const known = rows.length <= window.limit && (shown.length > 0 || window.offset === 0);
-    const relationCount = known
-      ? window.offset + shown.length
-      : (this.conn.stmt<unknown[], { n: number }>(`SELECT count(*) AS n FROM (${source})${current}`).get(...params)?.n ?? 0);
-    return { relations: shown, relationCount };
+      .all(...params, window.limit, window.offset);
+    return { relations: rows.map(toRelation), relationCount };
   }
 }
 
