@@ -27,7 +27,7 @@ const HUB = 'Hub';
 const HUB_RELATIONS = 150_000;
 /** Another hub whose observations are as large as an entity's may be: its answer is over the bound whatever its relations. */
 const HEAVY = 'Heavy hub';
-const HEAVY_RELATIONS = 60_000;
+const HEAVY_RELATIONS = 20_000;
 const key = (r: Relation): string => `${r.from}|${r.relationType}|${r.to}`;
 
 /** One observation of maxObservationChars that doubles in JSON: a list of grades, every other character a quote. */

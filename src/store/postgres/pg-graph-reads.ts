@@ -164,7 +164,7 @@ export class PgGraphReads {
   }
 
   private async allRelations(window: RelationWindow | undefined): Promise<{ relations: Relation[] } & RelationCount> {
-    return this.windowed(`SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations`, [], window);
+    return this.windowed({ where: 'true' }, [], window);
   }
 
   /** Relations leaving the page's entities; the last page also carries (after them) those leaving a name that is no entity. */
@@ -174,11 +174,11 @@ export class PgGraphReads {
     total: number,
     window: RelationWindow | undefined,
   ): Promise<{ relations: Relation[] } & RelationCount> {
-    const leaving = `SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1)`;
+    const leaving = 'from_name = ANY($1)';
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
-    if (!last) return this.windowed(leaving, [names], window);
-    const dangling = `SELECT 1 AS k, id, ${RELATION_COLUMNS} FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name)`;
-    return this.windowed(`${leaving} UNION ALL ${dangling}`, [names], window);
+    if (!last) return this.windowed({ where: leaving }, [names], window);
+    const dangling = 'NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name)';
+    return this.windowed({ where: `${leaving} OR ${dangling}`, after: dangling }, [names], window);
   }
 
   private async relationsTouching(
@@ -186,37 +186,29 @@ export class PgGraphReads {
     window: RelationWindow | undefined,
   ): Promise<{ relations: Relation[] } & RelationCount> {
     if (names.length === 0) return window === undefined ? { relations: [] } : { relations: [], relationCount: 0 };
-    return this.windowed(
-      `SELECT 0 AS k, id, ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) OR to_name = ANY($1)`,
-      [names],
-      window,
-    );
+    return this.windowed({ where: 'from_name = ANY($1) OR to_name = ANY($1)' }, [names], window);
   }
 
   /**
-   * The relations `source` selects (columns k, id, then RELATION_COLUMNS; ordered by k, then id;
-   * its parameters $1..$n): all of them without a window; with one, that window cut in SQL and how
-   * many there are, counted in SQL when the window does not show it (issue 35).
+   * The relations `where` selects (its parameters $1..$n), in creation order (those `after` holds
+   * after the others): all of them without a window; with one, how many there are and that
+   * window, cut in SQL (issue 35: a hub's 150,000 are never read for one page).
    */
   private async windowed(
-    source: string,
+    source: { readonly where: string; readonly after?: string },
     params: readonly unknown[],
     window: RelationWindow | undefined,
   ): Promise<{ relations: Relation[] } & RelationCount> {
-    const current = window === undefined || window.includeEnded ? '' : ' WHERE ended_at IS NULL';
+    const where = `(${source.where})${window === undefined || window.includeEnded ? '' : ' AND r.ended_at IS NULL'}`;
+    const order = source.after === undefined ? 'r.id' : `(${source.after}), r.id`;
+    const select = `SELECT ${RELATION_COLUMNS} FROM relations r WHERE ${where} ORDER BY ${order}`;
+    if (window === undefined) return { relations: (await this.conn.query<RelationRow>(select, [...params])).map(toRelation) };
     const n = params.length;
-    const cut = window === undefined ? '' : ` LIMIT $${n + 1} OFFSET $${n + 2}`;
-    const rows = await this.conn.query<RelationRow>(
-      `SELECT ${RELATION_COLUMNS} FROM (${source}) s${current} ORDER BY k, id${cut}`,
-      window === undefined ? [...params] : [...params, window.limit + 1, window.offset],
-    );
-    if (window === undefined) return { relations: rows.map(toRelation) };
-    const shown = rows.slice(0, window.limit).map(toRelation);
-    const known = rows.length <= window.limit && (shown.length > 0 || window.offset === 0);
-    const relationCount = known
-      ? window.offset + shown.length
-      : ((await this.conn.query<{ n: number }>(`SELECT count(*) AS n FROM (${source}) s${current}`, [...params]))[0]?.n ?? 0);
-    return { relations: shown, relationCount };
+    const relationCount =
+      (await this.conn.query<{ n: number }>(`SELECT count(*) AS n FROM relations r WHERE ${where}`, [...params]))[0]?.n ?? 0;
+    if (window.limit === 0 || window.offset >= relationCount) return { relations: [], relationCount };
+    const rows = await this.conn.query<RelationRow>(`${select} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, window.limit, window.offset]);
+    return { relations: rows.map(toRelation), relationCount };
   }
 }
 
