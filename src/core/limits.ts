@@ -26,6 +26,19 @@ export const LIMITS = {
   /** Entities in one page of read_graph or search_nodes, when the caller asks for pages. */
   maxGraphPage: 1_000,
   /**
+   * Relations in one answer of read_graph, search_nodes or open_nodes: the most relations_limit
+   * takes and what an answer carries when the caller names none (issue 35: a hub of 150,000
+   * relations made a 23 MiB answer that was refused); relationCount and next_relations_offset
+   * then say how many there are and where the next page starts.
+   */
+  maxRelationsPerPage: 10_000,
+  /**
+   * UTF-8 bytes of one answer's relations as JSON: a page stops before the relation that would
+   * pass it (at least one is always shown), so long contexts cannot carry a page of
+   * maxRelationsPerPage over maxAnswerBytes (it holds them twice, as text and structured content).
+   */
+  maxRelationBytesPerPage: 2 * 1024 * 1024,
+  /**
    * UTF-8 bytes of all the text in one tool call (every string summed). create_entities and
    * add_observations answer with what they stored, twice (as text and as structuredContent), and
    * the MCP SDK's stdio clients drop an answer over 10 MiB; 4 MiB of text keeps that answer near

@@ -54,6 +54,11 @@ export function serveStatic(path: string, res: ServerResponse): boolean {
 
 /** How many neighbours the entity view draws; a hub's full neighbourhood would be unreadable. */
 const MAX_NEIGHBOURS = 60;
+/**
+ * How many of an entity's relations the view reads (in creation order), where it finds its
+ * neighbours: a hub's 150,000 are counted, not read (issue 35).
+ */
+const MAX_RELATIONS_READ = 1_000;
 
 /** Answers GET /api/… for the page; false when the path is not one. */
 export async function serveApi(url: URL, service: MemoryService, token: TokenRecord, res: ServerResponse): Promise<boolean> {
@@ -106,10 +111,17 @@ async function entityView(service: MemoryService, name: string): Promise<unknown
   if (id === undefined) return { found: false, name };
   const entity = (await graph.entitiesById([id])).get(id);
   const signals = await usage.signals([id]);
-  const { relations } = await graph.openNodes([name]);
+  const { relations, relationCount = relations.length } = await graph.openNodes([name], {
+    offset: 0,
+    limit: MAX_RELATIONS_READ,
+    includeEnded: true,
+  });
   const neighbourNames = [...new Set(relations.flatMap((r) => [r.from, r.to]).filter((n) => n !== name))].slice(0, MAX_NEIGHBOURS);
   const shown = new Set([name, ...neighbourNames]);
-  const neighbours = (await graph.openNodes(neighbourNames)).entities.map((e) => ({ name: e.name, entityType: e.entityType }));
+  const neighbours = (await graph.openNodes(neighbourNames, { offset: 0, limit: 0, includeEnded: false })).entities.map((e) => ({
+    name: e.name,
+    entityType: e.entityType,
+  }));
   const access = signals.access.get(id);
   return {
     found: true,
@@ -127,6 +139,7 @@ async function entityView(service: MemoryService, name: string): Promise<unknown
     },
     neighbours,
     relations: relations.filter((r) => shown.has(r.from) && shown.has(r.to)),
-    truncated: neighbourNames.length === MAX_NEIGHBOURS,
+    relationCount,
+    truncated: neighbourNames.length === MAX_NEIGHBOURS || relationCount > relations.length,
   };
 }

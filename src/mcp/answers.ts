@@ -2,6 +2,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { LIMITS } from '../core/limits.js';
 import { redactionNotice, type RedactionCount } from '../core/text/redaction.js';
+import { graphAdvice } from './graph-advice.js';
 
 /**
  * The nine official tools' answers as the official server shapes them: structuredContent plus text,
@@ -14,6 +15,24 @@ export function structured(value: Record<string, unknown>, shown: unknown = valu
     content: [{ type: 'text', text: typeof shown === 'string' ? shown : JSON.stringify(shown, null, 2) }],
     structuredContent: value,
   });
+}
+
+/** The tools that answer with a graph, whose refusal names the one argument that shrinks it (graph-advice.ts). */
+export type GraphTool = 'read_graph' | 'search_nodes' | 'open_nodes';
+
+/**
+ * read_graph, search_nodes and open_nodes: the official shape, as structured() gives it; an answer
+ * over the bound is refused with the argument, and its value, that brings it within (issue 35).
+ */
+export function structuredGraph(tool: GraphTool, value: Record<string, unknown>): CallToolResult {
+  const text = JSON.stringify(value, null, 2);
+  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: value };
+  const bytes = overAnswerBound(result, text.length);
+  if (bytes === undefined) return result;
+  return {
+    content: [{ type: 'text', text: overBoundMessage('The answer', bytes, 'Ask for less at once', graphAdvice(tool, value, bytes)) }],
+    isError: true,
+  };
 }
 
 /**
@@ -57,9 +76,9 @@ export function overAnswerBound(payload: unknown, textChars: number): number | u
   return bytes > LIMITS.maxAnswerBytes ? bytes : undefined;
 }
 
-/** The sentence that refuses `what` of `bytes`: the bound, and what to ask instead. */
-export function overBoundMessage(what: string, bytes: number, instead = 'Ask for less at once'): string {
-  return `${what} is ${mib(bytes)} MiB, more than the ${mib(LIMITS.maxAnswerBytes)} MiB an MCP client takes in one message, so it was not sent. ${instead}: ${HOW_TO_PAGE}`;
+/** The sentence that refuses `what` of `bytes`: the bound, and what to ask instead (by default every way to page). */
+export function overBoundMessage(what: string, bytes: number, instead = 'Ask for less at once', how = HOW_TO_PAGE): string {
+  return `${what} is ${mib(bytes)} MiB, more than the ${mib(LIMITS.maxAnswerBytes)} MiB an MCP client takes in one message, so it was not sent. ${instead}: ${how}`;
 }
 
 /**

@@ -157,6 +157,14 @@ export const GraphOutput = {
   offset: int.optional(),
   limit: int.optional(),
   next_offset: int.optional(),
+  relationCount: int
+    .optional()
+    .describe(
+      'Limbic, when the relations are paged (relations_offset or relations_limit, or more than fit in one answer): how many the answer holds',
+    ),
+  next_relations_offset: int
+    .optional()
+    .describe('Limbic, with a page of relations: the relations_offset of the next page; absent on the last'),
 };
 /**
  * search_nodes: full entities only (read_graph's compact outlines never come back from it), so each
@@ -236,6 +244,22 @@ const observationPageFields = {
 };
 
 /**
+ * Limbic's paging of an answer's relations (issue 35): a hub's relations are read a page at a time.
+ * Neither field: every relation when they fit in one page (the official answer), else the first
+ * page with relationCount and next_relations_offset.
+ */
+const relationPageFields = {
+  relations_offset: wholeNumber('relations_offset', 0)
+    .optional()
+    .describe(
+      "Limbic: relations to skip (of the answer's, in creation order); the answer then adds relationCount and next_relations_offset",
+    ),
+  relations_limit: wholeNumber('relations_limit', 0, LIMITS.maxRelationsPerPage)
+    .optional()
+    .describe(`Limbic: relations per answer (0-${LIMITS.maxRelationsPerPage}, the default), to page a hub's`),
+};
+
+/**
  * Relations end_relation ended are left out of the official tools' answers (a relation listed
  * without a marker reads as current to a client of the official server); asked, they come with
  * ended_at (docs/graph-extras.md#ended-relations).
@@ -246,6 +270,7 @@ export const readGraphInput = official({
   include_ended: includeEnded,
   ...pageFields,
   ...observationPageFields,
+  ...relationPageFields,
   compact: z.boolean().optional().describe('Limbic: name, entityType and observationCount per entity, no observations'),
 });
 export const searchNodesInput = official({
@@ -255,6 +280,7 @@ export const searchNodesInput = official({
   include_ended: includeEnded,
   ...pageFields,
   ...observationPageFields,
+  ...relationPageFields,
 });
 export const openNodesInput = official({
   names: items(name, LIMITS.maxItemsPerCall, 'names').describe('An array of entity names to retrieve'),
@@ -266,6 +292,7 @@ export const openNodesInput = official({
   kinds: items(chars(100, 'a kind'), LIMITS.maxItemsPerCall, 'kinds').optional().describe('Limbic: only observations of these kinds'),
   include_kinds: z.boolean().optional().describe("Limbic: add observation_kinds, each observation's kind in order"),
   ...observationPageFields,
+  ...relationPageFields,
 });
 
 /** How many observations a search result shows (issue 33); absent: DEFAULT_OBSERVATION_BOUND. */

@@ -22,7 +22,7 @@ import type { MemoryService, ObservationWindow, Page } from '../service/memory-s
 import { INSTRUCTIONS, registerPrompts } from './guide.js';
 import { observationBound, toHybridOptions } from './hybrid-options.js';
 import { registerMaintenanceTools } from './maintenance-tools.js';
-import { compact, overAnswerBound, overBoundMessage, structured, withRedactions } from './answers.js';
+import { compact, overAnswerBound, overBoundMessage, structured, structuredGraph, withRedactions } from './answers.js';
 import { RedactionTally } from '../core/text/redaction.js';
 import { EXPLAIN_APP_META, registerExplainApp } from './app/explain-app.js';
 import { hybridText, semanticText } from './search-text.js';
@@ -254,28 +254,46 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     'read_graph',
     {
       title: 'Read Graph',
-      description: 'Read the entire knowledge graph. Limbic: page it (limit, offset), outline it (compact), page observations',
+      description:
+        'Read the entire knowledge graph. Limbic: page it (limit, offset), outline it (compact), page observations and relations (relationCount and next_relations_offset when there are more)',
       inputSchema: s.readGraphInput,
       outputSchema: z.object(s.GraphOutput),
       annotations: READ,
     },
-    guard(async ({ limit, offset, compact: outline, observations_offset, observations_limit, include_ended }) => {
-      const observations = windowOf(observations_offset, observations_limit);
-      if (outline === true && observations !== undefined) {
-        return {
-          content: [
-            {
-              type: 'text',
-              text: 'compact: true carries no observations, so observations_offset and observations_limit have nothing to page: drop one or the other.',
-            },
-          ],
-          isError: true,
-        };
-      }
-      return structured({
-        ...(await service.graphView({ page: pageOf(limit, offset), compact: outline, observations, includeEnded: include_ended })),
-      });
-    }),
+    guard(
+      async ({
+        limit,
+        offset,
+        compact: outline,
+        observations_offset,
+        observations_limit,
+        relations_offset,
+        relations_limit,
+        include_ended,
+      }) => {
+        const observations = windowOf(observations_offset, observations_limit);
+        if (outline === true && observations !== undefined) {
+          return {
+            content: [
+              {
+                type: 'text',
+                text: 'compact: true carries no observations, so observations_offset and observations_limit have nothing to page: drop one or the other.',
+              },
+            ],
+            isError: true,
+          };
+        }
+        return structuredGraph('read_graph', {
+          ...(await service.graphView({
+            page: pageOf(limit, offset),
+            compact: outline,
+            observations,
+            includeEnded: include_ended,
+            relations: { offset: relations_offset, limit: relations_limit },
+          })),
+        });
+      },
+    ),
   );
 
   server.registerTool(
@@ -288,13 +306,14 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       outputSchema: z.object(s.SearchNodesOutput),
       annotations: READ,
     },
-    guard(async ({ query, limit, offset, observations_offset, observations_limit, include_ended }) =>
-      structured({
+    guard(async ({ query, limit, offset, observations_offset, observations_limit, relations_offset, relations_limit, include_ended }) =>
+      structuredGraph('search_nodes', {
         ...(await service.graphView({
           query,
           page: pageOf(limit, offset),
           observations: windowOf(observations_offset, observations_limit),
           includeEnded: include_ended,
+          relations: { offset: relations_offset, limit: relations_limit },
         })),
       }),
     ),
@@ -305,18 +324,35 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     {
       title: 'Open Nodes',
       _meta: EXPLAIN_APP_META,
-      description: 'Open specific nodes in the knowledge graph by their names, with all their observations and relations',
+      description:
+        "Open specific nodes in the knowledge graph by their names, with all their observations and relations. Limbic: a hub's relations come a page at a time (relationCount, next_relations_offset; relations_offset, relations_limit)",
       inputSchema: s.openNodesInput,
       outputSchema: z.object(s.OpenNodesOutput),
       annotations: READ,
     },
-    guard(async ({ names, include_superseded, include_ended, kinds, include_kinds, observations_offset, observations_limit }) => {
-      const window = windowOf(observations_offset, observations_limit);
-      // History includes what ended: include_superseded lists ended relations as it always did.
-      const includeEnded = include_ended === true || include_superseded === true;
-      const graph = await service.openNodes(names, { kinds, includeKinds: include_kinds, window, includeEnded });
-      return structured(include_superseded === true ? await service.maintenance.withHistory(graph, window) : { ...graph });
-    }),
+    guard(
+      async ({
+        names,
+        include_superseded,
+        include_ended,
+        kinds,
+        include_kinds,
+        observations_offset,
+        observations_limit,
+        relations_offset,
+        relations_limit,
+      }) => {
+        const window = windowOf(observations_offset, observations_limit);
+        // History includes what ended: include_superseded lists ended relations as it always did.
+        const includeEnded = include_ended === true || include_superseded === true;
+        const relations = { offset: relations_offset, limit: relations_limit };
+        const graph = await service.openNodes(names, { kinds, includeKinds: include_kinds, window, includeEnded, relations });
+        return structuredGraph(
+          'open_nodes',
+          include_superseded === true ? { ...graph, ...(await service.maintenance.withHistory(graph, window)) } : { ...graph },
+        );
+      },
+    ),
   );
 
   server.registerTool(

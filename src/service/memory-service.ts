@@ -19,6 +19,7 @@ import type {
 } from '../core/types.js';
 import { isBareAcknowledgement } from '../core/text/acknowledgement.js';
 import { DEFAULT_OBSERVATION_KIND, inverseRelationType, isCurrent } from '../core/types.js';
+import { relationPage, relationWindow, windowOfRead, type RelationPageFields, type RelationsAsked } from './relation-page.js';
 import type { ObservationBound } from '../core/rank/shown-observations.js';
 import type { EmbedderState, LazyEmbedder } from '../embed/embedder.js';
 import { modelNeededError } from '../embed/model-state.js';
@@ -104,6 +105,8 @@ export interface OpenNodesOptions {
   readonly window?: ObservationWindow | undefined;
   /** List relations end_relation ended too, each with ended_at; absent: current relations only. */
   readonly includeEnded?: boolean | undefined;
+  /** relations_offset and relations_limit as given; absent: the first page (relation-page.ts). */
+  readonly relations?: RelationsAsked | undefined;
 }
 
 /** An entity as open_nodes shows it with include_kinds. */
@@ -137,6 +140,8 @@ export interface GraphView {
   readonly observations?: ObservationWindow | undefined;
   /** List relations end_relation ended too, each with ended_at; absent: current relations only (issue 33). */
   readonly includeEnded?: boolean | undefined;
+  /** relations_offset and relations_limit as given; absent: the first page (relation-page.ts). */
+  readonly relations?: RelationsAsked | undefined;
 }
 
 /**
@@ -146,7 +151,7 @@ export interface GraphView {
 const listed = (relations: readonly Relation[], includeEnded: boolean | undefined): readonly Relation[] =>
   includeEnded === true ? relations : relations.filter(isCurrent);
 
-export interface GraphViewAnswer {
+export interface GraphViewAnswer extends RelationPageFields {
   readonly entities: readonly (Entity | EntityOutline)[];
   readonly relations: readonly Relation[];
   /** With a page: how many entities the whole answer holds, and where the next page starts. */
@@ -158,15 +163,15 @@ export interface GraphViewAnswer {
 
 function withPage(
   entities: readonly (Entity | EntityOutline)[],
-  relations: readonly Relation[],
+  relations: { readonly relations: readonly Relation[] } & RelationPageFields,
   total: number,
   page: Page | undefined,
 ): GraphViewAnswer {
-  if (page === undefined) return { entities, relations };
+  if (page === undefined) return { entities, ...relations };
   const next = page.offset + entities.length;
   return {
     entities,
-    relations,
+    ...relations,
     total,
     offset: page.offset,
     limit: page.limit,
@@ -497,7 +502,8 @@ export class MemoryService {
   /** Which of these names are entities, as given (a name with a secret: under its redacted form; no access is recorded). */
   async existingNames(names: readonly string[]): Promise<Set<string>> {
     const stored = await this.redactNames(names);
-    const graph = await this.deps.store.graph.openNodes(stored);
+    // The entities alone: a hub's relations are not read to learn that it exists.
+    const graph = await this.deps.store.graph.openNodes(stored, { offset: 0, limit: 0, includeEnded: false });
     const found = new Set(graph.entities.map((e) => e.name));
     return new Set(names.filter((n, i) => found.has(stored[i] ?? n)));
   }
@@ -558,32 +564,44 @@ export class MemoryService {
   async graphView(view: GraphView): Promise<GraphViewAnswer> {
     const { graph } = this.deps.store;
     const { page } = view;
+    const window = relationWindow(view.relations, view.includeEnded);
+    const shown = (read: { readonly relations: readonly Relation[]; readonly relationCount?: number }): ReturnType<typeof relationPage> =>
+      relationPage(read.relations, read.relationCount ?? read.relations.length, window, view.relations);
     const query = view.query === undefined ? undefined : ((await this.redactNames([view.query]))[0] ?? view.query);
     if (view.query === undefined && view.compact) {
-      const outline = await graph.outline(page);
-      return withPage(outline.entities, listed(outline.relations, view.includeEnded), outline.total, page);
+      const outline = await graph.outline(page, window);
+      return withPage(outline.entities, shown(outline), outline.total, page);
     }
     const answer =
       query === undefined
-        ? await graph.readGraph(page)
+        ? await graph.readGraph(page, window)
         : (await this.hidesOtherProjects())
           ? // From inside a project the matches are read whole, then other projects' left out and the page cut here.
-            await this.withoutOtherProjects(await graph.searchNodes(query), page)
-          : await graph.searchNodes(query, page);
+            await this.withoutOtherProjects(await graph.searchNodes(query), page).then((a) => ({
+              ...a,
+              ...windowOfRead(a.relations, window),
+            }))
+          : await graph.searchNodes(query, page, window);
     const entities = view.observations === undefined ? answer.entities : answer.entities.map((e) => observationPage(e, view.observations));
-    return withPage(entities, listed(answer.relations, view.includeEnded), answer.total, page);
+    return withPage(entities, shown(answer), answer.total, page);
   }
 
   /**
    * Opens entities and, after the answer is built, counts the use (and co-use of 2+ opened
    * together): opening is the agent's act of using what a search listed.
    */
-  async openNodes(given: readonly string[], options: OpenNodesOptions = {}): Promise<KnowledgeGraph> {
-    const stored = await this.deps.store.graph.openNodes(await this.redactNames(given));
-    const read = { entities: stored.entities, relations: listed(stored.relations, options.includeEnded) };
+  async openNodes(given: readonly string[], options: OpenNodesOptions = {}): Promise<KnowledgeGraph & RelationPageFields> {
+    const relations = relationWindow(options.relations, options.includeEnded);
+    const stored = await this.deps.store.graph.openNodes(await this.redactNames(given), relations);
+    const page = relationPage(stored.relations, stored.relationCount ?? stored.relations.length, relations, options.relations);
+    const read = { entities: stored.entities, relations: page.relations };
     const kinded = options.kinds === undefined && options.includeKinds !== true ? read : await this.withKinds(read, options);
     const window = options.window;
-    const graph = window === undefined ? kinded : { ...kinded, entities: kinded.entities.map((e) => observationPage(e, window)) };
+    const graph = {
+      ...page,
+      ...kinded,
+      ...(window === undefined ? {} : { entities: kinded.entities.map((e) => observationPage(e, window)) }),
+    };
     const opened = graph.entities.map((e) => e.name);
     this.later(async () => {
       const now = this.deps.clock();

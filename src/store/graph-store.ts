@@ -32,8 +32,24 @@ export interface Page {
   readonly offset: number;
 }
 
+/**
+ * Which of an answer's relations it carries (relations_offset, relations_limit; issue 35): a hub's
+ * relations are cut in the query, so one page never reads them all.
+ */
+export interface RelationWindow {
+  readonly offset: number;
+  readonly limit: number;
+  /** Relations end_relation ended too; false: current ones only (they are counted the same way). */
+  readonly includeEnded: boolean;
+}
+
+/** What a read with a RelationWindow adds: how many relations the whole answer holds, every page together. */
+export interface RelationCount {
+  readonly relationCount?: number;
+}
+
 /** One page of a graph answer, with how many entities the whole answer holds. */
-export interface GraphPage extends KnowledgeGraph {
+export interface GraphPage extends KnowledgeGraph, RelationCount {
   /** Entities in the whole answer, every page together. */
   readonly total: number;
 }
@@ -45,7 +61,7 @@ export interface EntityOutline {
   readonly observationCount: number;
 }
 
-export interface GraphOutline {
+export interface GraphOutline extends RelationCount {
   readonly entities: readonly EntityOutline[];
   readonly relations: readonly Relation[];
   readonly total: number;
@@ -76,23 +92,24 @@ export interface GraphStore {
   /**
    * The whole graph, or one page of it: entities in creation order, with the relations whose `from`
    * is one of the page's entities; the last page also carries relations whose `from` names no
-   * entity, so the pages together hold every relation exactly once.
+   * entity, so the pages together hold every relation exactly once. With `relations`, only that
+   * window of them (in the same order) and relationCount; without, every one, ended ones included.
    */
-  readGraph(page?: Page): Promise<GraphPage>;
+  readGraph(page?: Page, relations?: RelationWindow): Promise<GraphPage>;
   /** read_graph's compact form: names, types and observation counts, paged like readGraph. */
-  outline(page?: Page): Promise<GraphOutline>;
+  outline(page?: Page, relations?: RelationWindow): Promise<GraphOutline>;
   /**
    * The official substring contract, ranked best first (ties by id, so pages never repeat or skip);
-   * relations with at least one endpoint in the page.
+   * relations with at least one endpoint in the page (with `relations`, that window of them).
    */
-  searchNodes(query: string, page?: Page): Promise<GraphPage>;
+  searchNodes(query: string, page?: Page, relations?: RelationWindow): Promise<GraphPage>;
   /**
    * Starts building what makes searchNodes fast (in the background), where a store has such a
    * thing; resolves when that build is over.
    */
   warmSearch?(): Promise<void>;
-  /** Exact names; relations with at least one endpoint in the set. */
-  openNodes(names: readonly string[]): Promise<KnowledgeGraph>;
+  /** Exact names; relations with at least one endpoint in the set (with `relations`, that window of them). */
+  openNodes(names: readonly string[], relations?: RelationWindow): Promise<KnowledgeGraph & RelationCount>;
   /** Ids of the named entities that exist, in the order given. */
   idsByName(names: readonly string[]): Promise<EntityId[]>;
   /** Full entities with status and kinds, for hydrating search results. */

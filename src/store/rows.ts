@@ -3,8 +3,8 @@
  * migrations.ts keep the same names), so each backend maps them to core types the same way.
  */
 import type { EntityFacts } from '../core/signals.js';
-import { asEntityId, METADATA_KIND, statusFromStored, type Entity, type Relation } from '../core/types.js';
-import type { Page, StoredEntity } from './graph-store.js';
+import { asEntityId, isCurrent, METADATA_KIND, statusFromStored, type Entity, type Relation } from '../core/types.js';
+import type { Page, RelationWindow, StoredEntity } from './graph-store.js';
 import type { CoOccurrenceRecord, RelationRecord } from './transfer-store.js';
 
 export interface EntityRow {
@@ -110,4 +110,13 @@ export function publicEntity(e: Entity): Entity {
 /** Whole numbers, never negative (SQLite reads a negative LIMIT as "no limit"). */
 export function cleanPage(page: Page): Page {
   return { limit: Math.max(0, Math.floor(page.limit)), offset: Math.max(0, Math.floor(page.offset)) };
+}
+
+/**
+ * A window of relations already held in memory (SQLite's search index holds them all), counted
+ * as a query would: ended ones left out unless the window includes them.
+ */
+export function pagedRelations(all: readonly Relation[], window: RelationWindow): { relations: Relation[]; relationCount: number } {
+  const listed = window.includeEnded ? all : all.filter(isCurrent);
+  return { relations: listed.slice(window.offset, window.offset + window.limit), relationCount: listed.length };
 }

@@ -7,7 +7,7 @@
  */
 import { substringTest, type SubstringTest } from '../../core/text/fold.js';
 import { asEntityId, type Entity, type EntityId, type KnowledgeGraph, type Relation } from '../../core/types.js';
-import type { EntityOutline, GraphOutline, GraphPage, Page, StoredEntity } from '../graph-store.js';
+import type { EntityOutline, GraphOutline, GraphPage, Page, RelationCount, RelationWindow, StoredEntity } from '../graph-store.js';
 import { SUBSTRING_TEXT } from './migrations.js';
 import { cleanPage, publicEntity, toRelation, toStoredEntity, type EntityRow, type RelationRow } from '../rows.js';
 import type { PgConnection } from './pg-connection.js';
@@ -17,7 +17,7 @@ const RELATION_COLUMNS = 'from_name, to_name, relation_type, context, ended_at';
 export class PgGraphReads {
   constructor(protected readonly conn: PgConnection) {}
 
-  async readGraph(page?: Page): Promise<GraphPage> {
+  async readGraph(page?: Page, window?: RelationWindow): Promise<GraphPage> {
     const { limit, offset } = page === undefined ? { limit: null, offset: 0 } : cleanPage(page);
     const rows = await this.conn.query<EntityRow & { obs: string[] | null }>(
       `SELECT e.name, e.entity_type, (SELECT array_agg(o.content ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs
@@ -25,20 +25,21 @@ export class PgGraphReads {
       [limit, offset],
     );
     const entities = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observations: r.obs ?? [] }));
-    if (page === undefined) return { entities, relations: await this.allRelations(), total: entities.length };
+    if (page === undefined) return { entities, ...(await this.allRelations(window)), total: entities.length };
     const total = await this.countEntities();
     return {
       entities,
-      relations: await this.pageRelations(
+      ...(await this.pageRelations(
         entities.map((e) => e.name),
         { limit: limit ?? 0, offset },
         total,
-      ),
+        window,
+      )),
       total,
     };
   }
 
-  async outline(page?: Page): Promise<GraphOutline> {
+  async outline(page?: Page, window?: RelationWindow): Promise<GraphOutline> {
     const { limit, offset } = page === undefined ? { limit: null, offset: 0 } : cleanPage(page);
     const rows = await this.conn.query<{ name: string; entity_type: string; n: number }>(
       `SELECT e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id) AS n
@@ -46,20 +47,21 @@ export class PgGraphReads {
       [limit, offset],
     );
     const entities: EntityOutline[] = rows.map((r) => ({ name: r.name, entityType: r.entity_type, observationCount: r.n }));
-    if (page === undefined) return { entities, relations: await this.allRelations(), total: entities.length };
+    if (page === undefined) return { entities, ...(await this.allRelations(window)), total: entities.length };
     const total = await this.countEntities();
     return {
       entities,
-      relations: await this.pageRelations(
+      ...(await this.pageRelations(
         rows.map((r) => r.name),
         { limit: limit ?? 0, offset },
         total,
-      ),
+        window,
+      )),
       total,
     };
   }
 
-  async searchNodes(query: string, page?: Page): Promise<GraphPage> {
+  async searchNodes(query: string, page?: Page, window?: RelationWindow): Promise<GraphPage> {
     const t = substringTest(query);
     const q = t.needle;
     const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -77,7 +79,14 @@ export class PgGraphReads {
       ).map((r) => r.id);
       const found = rankMatches(await hydrate(this.conn, candidates), candidates, t);
       const shown = page === undefined ? found : found.slice(cleanPage(page).offset, cleanPage(page).offset + cleanPage(page).limit);
-      return { entities: shown.map(publicEntity), relations: await this.relationsTouching(shown.map((e) => e.name)), total: found.length };
+      return {
+        entities: shown.map(publicEntity),
+        ...(await this.relationsTouching(
+          shown.map((e) => e.name),
+          window,
+        )),
+        total: found.length,
+      };
     }
     const { limit, offset } = cleanPage(page);
     const tiered = `SELECT entity_id AS id, CASE WHEN lname = $1 THEN 0 WHEN starts_with(lname, $1) THEN 1 WHEN strpos(lname, $1) > 0 THEN 2
@@ -95,16 +104,29 @@ export class PgGraphReads {
     const ids = rows.map((r) => r.id);
     const entities = await hydrate(this.conn, ids);
     const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
-    return { entities: found.map(publicEntity), relations: await this.relationsTouching(found.map((e) => e.name)), total };
+    return {
+      entities: found.map(publicEntity),
+      ...(await this.relationsTouching(
+        found.map((e) => e.name),
+        window,
+      )),
+      total,
+    };
   }
 
-  async openNodes(names: readonly string[]): Promise<KnowledgeGraph> {
+  async openNodes(names: readonly string[], window?: RelationWindow): Promise<KnowledgeGraph & RelationCount> {
     const ids = (await this.conn.query<{ id: number }>('SELECT id FROM entities WHERE name = ANY($1) ORDER BY id', [names])).map(
       (r) => r.id,
     );
     const entities = await hydrate(this.conn, ids);
     const found = ids.map((id) => entities.get(asEntityId(id))).filter((e): e is StoredEntity => e !== undefined);
-    return { entities: found.map(publicEntity), relations: await this.relationsTouching(found.map((e) => e.name)) };
+    return {
+      entities: found.map(publicEntity),
+      ...(await this.relationsTouching(
+        found.map((e) => e.name),
+        window,
+      )),
+    };
   }
 
   async idsByName(names: readonly string[]): Promise<EntityId[]> {
@@ -141,32 +163,52 @@ export class PgGraphReads {
     return (await this.conn.query<{ n: number }>('SELECT count(*) AS n FROM entities'))[0]?.n ?? 0;
   }
 
-  private async allRelations(): Promise<Relation[]> {
-    return (await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations ORDER BY id`)).map(toRelation);
+  private async allRelations(window: RelationWindow | undefined): Promise<{ relations: Relation[] } & RelationCount> {
+    return this.windowed({ where: 'true' }, [], window);
   }
 
-  /** Relations leaving the page's entities; the last page also carries those leaving a name that is no entity. */
-  private async pageRelations(names: readonly string[], page: Page, total: number): Promise<Relation[]> {
-    const leaving =
-      names.length === 0
-        ? []
-        : await this.conn.query<RelationRow>(`SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) ORDER BY id`, [names]);
+  /** Relations leaving the page's entities; the last page also carries (after them) those leaving a name that is no entity. */
+  private async pageRelations(
+    names: readonly string[],
+    page: Page,
+    total: number,
+    window: RelationWindow | undefined,
+  ): Promise<{ relations: Relation[] } & RelationCount> {
+    const leaving = 'from_name = ANY($1)';
     const last = page.limit > 0 && (page.offset < total ? page.offset + page.limit >= total : page.offset === 0);
-    if (!last) return leaving.map(toRelation);
-    const dangling = await this.conn.query<RelationRow>(
-      `SELECT ${RELATION_COLUMNS} FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name) ORDER BY id`,
-    );
-    return [...leaving, ...dangling].map(toRelation);
+    if (!last) return this.windowed({ where: leaving }, [names], window);
+    const dangling = 'NOT EXISTS (SELECT 1 FROM entities e WHERE e.name = r.from_name)';
+    return this.windowed({ where: `${leaving} OR ${dangling}`, after: dangling }, [names], window);
   }
 
-  private async relationsTouching(names: readonly string[]): Promise<Relation[]> {
-    if (names.length === 0) return [];
-    return (
-      await this.conn.query<RelationRow>(
-        `SELECT ${RELATION_COLUMNS} FROM relations WHERE from_name = ANY($1) OR to_name = ANY($1) ORDER BY id`,
-        [names],
-      )
-    ).map(toRelation);
+  private async relationsTouching(
+    names: readonly string[],
+    window: RelationWindow | undefined,
+  ): Promise<{ relations: Relation[] } & RelationCount> {
+    if (names.length === 0) return window === undefined ? { relations: [] } : { relations: [], relationCount: 0 };
+    return this.windowed({ where: 'from_name = ANY($1) OR to_name = ANY($1)' }, [names], window);
+  }
+
+  /**
+   * The relations `where` selects (its parameters $1..$n), in creation order (those `after` holds
+   * after the others): all of them without a window; with one, how many there are and that
+   * window, cut in SQL (issue 35: a hub's 150,000 are never read for one page).
+   */
+  private async windowed(
+    source: { readonly where: string; readonly after?: string },
+    params: readonly unknown[],
+    window: RelationWindow | undefined,
+  ): Promise<{ relations: Relation[] } & RelationCount> {
+    const where = `(${source.where})${window === undefined || window.includeEnded ? '' : ' AND r.ended_at IS NULL'}`;
+    const order = source.after === undefined ? 'r.id' : `(${source.after}), r.id`;
+    const select = `SELECT ${RELATION_COLUMNS} FROM relations r WHERE ${where} ORDER BY ${order}`;
+    if (window === undefined) return { relations: (await this.conn.query<RelationRow>(select, [...params])).map(toRelation) };
+    const n = params.length;
+    const relationCount =
+      (await this.conn.query<{ n: number }>(`SELECT count(*) AS n FROM relations r WHERE ${where}`, [...params]))[0]?.n ?? 0;
+    if (window.limit === 0 || window.offset >= relationCount) return { relations: [], relationCount };
+    const rows = await this.conn.query<RelationRow>(`${select} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, window.limit, window.offset]);
+    return { relations: rows.map(toRelation), relationCount };
   }
 }
 

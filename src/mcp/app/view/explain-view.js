@@ -135,8 +135,12 @@ function renderGraph(graph) {
       }
   const drawn = neighbours.slice(0, MAX_NEIGHBOURS);
   const more = neighbours.length - drawn.length;
+  // open_nodes pages a hub's relations (relationCount when there are more than it carries).
+  const listed = graph.relations.length;
+  const count = typeof graph.relationCount === 'number' && graph.relationCount > listed ? graph.relationCount : listed;
+  const relations = count > listed ? `${listed} of ${count} relations` : `${listed} relation${listed === 1 ? '' : 's'}`;
   say(
-    `${opened.length} ${opened.length === 1 ? 'entity' : 'entities'}, ${graph.relations.length} relation${graph.relations.length === 1 ? '' : 's'}, ${neighbours.length} neighbour${neighbours.length === 1 ? '' : 's'}${more > 0 ? ` (${drawn.length} drawn)` : ''}.`,
+    `${opened.length} ${opened.length === 1 ? 'entity' : 'entities'}, ${relations}, ${neighbours.length} neighbour${neighbours.length === 1 ? '' : 's'}${more > 0 ? ` (${drawn.length} drawn)` : ''}.`,
   );
   $('entities').replaceChildren(
     ...graph.entities.map((e) =>
