@@ -137,6 +137,15 @@ async function withinAnswerBound(response: Response, maxBytes: number): Promise<
   return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), { status: response.status, headers });
 }
 
+/** A request target without its query string or fragment: what a log line may show. */
+export function pathOf(target: string | undefined): string {
+  const text = target ?? '';
+  const query = text.indexOf('?');
+  const fragment = text.indexOf('#');
+  const end = Math.min(query === -1 ? text.length : query, fragment === -1 ? text.length : fragment);
+  return text.slice(0, end);
+}
+
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const allowed = allowedHostNames(o.host, o.allowedHosts);
   const gate = new RequestGate(o.limits);
@@ -284,8 +293,9 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     };
     res.on('close', finish);
     handle(req, res, finish).catch((error: unknown) => {
-      // Messages never include headers, so a token cannot reach the log.
-      if (!isMemoryError(error)) o.logger.warn(`${req.method ?? ''} ${req.url ?? ''} failed`, error);
+      // Messages never include headers, and the line shows the path alone, so neither a token nor
+      // search text a client put in the query string (GET /api/search?q=…) reaches the log.
+      if (!isMemoryError(error)) o.logger.warn(`${req.method ?? ''} ${pathOf(req.url)} failed`, error);
       if (!res.headersSent)
         sendRpcError(
           res,
