@@ -35,7 +35,16 @@ import {
 import { isMemoryError } from '../core/errors.js';
 import type { ToolProfile } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
-import { INVALID_REQUEST, PARSE_ERROR, refuse, requestIdFromEnds, screenMessage, type Refusal } from '../mcp/jsonrpc-screen.js';
+import {
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  nestedDeeperThan,
+  refuse,
+  refuseTooDeep,
+  requestIdFromEnds,
+  screenMessage,
+  type Refusal,
+} from '../mcp/jsonrpc-screen.js';
 import { createMcpServer, type ServerInfo } from '../mcp/server.js';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
 import { BodyTooLarge, allowedHostNames, authorize, readBody, rebindingRefusal, sendJson, sendRpcError } from './guard.js';
@@ -203,6 +212,11 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
           return;
         }
         throw error;
+      }
+      // Before anything parses or walks it: the SDK's adapter serialises the body again, recursively.
+      if (nestedDeeperThan(raw)) {
+        sendJson(res, 400, refuseTooDeep(raw));
+        return;
       }
       const text = raw.toString('utf8');
       try {

@@ -18,7 +18,7 @@ import type { App } from '../app.js';
 import { fail } from '../output.js';
 import { DEFAULT_HTTP_PORT, serveHttp } from '../serve-http.js';
 import { WholeLines } from '../stdin-lines.js';
-import { SCREEN_MAX_BYTES, screenLine } from '../stdin-screen.js';
+import { screenLineBytes } from '../stdin-screen.js';
 
 async function serveStdio(app: App, config: Config, explicitProject: string | undefined): Promise<void> {
   const logger = app.logger;
@@ -39,8 +39,7 @@ async function serveStdio(app: App, config: Config, explicitProject: string | un
   const maxMessageBytes = 8 * LIMITS.maxCallTextBytes;
   // A line that is not a JSON-RPC message is answered here (stdin-screen.ts), not dropped unanswered.
   const screen = (line: Buffer): boolean => {
-    if (line.length > SCREEN_MAX_BYTES + 2) return false;
-    const refusal = screenLine(line.toString('utf8'));
+    const refusal = screenLineBytes(line);
     if (refusal === undefined) return false;
     logger.warn(`answered a line that is not a JSON-RPC message: ${refusal.error.message}`);
     // id null (the specification's answer when no id can be read) is outside the SDK's type, not its transport.
