@@ -120,4 +120,27 @@ describe('a stdio server whose client is gone (issue 35)', () => {
       await store.close();
     }
   }, 300_000);
+
+  it('stops as a client leaving (exit 0) when nobody reads its answers any more (EPIPE), though stdin stays open', async () => {
+    const child = spawn(process.execPath, [CLI, '--db', join(dir, 'memory.db'), '--no-model', 'serve'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = once(child, 'exit').then(([code]) => code as number | null);
+    const client = new Client({ name: 'limbic-client-gone', version: '1' });
+    await client.connect(new PipeTransport(child.stdout, child.stdin));
+    // The client's reader goes; its stdin stays open (held by another process of the client, say).
+    child.stdout.destroy();
+    child.stdin.on('error', () => undefined); // the server may be gone before the last line is written
+    const line = `${JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list' })}\n`;
+    const asking = setInterval(() => child.stdin.write(line), 100);
+    try {
+      expect(await exited, stderr).toBe(0);
+    } finally {
+      clearInterval(asking);
+    }
+    expect(stderr).toMatch(/the client stopped reading stdout \(EPIPE\): it is gone; stopping/);
+    expect(stderr).not.toMatch(/cannot read again/);
+  }, 60_000);
 });
