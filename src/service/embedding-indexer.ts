@@ -72,8 +72,8 @@ export class EmbeddingIndexer {
   }
 
   /**
-   * No new batch starts after this, and the one under way is abandoned unwritten: what is queued
-   * stays queued (its claim ends with this process) and is embedded by the next one.
+   * No new batch starts after this, and the one under way is abandoned unwritten and given back:
+   * what is queued stays queued, free for the next process to embed.
    */
   stop(): void {
     this.stopped = true;
@@ -182,10 +182,15 @@ export class EmbeddingIndexer {
       if (jobs.length === 0) return done;
       // Text building, tokenizing and the model all run in the engine (a worker thread for ONNX).
       const vectors = await unlessAborted(embedder.embedEntities(jobs), this.stopping.signal);
-      if (vectors === undefined) return done;
       const observations =
-        index.keepsObservationVectors === true ? await unlessAborted(observationVectors(embedder, jobs), this.stopping.signal) : [];
-      if (observations === undefined) return done;
+        vectors === undefined || index.keepsObservationVectors !== true
+          ? []
+          : await unlessAborted(observationVectors(embedder, jobs), this.stopping.signal);
+      if (vectors === undefined || observations === undefined) {
+        // Abandoned by stop(): given back, so the next process (or another one running) takes them at once.
+        await index.releaseJobs(jobs.map((j) => j.id));
+        return done;
+      }
       await index.put(
         jobs.map((j, i) => ({
           id: j.id,

@@ -107,6 +107,13 @@ describe('a stdio server whose client is gone (issue 35)', () => {
 
     // What was committed is intact; what was not embedded waits, and the next start can take all of it.
     expect(databaseState(db)).toMatchObject({ integrity: 'ok', entities: ENTITIES, observations: ENTITIES * OBSERVATIONS });
+    const after = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      // The batch it abandoned was given back, not left claimed.
+      expect(after.prepare('SELECT count(*) AS n FROM embedding_queue WHERE claimed_by IS NOT NULL').get()).toEqual({ n: 0 });
+    } finally {
+      after.close();
+    }
     const store = openSqliteStore({ path: db });
     try {
       const vectors = store.vectors;
