@@ -46,7 +46,7 @@ export function screenLine(line: string): Refusal | undefined {
 
 /**
  * The answer to a line as it arrives: one nested past MAX_JSON_DEPTH is refused whatever its size (a
- * single pass over its bytes, cheaper than the parse it spares), then screenLine for lines up to
+ * single pass over its bytes, in the order of a parse), then screenLine for lines up to
  * SCREEN_MAX_BYTES; undefined passes the line on.
  */
 export function screenLineBytes(line: Buffer): Refusal | undefined {

@@ -24,6 +24,11 @@ describe('nestedDeeperThan', () => {
     expect(nestedDeeperThan(bytes('{"a":{"b":[{}]}}'), 3)).toBe(true);
     expect(nestedDeeperThan(bytes(`{"q":"${'['.repeat(1000)}"}`), 2)).toBe(false);
     expect(nestedDeeperThan(bytes(`{"q":"\\"${'{'.repeat(1000)}"}`), 2)).toBe(false);
+    // A string ending in an escaped backslash ends at its quote; the brackets after it count.
+    expect(nestedDeeperThan(bytes(String.raw`{"q":"x\\","r":[[[]]]}`), 3)).toBe(true);
+    expect(nestedDeeperThan(bytes(String.raw`{"q":"x\\","r":[[[]]]}`), 4)).toBe(false);
+    expect(nestedDeeperThan(bytes(String.raw`{"q":"x\\\"[[[[","r":[]}`), 2)).toBe(false);
+    expect(nestedDeeperThan(bytes('{"q":"never closed [[[['), 1)).toBe(false);
     expect(nestedDeeperThan(bytes(`["é€🧠",${nested(MAX_JSON_DEPTH - 1)}]`))).toBe(false);
     expect(nestedDeeperThan(bytes(`["é€🧠",${nested(MAX_JSON_DEPTH)}]`))).toBe(true);
   });
