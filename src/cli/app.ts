@@ -469,6 +469,7 @@ export class App {
       model: () => checkModel({ ...this.onnxOptions(config), noModel: config.noModel, cli }),
       ...(config.noModel ? {} : { modelRuntime: checkOnnxRuntime }),
       database: (modelId) => checkDatabase(config.dbPath, { modelId, cli }),
+      memoryRoot: this.rootConfig().dbPath,
     };
   }
 

@@ -4,10 +4,11 @@
  * src/embed/onnx/model-health.ts); this runs them with the checks that need only Node (its version,
  * free disk) and prints the report. Broken means at least one fail.
  */
-import { existsSync, statfsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readdirSync, statSync, statfsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { HealthCheck } from '../core/health.js';
 import { healthCheck } from '../core/health.js';
+import { namespaceDbPath, tokenFilePath } from '../http/namespaces.js';
 
 /** Node 20 is the oldest line better-sqlite3 12 and our engines field support. */
 const MIN_NODE_MAJOR = 20;
@@ -27,6 +28,10 @@ export interface DoctorProbes {
   readonly modelRuntime?: () => Promise<HealthCheck>;
   /** The database file, compared with that model. */
   readonly database: (modelId: string | undefined) => Promise<HealthCheck[]>;
+  /** The --db file (the default namespace), beside which its token file and other namespaces live. @default dbPath */
+  readonly memoryRoot?: string;
+  /** process.platform: file modes mean nothing on Windows. @default process.platform */
+  readonly platform?: NodeJS.Platform;
 }
 
 export interface DoctorReport {
@@ -67,6 +72,56 @@ export function checkDisk(dbPath: string): HealthCheck {
   return healthCheck('disk', 'ok', detail);
 }
 
+/** Permission bits that let other users in: group and others, any of read, write, enter. */
+const SHARED_BITS = 0o077;
+
+/**
+ * Whether the memory's files (the database with its -wal, -shm and side files, the token file, every
+ * namespace) and its namespaces folder are its owner's alone (issue 35). Limbic makes them so; an
+ * older one made them world-readable (0644, folders 0755), which is left as it was and reported here
+ * with the chmod that fixes it. Undefined on Windows, where access is not a mode.
+ */
+export function checkPrivacy(root: string, platform: NodeJS.Platform = process.platform): HealthCheck | undefined {
+  if (platform === 'win32') return undefined;
+  const shared = (path: string): boolean => {
+    try {
+      return (statSync(path).mode & SHARED_BITS) !== 0;
+    } catch {
+      return false; // gone meanwhile, or not ours to read: nothing to tell
+    }
+  };
+  const listed = (folder: string): string[] => {
+    try {
+      return readdirSync(folder);
+    } catch {
+      return [];
+    }
+  };
+  const files = [basename(root), basename(tokenFilePath(root))].flatMap((name) =>
+    listed(dirname(root))
+      .filter((entry) => entry === name || entry.startsWith(`${name}-`) || entry.startsWith(`${name}.`))
+      .map((entry) => join(dirname(root), entry)),
+  );
+  const namespaces = dirname(namespaceDbPath(root, 'namespace'));
+  const sharedFiles = [...new Set(files)].filter(shared);
+  const sharedNamespaces = existsSync(namespaces) && [namespaces, ...listed(namespaces).map((e) => join(namespaces, e))].some(shared);
+  if (sharedFiles.length === 0 && !sharedNamespaces) {
+    return healthCheck('privacy', 'ok', "the memory's files can be read by their owner only");
+  }
+  const named = [...sharedFiles, ...(sharedNamespaces ? [`${namespaces}/`] : [])];
+  const shown = named.length > 4 ? `${named.slice(0, 4).join(', ')} and ${named.length - 4} more` : named.join(', ');
+  const fix = [
+    ...(sharedFiles.length > 0 ? [`chmod go-rwx ${sharedFiles.map((f) => JSON.stringify(f)).join(' ')}`] : []),
+    ...(sharedNamespaces ? [`chmod -R go-rwx ${JSON.stringify(namespaces)}`] : []),
+  ].join(' && ');
+  return healthCheck(
+    'privacy',
+    'warn',
+    `other users of this machine can read the memory (made by an older Limbic, or copied in): ${shown}`,
+    `${fix} (owner-only, as Limbic makes them now)`,
+  );
+}
+
 export async function runDoctor(probes: DoctorProbes): Promise<DoctorReport> {
   const checks: HealthCheck[] = [checkNode(probes.nodeVersion)];
   checks.push(...(await probes.runtime()));
@@ -74,6 +129,8 @@ export async function runDoctor(probes: DoctorProbes): Promise<DoctorReport> {
   checks.push(model.check);
   if (probes.modelRuntime !== undefined) checks.push(await probes.modelRuntime());
   checks.push(...(await probes.database(model.modelId)));
+  const privacy = checkPrivacy(probes.memoryRoot ?? probes.dbPath, probes.platform);
+  if (privacy !== undefined) checks.push(privacy);
   checks.push(checkDisk(probes.dbPath));
   return { ok: checks.every((c) => c.status !== 'fail'), checks };
 }

@@ -107,9 +107,9 @@ function writeAll(fd: number, text: string): void {
   for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
-/** Opens, truncates and writes the file itself. */
+/** Opens, truncates and writes the file itself; one it makes is private (0600), as the memory it copies. */
 function writeInPlace(path: string, text: string): void {
-  const fd = openSync(path, 'w');
+  const fd = openSync(path, 'w', 0o600);
   try {
     writeAll(fd, text);
   } finally {

@@ -35,7 +35,16 @@ import {
 import { isMemoryError } from '../core/errors.js';
 import type { ToolProfile } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
-import { INVALID_REQUEST, PARSE_ERROR, refuse, requestIdFromEnds, screenMessage, type Refusal } from '../mcp/jsonrpc-screen.js';
+import {
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  nestedDeeperThan,
+  refuse,
+  refuseTooDeep,
+  requestIdFromEnds,
+  screenMessage,
+  type Refusal,
+} from '../mcp/jsonrpc-screen.js';
 import { createMcpServer, type ServerInfo } from '../mcp/server.js';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
 import { BodyTooLarge, allowedHostNames, authorize, readBody, rebindingRefusal, sendJson, sendRpcError } from './guard.js';
@@ -137,6 +146,15 @@ async function withinAnswerBound(response: Response, maxBytes: number): Promise<
   return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), { status: response.status, headers });
 }
 
+/** A request target without its query string or fragment: what a log line may show. */
+export function pathOf(target: string | undefined): string {
+  const text = target ?? '';
+  const query = text.indexOf('?');
+  const fragment = text.indexOf('#');
+  const end = Math.min(query === -1 ? text.length : query, fragment === -1 ? text.length : fragment);
+  return text.slice(0, end);
+}
+
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const allowed = allowedHostNames(o.host, o.allowedHosts);
   const gate = new RequestGate(o.limits);
@@ -194,6 +212,11 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
           return;
         }
         throw error;
+      }
+      // Before anything parses or walks it: the SDK's adapter serialises the body again, recursively.
+      if (nestedDeeperThan(raw)) {
+        sendJson(res, 400, refuseTooDeep(raw));
+        return;
       }
       const text = raw.toString('utf8');
       try {
@@ -284,8 +307,9 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     };
     res.on('close', finish);
     handle(req, res, finish).catch((error: unknown) => {
-      // Messages never include headers, so a token cannot reach the log.
-      if (!isMemoryError(error)) o.logger.warn(`${req.method ?? ''} ${req.url ?? ''} failed`, error);
+      // Messages never include headers, and the line shows the path alone, so neither a token nor
+      // search text a client put in the query string (GET /api/search?q=…) reaches the log.
+      if (!isMemoryError(error)) o.logger.warn(`${req.method ?? ''} ${pathOf(req.url)} failed`, error);
       if (!res.headersSent)
         sendRpcError(
           res,

@@ -29,11 +29,25 @@ export const DEFAULT_NAMESPACE = 'default';
 /** Lower-case letters, digits, - and _: safe as a file name everywhere and as a Postgres schema name. */
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
+/**
+ * Windows' device names, which name a device rather than a file in every folder, whatever the
+ * extension (`con.db` is the console): a namespace so named could not be made, copied or restored
+ * there. Refused on every platform and backend, so a memory moves between machines and backends
+ * (limbic migrate) under the same name.
+ */
+const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])$/;
+
 export function parseNamespace(name: string): string {
   if (!NAME.test(name)) {
     throw new MemoryError(
       ERROR_CODES.INVALID_INPUT,
       `"${name}" is not a namespace name: use 1 to 63 lower-case letters, digits, - or _, starting with a letter or digit (for example "work" or "agent-1").`,
+    );
+  }
+  if (WINDOWS_DEVICE.test(name)) {
+    throw new MemoryError(
+      ERROR_CODES.INVALID_INPUT,
+      `"${name}" is not a namespace name: it is a Windows device name (con, prn, aux, nul, com0-com9, lpt0-lpt9), which cannot name a file there. Choose another, such as "${name}-notes".`,
     );
   }
   return name;

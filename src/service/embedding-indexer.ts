@@ -37,8 +37,13 @@ export class EmbeddingIndexer {
   private running: Promise<number> | undefined;
   /** A kick arrived while a drain ran: that drain may have found no engine yet, so another one follows. */
   private kickedWhileRunning = false;
-  /** Set by stop(): a drain ends after the batch under way (a closing server must not embed on). */
+  /**
+   * Set by stop(): a drain ends, abandoning the batch under way (a closing server must not embed
+   * on; a batch of long entities, a vector per observation, took minutes: issue 35).
+   */
   private stopped = false;
+  /** Aborted by stop(): what a drain waits for from the engine is given up. */
+  private readonly stopping = new AbortController();
   private configured: string | undefined;
   private readonly unsubscribe: () => void;
 
@@ -66,9 +71,13 @@ export class EmbeddingIndexer {
     );
   }
 
-  /** No new batch starts after this; what is queued stays queued for the next process. */
+  /**
+   * No new batch starts after this, and the one under way is abandoned unwritten and given back:
+   * what is queued stays queued, free for the next process to embed.
+   */
   stop(): void {
     this.stopped = true;
+    this.stopping.abort();
     this.unsubscribe();
   }
 
@@ -172,8 +181,16 @@ export class EmbeddingIndexer {
       const jobs = await index.takeJobs(this.batchSize);
       if (jobs.length === 0) return done;
       // Text building, tokenizing and the model all run in the engine (a worker thread for ONNX).
-      const vectors = await embedder.embedEntities(jobs);
-      const observations = index.keepsObservationVectors === true ? await observationVectors(embedder, jobs) : [];
+      const vectors = await unlessAborted(embedder.embedEntities(jobs), this.stopping.signal);
+      const observations =
+        vectors === undefined || index.keepsObservationVectors !== true
+          ? []
+          : await unlessAborted(observationVectors(embedder, jobs), this.stopping.signal);
+      if (vectors === undefined || observations === undefined) {
+        // Abandoned by stop(): given back, so the next process (or another one running) takes them at once.
+        await index.releaseJobs(jobs.map((j) => j.id));
+        return done;
+      }
       await index.put(
         jobs.map((j, i) => ({
           id: j.id,
@@ -209,6 +226,28 @@ async function observationVectors(embedder: Embedder, jobs: readonly EmbeddingJo
     at += j.entity.observations.length;
   }
   return jobs.map((j) => byId.get(j.id));
+}
+
+/**
+ * `work`'s outcome, or undefined as soon as `signal` aborts; the work then goes on unheeded (its
+ * failure too: closing the engine rejects it).
+ */
+async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return undefined;
+  }
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+    work.catch(() => undefined);
+  }
 }
 
 /** `work`'s outcome, or 'timeout' after `ms` (at once for ms <= 0; a plain wait when work is undefined). */

@@ -814,7 +814,7 @@ export class MemoryService {
   /** Finishes post-response work and any embedding batch under way, then closes the store. */
   async close(): Promise<void> {
     await Promise.all([...this.pending]);
-    this.indexer.stop(); // a backlog stays queued for the next start; only the batch under way finishes
+    this.indexer.stop(); // a backlog stays queued for the next start, the batch under way with it
     await this.indexer.idle();
     await this.deps.embedder.close();
     await this.deps.store.close();

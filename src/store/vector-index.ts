@@ -60,6 +60,11 @@ export interface VectorIndex {
   takeJobs(limit: number): Promise<EmbeddingJob[]>;
   /** Stores vectors; a job whose entity changed again since it was taken stays queued. */
   put(results: readonly EmbeddingResult[]): Promise<void>;
+  /**
+   * Gives back jobs taken here and not put (a closing process abandoned them): they stay queued,
+   * free at once for any process, instead of held until their lease runs out.
+   */
+  releaseJobs(ids: readonly EntityId[]): Promise<void>;
   /** Queues every entity for re-embedding; returns how many. */
   requeueAll(): Promise<number>;
 }

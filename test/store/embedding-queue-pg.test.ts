@@ -44,6 +44,17 @@ describe.runIf(server !== undefined)(`embedding queue shared by several processe
     await server?.dropDatabase(url);
   });
 
+  it('gives another process the jobs a closing one abandoned at once, not when their lease runs out (issue 35)', async () => {
+    const closing = open();
+    const other = open();
+    await closing.requireVectors().configure('fake-model', 3);
+    await create(closing, 'E0', 'E1', 'E2', 'E3');
+    const abandoned = await closing.requireVectors().takeJobs(2);
+    expect(names(await other.requireVectors().takeJobs(10))).toEqual(['E2', 'E3']); // held while claimed
+    await closing.requireVectors().releaseJobs(abandoned.map((j) => j.id));
+    expect(names(await other.requireVectors().takeJobs(10))).toEqual(['E0', 'E1']);
+  });
+
   it('drops a late answer for a job another process finished after the entity changed', async () => {
     const slow = open();
     const fast = open();

@@ -58,6 +58,17 @@ describe('embedding queue shared by several processes (SQLite, issue 26)', () =>
     expect(await a.requireVectors().status()).toMatchObject({ indexed: 10, pending: 0 });
   });
 
+  it('gives another process the jobs a closing one abandoned at once, not when their lease runs out (issue 35)', async () => {
+    const closing = open();
+    const other = open();
+    await closing.requireVectors().configure('fake-model', 3);
+    await create(closing, ...tenEntities);
+    const abandoned = await closing.requireVectors().takeJobs(4);
+    expect(names(await other.requireVectors().takeJobs(4))).toEqual(['E4', 'E5', 'E6', 'E7']); // held while claimed
+    await closing.requireVectors().releaseJobs(abandoned.map((j) => j.id));
+    expect(names(await other.requireVectors().takeJobs(10))).toEqual(['E0', 'E1', 'E2', 'E3', 'E4', 'E5', 'E6', 'E7', 'E8', 'E9']);
+  });
+
   it('takes the jobs of a process whose lease ran out again, and its late answer does not overwrite the newer vector', async () => {
     // The lease of 0 ms has run out as soon as it was taken: a process killed mid-batch.
     const killed = open({ embeddingLeaseMs: 0 });

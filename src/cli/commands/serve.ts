@@ -18,7 +18,7 @@ import type { App } from '../app.js';
 import { fail } from '../output.js';
 import { DEFAULT_HTTP_PORT, serveHttp } from '../serve-http.js';
 import { WholeLines } from '../stdin-lines.js';
-import { SCREEN_MAX_BYTES, screenLine } from '../stdin-screen.js';
+import { screenLineBytes } from '../stdin-screen.js';
 
 async function serveStdio(app: App, config: Config, explicitProject: string | undefined): Promise<void> {
   const logger = app.logger;
@@ -39,8 +39,7 @@ async function serveStdio(app: App, config: Config, explicitProject: string | un
   const maxMessageBytes = 8 * LIMITS.maxCallTextBytes;
   // A line that is not a JSON-RPC message is answered here (stdin-screen.ts), not dropped unanswered.
   const screen = (line: Buffer): boolean => {
-    if (line.length > SCREEN_MAX_BYTES + 2) return false;
-    const refusal = screenLine(line.toString('utf8'));
+    const refusal = screenLineBytes(line);
     if (refusal === undefined) return false;
     logger.warn(`answered a line that is not a JSON-RPC message: ${refusal.error.message}`);
     // id null (the specification's answer when no id can be read) is outside the SDK's type, not its transport.
@@ -75,17 +74,27 @@ async function serveStdio(app: App, config: Config, explicitProject: string | un
   };
   // The entry owns the transport and builds an instance per connection (and one for a 2026-07-28
   // client's server/discover probe): cheap, over the one service built above.
+  // EPIPE on stdout: nobody reads the answers any more, the client is gone (killed, most often),
+  // whether or not its end of stdin was closed too.
+  let clientGone = false;
   const handle = serveBothEras(({ era }) => createMcpServer(service, app.info, logger, { era, tools: config.tools }), {
     transport,
-    onerror: (error) => logger.warn('MCP transport error', error),
+    onerror: (error) => {
+      if ((error as NodeJS.ErrnoException).code === 'EPIPE') clientGone = true;
+      else logger.warn('MCP transport error', error);
+    },
   });
-  // serveStdio set its own close handler on the transport; the process ends with it. stdin's end is
-  // the client leaving (exit 0); any other close is a transport that cannot read again.
+  // serveStdio set its own close handler on the transport; the process ends with it. stdin's end or
+  // EPIPE on stdout is the client leaving (exit 0); any other close is a transport that cannot read again.
   const entryClose = transport.onclose;
   transport.onclose = () => {
     entryClose?.();
     if (closing) return;
     if (process.stdin.readableEnded) return void shutdown(0);
+    if (clientGone) {
+      logger.info('the client stopped reading stdout (EPIPE): it is gone; stopping');
+      return void shutdown(0);
+    }
     logger.warn('the MCP transport closed and cannot read again (see the error above); stopping');
     void shutdown(1);
   };

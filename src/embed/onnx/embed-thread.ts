@@ -111,6 +111,10 @@ port.on('message', (message: HostMessage) => {
       return;
     }
     case 'close':
+      // The host is closing: the unit under way ends the work, nothing queued starts (its requests
+      // were abandoned), so the thread exits now instead of embedding a whole drain's batch first.
+      urgent.length = 0;
+      background.length = 0;
       port.close();
       return;
     default: {

@@ -201,6 +201,14 @@ export class PgVectorIndex implements VectorIndex {
     return jobs;
   }
 
+  async releaseJobs(ids: readonly EntityId[]): Promise<void> {
+    if (ids.length === 0) return;
+    // Still under a lease: taken here (another process takes a job only once its lease has run out).
+    await this.conn.query(`UPDATE embedding_queue SET claimed_until = NULL WHERE entity_id = ANY($1) AND claimed_until >= ${NOW_MS}`, [
+      [...ids],
+    ]);
+  }
+
   async put(results: readonly EmbeddingResult[]): Promise<void> {
     if (results.length === 0) return;
     await this.conn.write(async (db) => {

@@ -5,13 +5,12 @@
  * graph and its indexes is one transaction, and state kept per transaction (the keyword change
  * count) is kept in one place.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { nativeModuleFailure } from '../../core/native-module.js';
 import { PACKAGE_FOLDER, locateModule } from './native-modules.js';
+import { makePrivateDatabaseFile } from './private-files.js';
 import { migrate } from './schema.js';
 import { addRemoved, decodeVarints, subtractRemoved, type Fts5Totals } from './fts5/fts5-totals.js';
 
@@ -67,7 +66,8 @@ export class SqliteConnection {
   constructor(options: ConnectionOptions) {
     this.path = options.path;
     this.busyTimeoutMs = options.busyTimeoutMs;
-    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    // Made 0600 in 0700 folders before SQLite opens it, and its -wal and -shm take its mode (private-files.ts).
+    if (options.path !== ':memory:' && options.path !== '') makePrivateDatabaseFile(options.path);
     try {
       this.db = new Database(options.path);
     } catch (cause) {

@@ -3,10 +3,9 @@
  * so the memory's schema and its backups stay as they were, and `token` commands never open the
  * memory). Holds hashes only; see src/store/token-store.ts.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { TokenRecord, TokenStore } from '../token-store.js';
+import { makePrivateDatabaseFile } from './private-files.js';
 
 interface Row {
   id: string;
@@ -26,7 +25,7 @@ const toRecord = (row: Row): TokenRecord => ({
 
 /** Opens (creating when absent) the token file at `path`. */
 export function openSqliteTokenStore(path: string): TokenStore {
-  mkdirSync(dirname(path), { recursive: true });
+  makePrivateDatabaseFile(path);
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');

@@ -278,6 +278,19 @@ export class SqliteVectorIndex implements VectorIndex {
     return jobs;
   }
 
+  async releaseJobs(ids: readonly EntityId[]): Promise<void> {
+    if (ids.length === 0) return;
+    this.conn.write(() => {
+      const release = this.conn.stmt(
+        'UPDATE embedding_queue SET claimed_until = NULL, claimed_by = NULL WHERE entity_id = ? AND claimed_by = ?',
+      );
+      for (const id of ids) {
+        release.run(id, this.owner);
+        this.taken.delete(id);
+      }
+    }, false);
+  }
+
   async put(results: readonly EmbeddingResult[]): Promise<void> {
     this.conn.write(() => {
       const exists = this.conn.stmt('SELECT 1 FROM entities WHERE id = ?');

@@ -24,6 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
+import { PRIVATE_FILE_MODE } from '../private-files.js';
 import { KeywordTopK } from './keyword-topk.js';
 
 export const keywordFilePath = (dbPath: string): string => `${dbPath}.keywords`;
@@ -84,7 +85,7 @@ export async function saveKeywordFile(path: string, header: KeywordFileHeader, i
   view.setUint32(60, crc32(bytes.subarray(0, 60)), true);
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(temp, bytes, { flush: true });
+    await writeFile(temp, bytes, { flush: true, mode: PRIVATE_FILE_MODE });
     await rename(temp, path);
   } catch (error) {
     await unlink(temp).catch(() => undefined);

@@ -34,6 +34,7 @@ import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { PRIVATE_FILE_MODE } from '../private-files.js';
 
 /** Where the cache of the database at `dbPath` is kept. */
 export const vectorFilePath = (dbPath: string): string => `${dbPath}.vectors`;
@@ -180,7 +181,7 @@ export async function writeVectorFile(
   unchanged: () => boolean,
 ): Promise<boolean> {
   const temp = `${path}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
-  const file = await open(temp, 'wx');
+  const file = await open(temp, 'wx', PRIVATE_FILE_MODE);
   let done = false;
   try {
     const crcs: number[] = [];
