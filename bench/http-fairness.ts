@@ -13,10 +13,11 @@
  * A flooder sends its next call as soon as any answer (200, 429, 503) arrives: it does not honour
  * Retry-After. The target: the other namespace's light call within 3x its idle latency.
  *
+ * --seconds S ends a phase's sampling after S seconds (at least 5 samples taken);
  * --runs N repeats everything on fresh servers and reports each figure's median over the runs;
  * --cli runs another build (an older one, to compare).
  *
- *   flock /tmp/limbic-bench.lock npm run bench:flood -- [--entities 2000] [--limit 2000] [--samples 60] [--runs 3] [--cli dist/cli/main.js]
+ *   flock /tmp/limbic-bench.lock npm run bench:flood -- [--entities 2000] [--limit 2000] [--samples 60] [--seconds 30] [--runs 3] [--cli dist/cli/main.js]
  */
 import { fork, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +34,8 @@ const ENTITIES = Number(arg('entities', '2000'));
 const LIMIT = Number(arg('limit', '1000'));
 const SAMPLES = Number(arg('samples', '60'));
 const RUNS = Number(arg('runs', '3'));
+/** A phase stops sampling after this long (at least 5 samples), so a flood that stalls calls for seconds still ends. */
+const SECONDS = Number(arg('seconds', '30'));
 const CLI = resolve(ROOT, arg('cli', join('dist', 'cli', 'main.js')));
 
 interface Answer {
@@ -81,6 +84,7 @@ const median = (values: number[]): number => quantile(values, 0.5);
 interface Phase {
   p50: number;
   p99: number;
+  samples: number;
   /** Flood answers by status while the samples were taken. */
   statuses: Record<string, number>;
   floodBytes: number;
@@ -125,7 +129,8 @@ async function runOnce(): Promise<Record<string, Phase>> {
     child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', r));
   const sample = async (): Promise<number[]> => {
     const times: number[] = [];
-    for (let i = 0; i < SAMPLES; i++) {
+    const until = performance.now() + SECONDS * 1000;
+    for (let i = 0; i < SAMPLES && (i < 5 || performance.now() < until); i++) {
       const a = await call(url, victim, other, 'get_statistics', {});
       if (a.status !== 200) throw new Error(`the other namespace's get_statistics answered ${a.status}`);
       times.push(a.ms);
@@ -154,7 +159,7 @@ async function runOnce(): Promise<Record<string, Phase>> {
     const { statuses, floodBytes } = await report;
     if (child !== undefined) await exited(child);
     await new Promise((r) => setTimeout(r, 500));
-    return { p50: quantile(times, 0.5), p99: quantile(times, 0.99), statuses, floodBytes };
+    return { p50: quantile(times, 0.5), p99: quantile(times, 0.99), samples: times.length, statuses, floodBytes };
   };
   const result = {
     idle: await phase(0, '', {}),
@@ -207,7 +212,7 @@ async function main(): Promise<void> {
     runs.push(run);
     for (const [name, p] of Object.entries(run)) {
       console.log(
-        `run ${r + 1} ${name.padEnd(5)}: p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms; flood answers ${JSON.stringify(p.statuses)}${p.floodBytes > 0 ? `, up to ${Math.round(p.floodBytes / 1024)} KiB` : ''}`,
+        `run ${r + 1} ${name.padEnd(5)}: p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms (${p.samples} samples); flood answers ${JSON.stringify(p.statuses)}${p.floodBytes > 0 ? `, up to ${Math.round(p.floodBytes / 1024)} KiB` : ''}`,
       );
     }
   }
