@@ -54,6 +54,10 @@ export interface HttpLimits extends RequestBounds {
   readonly maxAnswerBytes: number;
   /** How long shutdown waits for requests under way. */
   readonly drainMs: number;
+  /** Heavy calls (heavyCall) running at once, all tokens together; each also holds a request place. */
+  readonly maxHeavyInFlight: number;
+  /** Heavy calls running at once for one token. */
+  readonly maxHeavyInFlightPerToken: number;
   /** subscriptions/listen streams open at once on one namespace (all its tokens together). */
   readonly maxStreamsPerNamespace: number;
   /** subscriptions/listen streams open at once for one token: a share well below the namespace's. */
@@ -128,6 +132,21 @@ function screenBody(body: unknown): Refusal | Refusal[] | undefined {
   });
 }
 
+/** Tools whose answer can hold the whole graph or many entities (up to a 1,000-entity page). */
+const HEAVY_TOOLS = new Set(['read_graph', 'search_nodes', 'open_nodes', 'hybrid_search', 'search_semantic']);
+
+/**
+ * Whether a parsed body asks for heavy work (a large read or a search, or the graph resource):
+ * such a call holds the event loop tens of milliseconds at a time, so few run at once, one per
+ * token, and a flood of them leaves the light calls of others their turns (issue 35).
+ */
+function heavyCall(body: unknown): boolean {
+  if (Array.isArray(body)) return body.some(heavyCall);
+  if (typeof body !== 'object' || body === null) return false;
+  const { method, params } = body as { method?: unknown; params?: { name?: unknown } };
+  return method === 'resources/read' || (method === 'tools/call' && HEAVY_TOOLS.has(String(params?.name)));
+}
+
 /**
  * `response` when its JSON body is within `maxBytes`; otherwise an error with the answer's id that
  * says how to ask for less, so no client receives a reply it would choke on. SSE (the listen
@@ -149,6 +168,12 @@ async function withinAnswerBound(response: Response, maxBytes: number): Promise<
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const allowed = allowedHostNames(o.host, o.allowedHosts);
   const gate = new RequestGate(o.limits);
+  const heavyGate = new RequestGate({
+    ...o.limits,
+    maxInFlight: o.limits.maxHeavyInFlight,
+    maxInFlightPerNamespace: o.limits.maxHeavyInFlight,
+    maxInFlightPerToken: o.limits.maxHeavyInFlightPerToken,
+  });
   const streams = new ListenStreams({
     maxPerToken: o.limits.maxStreamsPerToken,
     recheckMs: o.limits.streamRecheckMs,
@@ -239,6 +264,16 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         }
         stream();
       }
+    }
+    if (heavyCall(body)) {
+      const left = new AbortController();
+      res.once('close', () => left.abort());
+      const place = await heavyGate.acquire(token.id, token.namespace, left.signal);
+      if (!place.ok) {
+        if (!res.destroyed) sendRpcError(res, place.status, place.message, { 'retry-after': String(place.retryAfterSeconds) });
+        return;
+      }
+      res.once('close', place.release);
     }
     // The SDK reads the verified token from here (toNodeHandler passes it on as the request's AuthInfo).
     Object.assign(req, { auth: authInfoOf(token) });
