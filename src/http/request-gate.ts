@@ -3,9 +3,11 @@
  * 458 to 1,682 MB and stalled everyone's calls for 24.6 s). A request runs when its token, its
  * namespace and the server are each under their bound; otherwise it waits in a short queue, and a
  * token whose queue is full is refused at once (429). Waiting requests start fairest first: the
- * one whose token has the fewest requests running, then the token served longest ago (round
+ * one whose namespace, then token, has the fewest running, then the token served longest ago (round
  * robin), then the oldest, so a flooding token's backlog never stands in front of another token's
- * request. A request that waited too long is refused
+ * request. Requests start one per turn of the event loop (issue 35: a flood's requests were started
+ * as soon as each was read, so the loop served all of them before it read another namespace's),
+ * and the fairest of those read meanwhile goes first. A request that waited too long is refused
  * (429 when its own token is at its bound, 503 when others filled the server), with Retry-After.
  * Nothing is read from a waiting request's body, so waiting costs a socket, not memory.
  */
