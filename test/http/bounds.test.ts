@@ -41,6 +41,8 @@ const bounds = (limits: Partial<HttpLimits>): Partial<HttpLimits> => ({
   maxInFlightPerNamespace: 1_000,
   maxInFlightPerToken: 1_000,
   maxQueuedPerToken: 1_000,
+  maxHeavyInFlight: 1_000,
+  maxHeavyInFlightPerToken: 1_000,
   // Long enough that no waiting request is refused for time on a loaded machine.
   queueWaitMs: 120_000,
   ...limits,
@@ -243,7 +245,8 @@ describe('serve --http: malformed JSON-RPC and statistics (issue 26)', () => {
 
   it('two requests with the same id at once are each answered: no session ties one to the other', async () => {
     const held = holdGraphMethod('readGraph');
-    const s = await start({}, undefined, held.wrap);
+    // Two large reads of one token at once (by default a token runs one at a time).
+    const s = await start({ limits: { maxHeavyInFlightPerToken: 2 } }, undefined, held.wrap);
     const { token } = await s.token('default');
     const first = toolCall(s, token, 5, 'read_graph');
     await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(1);
