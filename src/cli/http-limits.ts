@@ -21,6 +21,13 @@ import type { HttpLimits } from '../http/http-server.js';
  * for eight tokens' (npm run bench:http-flood -- --full --slow-clients). 64 waiting per token lets
  * 50 clients sharing one token (npm run bench:http) queue instead of failing; a request still
  * waiting after 30 s is refused.
+ *
+ * subscriptions/listen streams (issue 35): 1,024 per namespace (the SDK's own bound), 16 per token,
+ * so no token can take a namespace's places (one read-only token took all 1,024 and its owner could
+ * listen no more): a client needs one stream, and 16 leaves room for a few clients sharing a token
+ * and for reconnects while a dropped stream is noticed. The tokens of open streams are checked
+ * against the store every 5 s (one list query, only while streams are open) and before every
+ * change is announced, so a token revoked by another process stops hearing at once.
  */
 export const DEFAULT_LIMITS: HttpLimits = {
   maxBodyBytes: 8 * LIMITS.maxCallTextBytes,
@@ -31,6 +38,11 @@ export const DEFAULT_LIMITS: HttpLimits = {
   maxQueuedPerToken: 64,
   queueWaitMs: 30_000,
   drainMs: 30_000,
+  maxHeavyInFlight: 4,
+  maxHeavyInFlightPerToken: 1,
+  maxStreamsPerNamespace: 1_024,
+  maxStreamsPerToken: 16,
+  streamRecheckMs: 5_000,
 };
 
 /** The bounds a user may set, each from an environment variable (docs/http.md). */
@@ -40,6 +52,11 @@ export const LIMIT_SETTINGS: Readonly<Partial<Record<keyof HttpLimits, string>>>
   maxInFlightPerToken: 'LIMBIC_HTTP_MAX_IN_FLIGHT_PER_TOKEN',
   maxQueuedPerToken: 'LIMBIC_HTTP_MAX_QUEUED_PER_TOKEN',
   queueWaitMs: 'LIMBIC_HTTP_QUEUE_WAIT_MS',
+  maxHeavyInFlight: 'LIMBIC_HTTP_MAX_HEAVY_IN_FLIGHT',
+  maxHeavyInFlightPerToken: 'LIMBIC_HTTP_MAX_HEAVY_IN_FLIGHT_PER_TOKEN',
+  maxStreamsPerNamespace: 'LIMBIC_HTTP_MAX_STREAMS_PER_NAMESPACE',
+  maxStreamsPerToken: 'LIMBIC_HTTP_MAX_STREAMS_PER_TOKEN',
+  streamRecheckMs: 'LIMBIC_HTTP_STREAM_RECHECK_MS',
 };
 
 /**

@@ -49,6 +49,7 @@ import { createMcpServer, type ServerInfo } from '../mcp/server.js';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
 import { BodyTooLarge, allowedHostNames, authorize, readBody, rebindingRefusal, sendJson, sendRpcError } from './guard.js';
 import { legacyJsonHandler } from './legacy-json.js';
+import { ListenStreams } from './listen-streams.js';
 import type { NamespaceRegistry } from './namespaces.js';
 import { withPublicStatistics } from './public-stats.js';
 import { readOnlyGate, readOnlyService } from './read-only.js';
@@ -62,6 +63,16 @@ export interface HttpLimits extends RequestBounds {
   readonly maxAnswerBytes: number;
   /** How long shutdown waits for requests under way. */
   readonly drainMs: number;
+  /** Heavy calls (heavyCall) running at once, all tokens together; each also holds a request place. */
+  readonly maxHeavyInFlight: number;
+  /** Heavy calls running at once for one token. */
+  readonly maxHeavyInFlightPerToken: number;
+  /** subscriptions/listen streams open at once on one namespace (all its tokens together). */
+  readonly maxStreamsPerNamespace: number;
+  /** subscriptions/listen streams open at once for one token: a share well below the namespace's. */
+  readonly maxStreamsPerToken: number;
+  /** How often the tokens of open listen streams are checked against the store (a revoked token's close), in ms. */
+  readonly streamRecheckMs: number;
 }
 
 export interface HttpServerOptions {
@@ -85,6 +96,8 @@ export interface RunningHttpServer {
   inFlightCount(): number;
   /** Requests waiting for a place (request-gate.ts). */
   queuedCount(): number;
+  /** subscriptions/listen streams open now: of one token, or in all (listen-streams.ts). */
+  streamCount(tokenId?: string): number;
   /** Graceful: finishes requests under way, then closes listen streams and memories. */
   close(): Promise<void>;
 }
@@ -128,6 +141,21 @@ function screenBody(body: unknown): Refusal | Refusal[] | undefined {
   });
 }
 
+/** Tools whose answer can hold the whole graph or many entities (up to a 1,000-entity page). */
+const HEAVY_TOOLS = new Set(['read_graph', 'search_nodes', 'open_nodes', 'hybrid_search', 'search_semantic']);
+
+/**
+ * Whether a parsed body asks for heavy work (a large read or a search, or the graph resource):
+ * such a call holds the event loop tens of milliseconds at a time, so few run at once, one per
+ * token, and a flood of them leaves the light calls of others their turns (issue 35).
+ */
+function heavyCall(body: unknown): boolean {
+  if (Array.isArray(body)) return body.some(heavyCall);
+  if (typeof body !== 'object' || body === null) return false;
+  const { method, params } = body as { method?: unknown; params?: { name?: unknown } };
+  return method === 'resources/read' || (method === 'tools/call' && HEAVY_TOOLS.has(String(params?.name)));
+}
+
 /**
  * `response` when its JSON body is within `maxBytes`; otherwise an error with the answer's id that
  * says how to ask for less, so no client receives a reply it would choke on. SSE (the listen
@@ -158,6 +186,18 @@ export function pathOf(target: string | undefined): string {
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const allowed = allowedHostNames(o.host, o.allowedHosts);
   const gate = new RequestGate(o.limits);
+  const heavyGate = new RequestGate({
+    ...o.limits,
+    maxInFlight: o.limits.maxHeavyInFlight,
+    maxInFlightPerNamespace: o.limits.maxHeavyInFlight,
+    maxInFlightPerToken: o.limits.maxHeavyInFlightPerToken,
+  });
+  const streams = new ListenStreams({
+    maxPerToken: o.limits.maxStreamsPerToken,
+    recheckMs: o.limits.streamRecheckMs,
+    tokens: o.tokens,
+    logger: o.logger,
+  });
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let closing = false;
@@ -175,14 +215,20 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
       const service = withPublicStatistics(caller.readOnly ? readOnlyService(base, namespace) : base);
       return createMcpServer(service, o.info, o.logger, {
         era,
-        // A write by a client of either generation reaches the 2026-07-28 clients listening on this namespace.
-        changes: { publish: (uri) => handler.notify.resourceUpdated(uri) },
+        // A write by a client of either generation reaches the 2026-07-28 clients listening on this
+        // namespace, once the streams of revoked tokens are closed (listen-streams.ts).
+        changes: { publish: (uri) => void streams.recheck().then(() => handler.notify.resourceUpdated(uri)) },
         toolGate: caller.readOnly ? readOnlyGate(namespace) : undefined,
         tools: o.tools,
       });
     };
     const onerror = (error: Error): void => o.logger.warn('MCP request failed', error);
-    const handler = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: o.limits.maxBodyBytes, onerror });
+    const handler = createMcpHandler(factory, {
+      legacy: 'reject',
+      maxRequestBodySize: o.limits.maxBodyBytes,
+      maxSubscriptions: o.limits.maxStreamsPerNamespace,
+      onerror,
+    });
     const legacy = legacyJsonHandler(factory);
     const fetch = async (request: Request, options?: McpHandlerRequestOptions): Promise<Response> => {
       const isLegacy = await isLegacyRequest(request, options?.parsedBody, { maxRequestBodySize: o.limits.maxBodyBytes });
@@ -197,7 +243,8 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   /**
    * `stream()` is called when the request turns out to be a subscriptions/listen stream: it lasts
    * until the client leaves and only waits for changes, so it gives back its request place and is
-   * not counted in flight; such streams are bounded per namespace by the handler (maxSubscriptions).
+   * not counted in flight; such streams are bounded per namespace by the handler (maxSubscriptions)
+   * and per token here (listen-streams.ts), and closed when their token is revoked.
    */
   const handleMcp = async (token: TokenRecord, req: IncomingMessage, res: ServerResponse, stream: () => void): Promise<void> => {
     let body: unknown;
@@ -232,7 +279,24 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         sendJson(res, 400, refusal);
         return;
       }
-      if (isJSONRPCRequest(body as JSONRPCMessage) && (body as { method: string }).method === 'subscriptions/listen') stream();
+      if (isJSONRPCRequest(body as JSONRPCMessage) && (body as { method: string }).method === 'subscriptions/listen') {
+        const full = streams.open(token.id, res);
+        if (full !== undefined) {
+          sendRpcError(res, 429, full, { 'retry-after': '5' }, (body as { id: string | number }).id);
+          return;
+        }
+        stream();
+      }
+    }
+    if (heavyCall(body)) {
+      const left = new AbortController();
+      res.once('close', () => left.abort());
+      const place = await heavyGate.acquire(token.id, token.namespace, left.signal);
+      if (!place.ok) {
+        if (!res.destroyed) sendRpcError(res, place.status, place.message, { 'retry-after': String(place.retryAfterSeconds) });
+        return;
+      }
+      res.once('close', place.release);
     }
     // The SDK reads the verified token from here (toNodeHandler passes it on as the request's AuthInfo).
     Object.assign(req, { auth: authInfoOf(token) });
@@ -340,9 +404,11 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
     port,
     inFlightCount: () => inFlight,
     queuedCount: () => gate.queued(),
+    streamCount: (tokenId) => streams.count(tokenId),
     async close() {
       if (closing) return;
       closing = true;
+      streams.stop();
       http.close(); // no new connections; the callback would wait for listen streams, so it is not awaited
       http.closeIdleConnections();
       if (inFlight > 0) {

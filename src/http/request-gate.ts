@@ -3,9 +3,11 @@
  * 458 to 1,682 MB and stalled everyone's calls for 24.6 s). A request runs when its token, its
  * namespace and the server are each under their bound; otherwise it waits in a short queue, and a
  * token whose queue is full is refused at once (429). Waiting requests start fairest first: the
- * one whose token has the fewest requests running, then the token served longest ago (round
+ * one whose namespace, then token, has the fewest running, then the token served longest ago (round
  * robin), then the oldest, so a flooding token's backlog never stands in front of another token's
- * request. A request that waited too long is refused
+ * request. Requests start one per turn of the event loop (issue 35: a flood's requests were started
+ * as soon as each was read, so the loop served all of them before it read another namespace's),
+ * and the fairest of those read meanwhile goes first. A request that waited too long is refused
  * (429 when its own token is at its bound, 503 when others filled the server), with Retry-After.
  * Nothing is read from a waiting request's body, so waiting costs a socket, not memory.
  */
@@ -51,6 +53,8 @@ export class RequestGate {
   /** When each token with requests running or waiting last started one (a sequence number). */
   private readonly lastStarted = new Map<string, number>();
   private starts = 0;
+  /** A dispatch is planned for the next turn of the event loop. */
+  private planned = false;
 
   constructor(private readonly bounds: RequestBounds) {}
 
@@ -70,13 +74,14 @@ export class RequestGate {
    * @example const a = await gate.acquire(token.id, token.namespace); if (a.ok) try { … } finally { a.release(); }
    */
   acquire(tokenId: string, namespace: string, abandoned?: AbortSignal): Promise<Admission> {
-    if (this.fits(tokenId, namespace)) return Promise.resolve(this.start(tokenId, namespace));
     const queued = this.queuedByToken.get(tokenId) ?? 0;
-    if (queued >= this.bounds.maxQueuedPerToken) {
+    const running = this.runningByToken.get(tokenId) ?? 0;
+    // Its places not yet taken, plus its queue: a token's requests arriving together wait their turn without being refused.
+    if (queued >= this.bounds.maxQueuedPerToken + Math.max(0, this.bounds.maxInFlightPerToken - running)) {
       return Promise.resolve({
         ok: false,
         status: 429,
-        message: `This token has ${this.runningByToken.get(tokenId) ?? 0} requests under way and ${queued} waiting, its limit (${this.bounds.maxInFlightPerToken} at once, ${this.bounds.maxQueuedPerToken} waiting); nothing was done. Retry after a second, or send fewer calls at once.`,
+        message: `This token has ${running} requests under way and ${queued} waiting, its limit (${this.bounds.maxInFlightPerToken} at once, ${this.bounds.maxQueuedPerToken} waiting); nothing was done. Retry after a second, or send fewer calls at once.`,
         retryAfterSeconds: 1,
       });
     }
@@ -127,6 +132,7 @@ export class RequestGate {
       abandoned?.addEventListener('abort', onAbort);
       this.waiting.push(waiter);
       bump(this.queuedByToken, tokenId, 1);
+      this.schedule();
     });
   }
 
@@ -153,13 +159,15 @@ export class RequestGate {
         bump(this.runningByToken, tokenId, -1);
         bump(this.runningByNamespace, namespace, -1);
         if (!this.runningByToken.has(tokenId) && !this.queuedByToken.has(tokenId)) this.lastStarted.delete(tokenId);
-        this.dispatch();
+        this.schedule();
       },
     };
   }
 
   /** Whether waiting request `a` should start before `b`. */
   private before(a: Waiter, b: Waiter): boolean {
+    const busy = (this.runningByNamespace.get(a.namespace) ?? 0) - (this.runningByNamespace.get(b.namespace) ?? 0);
+    if (busy !== 0) return busy < 0;
     const load = (this.runningByToken.get(a.tokenId) ?? 0) - (this.runningByToken.get(b.tokenId) ?? 0);
     if (load !== 0) return load < 0;
     const served = (this.lastStarted.get(a.tokenId) ?? 0) - (this.lastStarted.get(b.tokenId) ?? 0);
@@ -167,20 +175,30 @@ export class RequestGate {
     return a.arrived < b.arrived;
   }
 
-  /** Starts every waiting request that now fits, those of the least busy tokens first. */
+  /** Starts the next request on the event loop's next turn, unless that is already planned. */
+  private schedule(): void {
+    if (this.planned || this.waiting.length === 0) return;
+    this.planned = true;
+    setImmediate(() => {
+      this.planned = false;
+      this.dispatch();
+    });
+  }
+
+  /**
+   * Starts the fairest waiting request that fits (the least busy namespace, then token, then the
+   * one served longest ago), one per turn of the event loop: the requests that arrive meanwhile are
+   * read, authorized and ranked before the next one starts, so a flood's backlog of requests in
+   * the sockets never stands in front of another token's request.
+   */
   private dispatch(): void {
-    for (;;) {
-      let best: Waiter | undefined;
-      for (const w of this.waiting) {
-        if (!this.fits(w.tokenId, w.namespace)) continue;
-        if (best === undefined) {
-          best = w;
-          continue;
-        }
-        if (this.before(w, best)) best = w;
-      }
-      if (best === undefined) return;
-      best.settle(this.start(best.tokenId, best.namespace));
+    let best: Waiter | undefined;
+    for (const w of this.waiting) {
+      if (!this.fits(w.tokenId, w.namespace)) continue;
+      if (best === undefined || this.before(w, best)) best = w;
     }
+    if (best === undefined) return;
+    best.settle(this.start(best.tokenId, best.namespace));
+    this.schedule();
   }
 }

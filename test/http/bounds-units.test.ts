@@ -54,6 +54,41 @@ describe('RequestGate', () => {
     expect(order).toEqual(['c', 'a', 'a', 'a']);
   });
 
+  it("requests arriving together start one per turn, fairest first: another namespace's request arriving behind a flood starts second, not after the flood (issue 35)", async () => {
+    const gate = gateOf({ maxInFlight: 16, maxInFlightPerNamespace: 8, maxInFlightPerToken: 4, maxQueuedPerToken: 64 });
+    const order: string[] = [];
+    const take = (token: string, namespace: string) =>
+      gate.acquire(token, namespace).then((a) => {
+        order.push(token);
+        return a;
+      });
+    // 8 of the flooder's requests read in one turn of the event loop, then one of another namespace.
+    const flood = Array.from({ length: 8 }, () => take('flooder', 'default'));
+    const other = take('other', 'other');
+    released(await other)();
+    expect(order).toEqual(['flooder', 'other']);
+    // The flooder's excess waits its turn (4 at once), and nothing of its is refused.
+    await expect.poll(() => gate.inFlight()).toBe(4);
+    expect(gate.queued()).toBe(4);
+    for (const waiting of flood) released(await waiting)();
+    expect(gate.inFlight()).toBe(0);
+  });
+
+  it('a token refused only past its places and its queue, whatever arrives at once', async () => {
+    const gate = gateOf({ maxInFlight: 8, maxInFlightPerNamespace: 8, maxInFlightPerToken: 2, maxQueuedPerToken: 3 });
+    const arriving = Array.from({ length: 6 }, () => gate.acquire('a', 'ns'));
+    const answers = await Promise.all(
+      arriving.slice(0, 5).map((p) => Promise.race([p, new Promise((r) => setTimeout(() => r('waiting'), 50))])),
+    );
+    expect(answers.filter((a) => a === 'waiting')).toHaveLength(3);
+    expect(await arriving[5]).toMatchObject({ ok: false, status: 429 });
+    for (const a of answers) if (a !== 'waiting') released(a as Admission)();
+    for (const p of arriving.slice(0, 5)) {
+      const a = await p;
+      if (a.ok) a.release();
+    }
+  });
+
   it('bounds a namespace: a token of another namespace still runs', async () => {
     const gate = gateOf({ maxInFlight: 3, maxInFlightPerNamespace: 1 });
     const a = released(await gate.acquire('a', 'one'));

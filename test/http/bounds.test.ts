@@ -41,6 +41,8 @@ const bounds = (limits: Partial<HttpLimits>): Partial<HttpLimits> => ({
   maxInFlightPerNamespace: 1_000,
   maxInFlightPerToken: 1_000,
   maxQueuedPerToken: 1_000,
+  maxHeavyInFlight: 1_000,
+  maxHeavyInFlightPerToken: 1_000,
   // Long enough that no waiting request is refused for time on a loaded machine.
   queueWaitMs: 120_000,
   ...limits,
@@ -183,6 +185,30 @@ describe('serve --http: requests in flight are bounded per token, per namespace 
   });
 });
 
+describe('serve --http: heavy calls take a bounded share (issue 35, item 12)', () => {
+  it("a token's large reads run one at a time, while another token's large read and light calls run at once", async () => {
+    const held = holdGraphMethod('readGraph');
+    const s = await start(
+      { limits: bounds({ maxInFlightPerToken: 4, maxHeavyInFlight: 4, maxHeavyInFlightPerToken: 1 }) },
+      undefined,
+      held.wrap,
+    );
+    const flooder = (await s.token('default', true)).token;
+    const other = (await s.token('other')).token;
+    const flood = Array.from({ length: 3 }, (_, i) => toolCall(s, flooder, 300 + i, 'read_graph'));
+    await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(1);
+    // The flooder's other two hold their request places and wait for a heavy one.
+    await expect.poll(() => s.server.queuedCount(), { timeout: 20_000 }).toBe(0);
+    const otherRead = toolCall(s, other, 400, 'read_graph');
+    await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(2);
+    expect((await toolCall(s, other, 401, 'get_statistics')).status).toBe(200);
+    expect(held.entered()).toBe(2);
+    held.releaseAll();
+    expect((await otherRead).status).toBe(200);
+    expect((await Promise.all(flood)).map((a) => a.status)).toEqual([200, 200, 200]);
+  });
+});
+
 describe('serve --http: malformed JSON-RPC and statistics (issue 26)', () => {
   it('malformed JSON-RPC with an id gets a JSON-RPC error carrying that id, in either protocol generation; the server keeps answering', async () => {
     const s = await start();
@@ -219,7 +245,8 @@ describe('serve --http: malformed JSON-RPC and statistics (issue 26)', () => {
 
   it('two requests with the same id at once are each answered: no session ties one to the other', async () => {
     const held = holdGraphMethod('readGraph');
-    const s = await start({}, undefined, held.wrap);
+    // Two large reads of one token at once (by default a token runs one at a time).
+    const s = await start({ limits: { maxHeavyInFlightPerToken: 2 } }, undefined, held.wrap);
     const { token } = await s.token('default');
     const first = toolCall(s, token, 5, 'read_graph');
     await expect.poll(() => held.entered(), { timeout: 20_000 }).toBe(1);
