@@ -14,9 +14,11 @@
  */
 import type { Command } from 'commander';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
+import { redactPassword } from '../core/redact.js';
 import { plural } from '../core/text/plural.js';
 import type { ShadowEvent } from '../core/tune/shadow.js';
 import { asEntityId, type EntityId } from '../core/types.js';
+import { DEFAULT_NAMESPACE } from '../http/namespaces.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { TransferStore } from '../store/transfer-store.js';
@@ -206,7 +208,7 @@ export function registerMigrateCommand(program: Command, deps: MigrateDeps): voi
         if (wanted.length === 0 || missing.length > 0) {
           throw new MemoryError(
             ERROR_CODES.CONFIG_INVALID,
-            `There is no ${missing.length > 0 ? `namespace "${missing.join('", "')}"` : 'memory'} at ${o.from}; nothing was copied. ` +
+            `There is no ${missing.length > 0 ? `namespace "${missing.join('", "')}"` : 'memory'} at ${redactPassword(o.from)}; nothing was copied. ` +
               (held.length === 0
                 ? 'Check --from.'
                 : `Its namespaces: ${held.join(', ')} (pick one with --namespace NAME, or copy them all with --all-namespaces).`),
@@ -214,7 +216,7 @@ export function registerMigrateCommand(program: Command, deps: MigrateDeps): voi
         }
         const reports: Record<string, MigrateReport> = {};
         for (const namespace of wanted) {
-          const label = wanted.length > 1 || namespace !== 'default' ? `namespace ${namespace}: ` : '';
+          const label = wanted.length > 1 || namespace !== DEFAULT_NAMESPACE ? `namespace ${namespace}: ` : '';
           reports[namespace] = await migrateNamespace(deps, o.from, o.to, namespace, (n) =>
             process.stderr.write(`\rlimbic: ${label}${plural(n, 'entity', 'entities')} copied`),
           );
