@@ -358,11 +358,15 @@ const MIGRATIONS: readonly Migration[] = [
   // "play" finds "playful" on PostgreSQL); Snowball's Porter, 44 (docs/postgresql.md). Every keyword
   // row is rebuilt from its entity's text, in batches by id; vectors are unaffected.
   async (client) => {
+    // Made once per schema; a schema whose recorded version was set back has it already.
+    const made = await client.query(
+      "SELECT 1 FROM pg_ts_dict WHERE dictname = 'limbic_porter' AND dictnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
+    );
+    if (made.rowCount === 0) await client.query('CREATE TEXT SEARCH DICTIONARY limbic_porter (TEMPLATE = snowball, Language = porter)');
     await client.query(`
-      CREATE TEXT SEARCH DICTIONARY limbic_porter (TEMPLATE = snowball, Language = porter);
       ALTER TEXT SEARCH CONFIGURATION limbic ALTER MAPPING FOR asciiword, word, numword, asciihword, hword, numhword,
         hword_asciipart, hword_part, hword_numpart WITH limbic_porter;
-      DROP TEXT SEARCH DICTIONARY limbic_stem;
+      DROP TEXT SEARCH DICTIONARY IF EXISTS limbic_stem;
       -- Written anew, not updated row by row: updates kept every index and posting in step one row
       -- at a time (10,000 entities took 99 s on a loaded machine). The GIN indexes and the postings
       -- are built once at the end (the trigram index by migrate() below, IF NOT EXISTS), the totals
