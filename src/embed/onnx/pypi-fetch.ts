@@ -156,12 +156,18 @@ function splitHash(href: string, base: string): { url: string; sha256: string | 
 
 /** The anchors of a PEP 503 project page. */
 /**
- * `html` without its tags, as `.replace(/<[^>]*>/g, '')` gives it, in linear time: no tag starts after
- * the last `>`, and that pattern tried each `<` of a run with no `>` after it to the end (issue 35).
+ * `html` without its tags, as `.replace(/<[^>]*>/g, '')` gives it, in linear time: that pattern
+ * tried each `<` of a run with no `>` after it to the end of the text (issue 35).
  */
 function withoutTags(html: string): string {
-  const end = html.lastIndexOf('>') + 1;
-  return html.slice(0, end).replace(/<[^>]*>/g, '') + html.slice(end);
+  let out = '';
+  for (let at = 0; ;) {
+    const open = html.indexOf('<', at);
+    const close = open < 0 ? -1 : html.indexOf('>', open);
+    if (close < 0) return out + html.slice(at);
+    out += html.slice(at, open);
+    at = close + 1;
+  }
 }
 
 export function parseSimpleHtml(html: string, pageUrl: string): IndexFile[] {
