@@ -33,9 +33,9 @@ const CHROME_ELEMENTS = [
 ] as const;
 
 /** A chrome element, closed or (cut off by the client) running to the end of the text. */
-const CHROME_ELEMENT = new RegExp(`<(${CHROME_ELEMENTS.join('|')})(?:\\s[^>]*)?>[\\s\\S]*?(?:</\\1\\s*>|$(?![\\s\\S]))`, 'g');
+export const CHROME_ELEMENT = new RegExp(`<(${CHROME_ELEMENTS.join('|')})(?:\\s[^>]*)?>[\\s\\S]*?(?:</\\1\\s*>|$(?![\\s\\S]))`, 'g');
 /** A closing tag left behind by a block that began before the text did. */
-const ORPHAN_CLOSE = new RegExp(`</(?:${CHROME_ELEMENTS.join('|')})\\s*>`, 'g');
+export const ORPHAN_CLOSE = new RegExp(`</(?:${CHROME_ELEMENTS.join('|')})\\s*>`, 'g');
 
 /** Whole lines a client writes into the conversation on its own account. */
 const CHROME_LINES: readonly RegExp[] = [
@@ -48,12 +48,17 @@ const CHROME_LINES: readonly RegExp[] = [
   /^[ \t]*## My request for Codex:[ \t]*(?:\n|$)/gm,
 ];
 
-/** Markers inside a line: "[1234 tokens] (ctrl+o to expand)", "… +12 lines (ctrl+r to expand)". */
+/**
+ * Markers inside a line: "[1234 tokens] (ctrl+o to expand)", "… +12 lines (ctrl+r to expand)", with
+ * the spaces before them. A marker's spaces start where a run of spaces starts (the lookbehind), and
+ * no two runs side by side can share a space (issue 35): tried from every space of a long run, or
+ * split between two runs in every way, a pasted run of spaces cost its length squared or cubed.
+ */
 const CHROME_MARKERS: readonly RegExp[] = [
-  /[ \t]*\[\s*\d[\d,.]*\s*k?\s+tokens?\s*\][ \t]*\(ctrl\+[a-z] to expand\)/gi,
-  /[ \t]*(?:…|\.\.\.)?[ \t]*\+\d+ lines?[ \t]*\(ctrl\+[a-z] to expand\)/gi,
-  /[ \t]*\(ctrl\+[a-z] to expand\)/gi,
-  /[ \t]*\[Request interrupted by user(?: for tool use)?\]/g,
+  /(?<![ \t])[ \t]*\[\s*\d[\d,.]*(?:\s*k)?\s+tokens?\s*\][ \t]*\(ctrl\+[a-z] to expand\)/gi,
+  /(?<![ \t])[ \t]*(?:(?:…|\.\.\.)[ \t]*)?\+\d+ lines?[ \t]*\(ctrl\+[a-z] to expand\)/gi,
+  /(?<![ \t])[ \t]*\(ctrl\+[a-z] to expand\)/gi,
+  /(?<![ \t])[ \t]*\[Request interrupted by user(?: for tool use)?\]/g,
 ];
 
 /** Gemini CLI appends the files a prompt names with @path between these two lines. */
@@ -102,7 +107,7 @@ export function cleanTurnText(text: string): string {
   if (out.includes('to expand)') || out.includes('[Request interrupted')) {
     for (const marker of CHROME_MARKERS) out = out.replace(marker, '');
   }
-  if (out.includes(' \n') || out.includes('\t\n')) out = out.replace(/[ \t]+$/gm, '');
+  if (out.includes(' \n') || out.includes('\t\n')) out = out.replace(/(?<![ \t])[ \t]+$/gm, '');
   if (out.includes('\n\n\n')) out = out.replace(/\n{3,}/g, '\n\n');
   return out.trim();
 }

@@ -111,7 +111,7 @@ export class HookState {
     try {
       this.ensureDir();
       const file = join(this.dir, 'hooks.log');
-      appendFileSync(file, `${new Date(now).toISOString()} ${line.replace(/\s*\n\s*/g, ' ')}\n`, { mode: 0o600 });
+      appendFileSync(file, `${new Date(now).toISOString()} ${line.replace(/(?<!\s)\s*\n\s*/g, ' ')}\n`, { mode: 0o600 });
       if (statSync(file).size > LOG_MAX_BYTES) {
         const text = readFileSync(file, 'utf8');
         const keep = text.slice(text.indexOf('\n', text.length - LOG_MAX_BYTES / 2) + 1);

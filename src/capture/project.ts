@@ -71,11 +71,20 @@ export async function resolveProject(cwd: string, options: ResolveOptions = {}):
 
 /** An explicit key: a remote URL is normalised as a remote would be, anything else kept as given. */
 function projectFromKey(given: string, root: string, from: 'explicit'): Project {
-  const key = looksLikeRemote(given) ? (normaliseRemote(given, root) ?? given) : given.replace(/\/+$/, '') || given;
+  const key = looksLikeRemote(given) ? (normaliseRemote(given, root) ?? given) : given.replace(/(?<!\/)\/+$/, '') || given;
   return { key, name: lastSegment(key), root, from };
 }
 
-const looksLikeRemote = (s: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(s) || /^[^/\s:]+@[^/\s:]+:/.test(s);
+const looksLikeRemote = (s: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(s) || scpLike(s);
+
+/**
+ * `user@host:path`: a run of name characters holding an `@` inside it, then a colon. Read in two
+ * steps, not as `[^/\s:]+@[^/\s:]+:`, which splits a run of `@` in every way (issue 35).
+ */
+function scpLike(s: string): boolean {
+  const name = /^[^/\s:]+(?=:)/.exec(s)?.[0];
+  return name !== undefined && name.slice(1, -1).includes('@');
+}
 
 const lastSegment = (key: string): string =>
   key
@@ -130,7 +139,7 @@ export function normaliseRemote(url: string, repoRoot?: string): string | undefi
   return `${host}/${CASE_INSENSITIVE_HOSTS.has(host) ? clean.toLowerCase() : clean}`;
 }
 
-const stripGit = (path: string): string => path.replace(/\/+$/, '').replace(/\.git$/i, '') || path;
+const stripGit = (path: string): string => path.replace(/(?<!\/)\/+$/, '').replace(/\.git$/i, '') || path;
 
 interface Repository {
   /** The worktree's top folder (where `.git` is). */

@@ -20,7 +20,7 @@ export interface NativeModule {
 const SEPARATOR = /[\\/]/;
 
 /** An error's first line without its closing punctuation (bindings' ends "Tried:", its list below). */
-const firstLine = (error: string): string => (error.split('\n')[0] ?? error).replace(/[\s:.]+$/, '');
+const firstLine = (error: string): string => (error.split('\n')[0] ?? error).replace(/(?<![\s:.])[\s:.]+$/, '');
 
 /** The folder whose node_modules holds `dir`: where npm commands for it run. */
 function installFolder(dir: string): string {

@@ -8,7 +8,7 @@
 /** The folder holding `path`, for / and \ alike; the root is its own parent. */
 function parentOf(path: string): string {
   if (/^([\\/]|[A-Za-z]:[\\/])$/.test(path)) return path;
-  const trimmed = path.replace(/[\\/]+$/, '');
+  const trimmed = path.replace(/(?<![\\/])[\\/]+$/, '');
   const cut = Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf('\\'));
   if (cut < 0) return path;
   // "/x" → "/", "C:\x" → "C:\": keep the root's separator.

@@ -13,9 +13,9 @@ export type RequestId = string | number;
 
 const ID = String.raw`"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")`;
 /** `{"jsonrpc":"2.0","id":…` or `{"id":…` at the start (the Python SDK's order). */
-const ID_AT_START = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?${ID}`);
+export const ID_AT_START = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?${ID}`);
 /** `…,"id":…}` or `…"id":…,"jsonrpc":"2.0"}` at the end (the TypeScript SDK's order). */
-const ID_AT_END = new RegExp(String.raw`,\s*${ID}\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`);
+export const ID_AT_END = new RegExp(String.raw`,\s*${ID}\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`);
 
 /** The id of a JSON-RPC request from the first and last bytes of its text (not JSON, or too long to read), if they show it. */
 export function requestIdFromEnds(head: string, tail: string): RequestId | undefined {

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FusedCandidate } from '../../src/core/rank/fuse-rrf.js';
 import { METADATA_KIND, type EntityId } from '../../src/core/types.js';
-import { contextStage } from '../../src/service/search/context.js';
+import { contextStage, DATE_TEXT_LIMITS } from '../../src/service/search/context.js';
 import type { Fused } from '../../src/service/search/fuse.js';
 import { harness, type Harness } from '../helpers/fixtures.js';
 
@@ -101,6 +101,43 @@ describe('contextStage on a real store', () => {
     const sitting = fusedWith({ 'October trip': 2, Undated: -1, 'June trip': -1 });
     const none = await contextStage(h.store.graph, 'what happened next?', sitting, near, facts);
     expect(base(none.fused, 'Undated')).toBeCloseTo(logistic(-1), 9);
+  });
+});
+
+describe('contextStage on long metadata (issue 35)', () => {
+  let h: Harness;
+  let ids: EntityId[];
+  beforeAll(async () => {
+    h = await harness({ clock: () => NOW });
+    const pad = ' '.repeat(DATE_TEXT_LIMITS.perObservation);
+    await h.store.graph.createEntities(
+      ['Head', 'Tail', 'Past budget'].map((name) => ({ name, entityType: 'Event', observations: [`${name} happened`] })),
+      NOW,
+    );
+    const filler = Array.from({ length: DATE_TEXT_LIMITS.perEntity / DATE_TEXT_LIMITS.perObservation }, (_, i) => `${pad}${i}`);
+    await h.store.graph.addObservations(
+      [
+        { entityName: 'Head', contents: [`date: 8 June, 2023${pad}`], kind: METADATA_KIND },
+        { entityName: 'Tail', contents: [`${pad}date: 8 June, 2023`], kind: METADATA_KIND },
+        { entityName: 'Past budget', contents: [...filler, 'date: 8 June, 2023'], kind: METADATA_KIND },
+      ],
+      NOW,
+    );
+    ids = (await h.store.graph.idsByName(['Head', 'Tail', 'Past budget'])) as EntityId[];
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('reads dates from the head of each metadata observation, within a budget per entity', async () => {
+    const fused: Fused = {
+      candidates: ids.map((id) => ({ candidate: { id, rrfScore: 0 } as FusedCandidate, base: 0.5 })),
+      weights: undefined,
+      parts: new Map(),
+      graph: undefined,
+    };
+    const out = await contextStage(h.store.graph, 'what happened in June?', fused, { ...weights, graphWeight: 0 });
+    expect(ids.map((id) => out.boosts.get(id)?.time ?? 0)).toEqual([0.5, 0, 0]);
   });
 });
 

@@ -8,7 +8,7 @@
 export function wordSet(text: string): Set<string> {
   const words = new Set<string>();
   for (const raw of text.toLowerCase().split(/\s+/)) {
-    const word = raw.replace(/^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu, '');
+    const word = raw.replace(/^[\p{P}\p{S}]+|(?<![\p{P}\p{S}])[\p{P}\p{S}]+$/gu, '');
     if (word !== '') words.add(word);
   }
   return words;

@@ -63,17 +63,29 @@ const FULL_MONTH = `(${Object.keys(MONTHS)
   .join('|')})`;
 const YEAR = '((?:19|20)\\d\\d)';
 const DAY = '(\\d{1,2})(?:st|nd|rd|th)?';
-// "de" and commas join the parts in Spanish and in English dates ("8 de mayo de 2023", "May 23, 2023").
-const JOIN = '(?:\\s*,?\\s*(?:de|of)?\\s+|\\s*,\\s*)';
+/**
+ * "de" and commas join the parts in Spanish and in English dates ("8 de mayo de 2023", "May 23, 2023"):
+ * spaces, or a comma with spaces around it, then "de" / "of" and spaces if written; "de" / "of" may
+ * also follow the part directly ("8de mayo"). Written so that no two quantified parts can take the
+ * same characters (issue 35): the earlier `\s*,?\s*(?:de|of)?\s+` could split a run of spaces
+ * between its three `\s` parts in every way, a cube of the run's length (16 s for 2,000 spaces
+ * after a number). Here a comma separates the two runs, and the lookbehind (the join ends in a space
+ * or a comma) replaces the third run; a run of spaces is tried once per end, a line of the run.
+ * Exported for the test that it joins exactly what the earlier pattern joined.
+ */
+export const DATE_JOIN = '(?:\\s*(?:,\\s*)?(?<=[\\s,])(?:(?:de|of)\\s+)?|(?:de|of)\\s+)';
 
-/** Most specific first: a day-month-year is not also read as a month-year and a year. */
-const PATTERNS: readonly { readonly re: RegExp; readonly read: (m: RegExpExecArray) => CalendarDate }[] = [
+/**
+ * Most specific first: a day-month-year is not also read as a month-year and a year. Exported for
+ * the test that every pattern of `src/` takes time linear in its input (test/invariants/regex-linear.test.ts).
+ */
+export const DATE_PATTERNS: readonly { readonly re: RegExp; readonly read: (m: RegExpExecArray) => CalendarDate }[] = [
   { re: /\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b/giu, read: (m) => ({ year: +m[1]!, month: +m[2]! - 1, day: +m[3]! }) },
-  { re: new RegExp(`\\b${DAY}${JOIN}${MONTH}${JOIN}${YEAR}\\b`, 'giu'), read: (m) => date(m[3], m[2], m[1]) },
-  { re: new RegExp(`\\b${MONTH}\\s+${DAY}${JOIN}${YEAR}\\b`, 'giu'), read: (m) => date(m[3], m[1], m[2]) },
+  { re: new RegExp(`\\b${DAY}${DATE_JOIN}${MONTH}${DATE_JOIN}${YEAR}\\b`, 'giu'), read: (m) => date(m[3], m[2], m[1]) },
+  { re: new RegExp(`\\b${MONTH}\\s+${DAY}${DATE_JOIN}${YEAR}\\b`, 'giu'), read: (m) => date(m[3], m[1], m[2]) },
   { re: /\b((?:19|20)\d\d)-(\d\d)\b/giu, read: (m) => ({ year: +m[1]!, month: +m[2]! - 1 }) },
-  { re: new RegExp(`\\b${MONTH}${JOIN}${YEAR}\\b`, 'giu'), read: (m) => date(m[2], m[1], undefined) },
-  { re: new RegExp(`\\b${DAY}${JOIN}${MONTH}\\b`, 'giu'), read: (m) => date(undefined, m[2], m[1]) },
+  { re: new RegExp(`\\b${MONTH}${DATE_JOIN}${YEAR}\\b`, 'giu'), read: (m) => date(m[2], m[1], undefined) },
+  { re: new RegExp(`\\b${DAY}${DATE_JOIN}${MONTH}\\b`, 'giu'), read: (m) => date(undefined, m[2], m[1]) },
   { re: new RegExp(`\\b${MONTH}\\s+${DAY}\\b`, 'giu'), read: (m) => date(undefined, m[1], m[2]) },
   // A bare month or year only after a word that makes it a time ("in May", not "may I"; "in 2023", not "2023 people").
   {
@@ -102,21 +114,49 @@ function date(year: string | undefined, month: string | undefined, day: string |
  * @example timeExpressions('date: 1:56 pm on 8 May, 2023') // [{ year: 2023, month: 4, day: 8 }]
  */
 export function timeExpressions(text: string): CalendarDate[] {
-  const taken: [number, number][] = [];
+  // Stretches already read, sorted and disjoint: a text of thousands of dates is checked by halving, not one by one.
+  let taken: readonly (readonly [number, number])[] = [];
   const found: CalendarDate[] = [];
-  for (const { re, read } of PATTERNS) {
+  for (const { re, read } of DATE_PATTERNS) {
+    const added: [number, number][] = [];
     re.lastIndex = 0;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
       const start = m.index;
       const end = start + m[0].length;
-      if (taken.some(([s, e]) => start < e && end > s)) continue;
+      if (overlaps(taken, start, end)) continue;
       const d = read(m);
       if (d.year === undefined && d.month === undefined) continue;
-      taken.push([start, end]);
+      added.push([start, end]);
       found.push(d);
     }
+    if (added.length > 0) taken = mergeSorted(taken, added);
   }
   return found;
+}
+
+/** Whether [start, end) overlaps a stretch of `taken` (sorted, disjoint). */
+function overlaps(taken: readonly (readonly [number, number])[], start: number, end: number): boolean {
+  let lo = 0;
+  let hi = taken.length;
+  // The first stretch that ends after `start`: the only one that can overlap without starting after `end`.
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (taken[mid]![1] <= start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < taken.length && taken[lo]![0] < end;
+}
+
+/** Two sorted lists of disjoint stretches as one sorted list (one pattern's matches never overlap each other). */
+function mergeSorted(a: readonly (readonly [number, number])[], b: readonly (readonly [number, number])[]): (readonly [number, number])[] {
+  const out: (readonly [number, number])[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i]![0] <= b[j]![0])) out.push(a[i++]!);
+    else out.push(b[j++]!);
+  }
+  return out;
 }
 
 const monthIndex = (d: { year: number; month: number }): number => d.year * 12 + d.month;

@@ -11,15 +11,19 @@
 /** The apostrophes people type: ASCII, the typographic right and left quotes, the modifier letter, the backtick. */
 const APOSTROPHE = "['\u2019\u2018\u02bc`]";
 
-/** n't after a word: "doesn't" keeps "does", "can't" and "won't" their verbs. */
-const NEGATION = new RegExp(`(\\p{L}+)n${APOSTROPHE}t(?!\\p{L})`, 'giu');
+/**
+ * n't after a word: "doesn't" keeps "does", "can't" and "won't" their verbs. The word is read from
+ * its first letter only (the lookbehind): tried from every letter of a long word, it cost the
+ * word's length squared (issue 35).
+ */
+export const NEGATION = new RegExp(`(?<!\\p{L})(\\p{L}+)n${APOSTROPHE}t(?!\\p{L})`, 'giu');
 const NEGATED: Readonly<Record<string, string>> = { ca: 'can', wo: 'will', sha: 'shall', ai: 'is' };
 
 /** 's, 't, 'd, 'll, 're, 've, 'm after a letter or digit ("the 90's"), ending the word. */
-const SUFFIX = new RegExp(`(?<=[\\p{L}\\p{N}])${APOSTROPHE}(?:s|t|d|ll|re|ve|m)(?![\\p{L}\\p{N}])`, 'giu');
+export const SUFFIX = new RegExp(`(?<=[\\p{L}\\p{N}])${APOSTROPHE}(?:s|t|d|ll|re|ve|m)(?![\\p{L}\\p{N}])`, 'giu');
 
 /** One letter, or qu / dell / dall / nell / sull / all / un (Italian), elided before a word. */
-const ELISION = new RegExp(`(?<![\\p{L}\\p{N}])(?:\\p{L}|qu|dell|dall|nell|sull|all|un)${APOSTROPHE}(?=\\p{L})`, 'giu');
+export const ELISION = new RegExp(`(?<![\\p{L}\\p{N}])(?:\\p{L}|qu|dell|dall|nell|sull|all|un)${APOSTROPHE}(?=\\p{L})`, 'giu');
 
 /**
  * Plain text without the fragments apostrophes make, the words they belonged to kept.

@@ -191,7 +191,7 @@ function lexRun(run: string, next: string, warn: (message: string) => void): Lex
       if (rest === '' && next === '"') return { tokens: [], expert: true, columnForNextPhrase: column };
       if (restWords.length > 0) {
         // The filter covers everything written directly after the colon, as one phrase.
-        const stem = rest.replace(/\*+$/u, '');
+        const stem = rest.replace(/(?<!\*)\*+$/u, '');
         const prefix = stem !== rest && stem.endsWith(restWords.at(-1) ?? '*');
         return { tokens: [{ kind: 'term', words: restWords, prefix, column }], expert: true, columnForNextPhrase: undefined };
       }

@@ -98,12 +98,26 @@ export function parsePipIni(text: string): Map<string, Map<string, string>> {
       lastKey = undefined;
       continue;
     }
-    const pair = /^\s*([^=:]+?)\s*[=:]\s*(.*)$/.exec(raw);
-    if (pair === null || section === undefined) continue;
-    lastKey = (pair[1] ?? '').toLowerCase().replace(/_/g, '-');
-    section.set(lastKey, (pair[2] ?? '').trim());
+    const pair = keyValue(raw);
+    if (pair === undefined || section === undefined) continue;
+    lastKey = pair.key.toLowerCase().replace(/_/g, '-');
+    section.set(lastKey, pair.value.trim());
   }
   return sections;
+}
+
+/**
+ * A `key = value` or `key: value` line, read as `^\s*([^=:]+?)\s*[=:]\s*(.*)$` reads it (the first
+ * `=` or `:` ends the key, which loses its spaces; a key of spaces alone keeps one; the value may hold
+ * no line break), in one pass: that pattern tries every split of a run of spaces (issue 35).
+ */
+function keyValue(line: string): { key: string; value: string } | undefined {
+  const at = line.search(/[=:]/);
+  if (at < 1) return undefined;
+  const before = line.slice(0, at);
+  const value = line.slice(at + 1).trimStart();
+  if (/[\n\r\u2028\u2029]/.test(value)) return undefined;
+  return { key: before.trim() === '' ? before.slice(-1) : before.trim(), value };
 }
 
 const splitList = (value: string): string[] => value.split(/\s+/).filter(Boolean);

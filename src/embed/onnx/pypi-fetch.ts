@@ -155,6 +155,21 @@ function splitHash(href: string, base: string): { url: string; sha256: string | 
 }
 
 /** The anchors of a PEP 503 project page. */
+/**
+ * `html` without its tags, as `.replace(/<[^>]*>/g, '')` gives it, in linear time: that pattern
+ * tried each `<` of a run with no `>` after it to the end of the text (issue 35).
+ */
+function withoutTags(html: string): string {
+  let out = '';
+  for (let at = 0; ;) {
+    const open = html.indexOf('<', at);
+    const close = open < 0 ? -1 : html.indexOf('>', open);
+    if (close < 0) return out + html.slice(at);
+    out += html.slice(at, open);
+    at = close + 1;
+  }
+}
+
 export function parseSimpleHtml(html: string, pageUrl: string): IndexFile[] {
   const files: IndexFile[] = [];
   for (const anchor of html.matchAll(/<a\s([^>]*)>([\s\S]*?)<\/a\s*>/gi)) {
@@ -163,7 +178,7 @@ export function parseSimpleHtml(html: string, pageUrl: string): IndexFile[] {
     const raw = href?.[1] ?? href?.[2] ?? href?.[3];
     if (raw === undefined) continue;
     const { url, sha256 } = splitHash(decodeEntities(raw), pageUrl);
-    const text = decodeEntities((anchor[2] ?? '').replace(/<[^>]*>/g, '')).trim();
+    const text = decodeEntities(withoutTags(anchor[2] ?? '')).trim();
     const filename = text !== '' ? text : decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
     files.push({ filename, url, sha256, size: undefined, yanked: /\bdata-yanked\b/i.test(attributes) });
   }
@@ -338,7 +353,7 @@ export async function fetchPinnedWheel(requirement: string, sha256: string, opti
     let listedNowhere = true;
     for (const index of [settings.indexUrl, ...settings.extraIndexUrls]) {
       const base = withoutCredentials(index);
-      const root = base.url.replace(/\/+$/, '');
+      const root = base.url.replace(/(?<!\/)\/+$/, '');
       const pages: { url: string; accept: string; parse: (body: string, type: string, url: string) => IndexFile[] }[] = [
         {
           url: `${root}/${normalizeName(name)}/`,

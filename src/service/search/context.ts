@@ -33,9 +33,30 @@ const logit = (p: number): number => {
 const logistic = (s: number): number => 1 / (1 + Math.exp(-s));
 
 /**
- * Dates in each entity's metadata observations, those precise to a month at least. Only entities
- * the ranking facts say have metadata are read: a whole entity per candidate cost 10 ms a search
- * at 100k entities when the query named a date.
+ * How much of an entity's metadata is read for dates on a search that names one (issue 35): the
+ * head of each metadata observation, where a record states its date ("date: 1:56 pm on 8 May,
+ * 2023"), and a budget per entity. Every search naming a date reads every candidate's metadata, so
+ * without a bound one entity's 4 MiB of metadata cost each of those searches its whole length.
+ */
+export const DATE_TEXT_LIMITS = { perObservation: 1_000, perEntity: 20_000 } as const;
+
+/** The heads of `texts` read for dates, within DATE_TEXT_LIMITS. */
+function dateTexts(texts: readonly string[]): string[] {
+  const heads: string[] = [];
+  let left = DATE_TEXT_LIMITS.perEntity;
+  for (const text of texts) {
+    if (left <= 0) break;
+    const head = text.slice(0, Math.min(DATE_TEXT_LIMITS.perObservation, left));
+    heads.push(head);
+    left -= head.length;
+  }
+  return heads;
+}
+
+/**
+ * Dates in each entity's metadata observations (their heads: DATE_TEXT_LIMITS), those precise to a
+ * month at least. Only entities the ranking facts say have metadata are read: a whole entity per
+ * candidate cost 10 ms a search at 100k entities when the query named a date.
  */
 async function storedDates(
   graph: GraphStore,
@@ -46,8 +67,7 @@ async function storedDates(
   const withMetadata = ids.filter((id) => (facts.get(id)?.metadataRatio ?? 1) > 0);
   if (withMetadata.length === 0) return dates;
   for (const [id, entity] of await graph.entitiesById(withMetadata)) {
-    const found = entity.observations
-      .filter((_, i) => entity.kinds[i] === METADATA_KIND)
+    const found = dateTexts(entity.observations.filter((_, i) => entity.kinds[i] === METADATA_KIND))
       .flatMap((text) => timeExpressions(text))
       .filter((d) => d.year !== undefined && d.month !== undefined);
     if (found.length > 0) dates.set(id, found);
