@@ -10,8 +10,8 @@
  * Every line that is not stored as written is told (issue 35 item 13), with its number, its name
  * and what happened: merged into an earlier line of the same name (NFC twins included), its type
  * not kept, a repeated observation dropped, a missing type, text stored in NFC, a Limbic field not
- * understood. Repeats of what the memory held before the import are not told: running an import
- * twice says nothing the second time.
+ * understood, a type the memory already holds otherwise. An observation the memory held before the
+ * import is no repeat: running an import twice adds nothing and tells the same lines.
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
