@@ -27,7 +27,7 @@ import {
   type ModelPackage,
 } from '../embed/onnx/model-files.js';
 import { resolvePipSettings } from '../embed/onnx/pip-config.js';
-import { DEFAULT_NAMESPACE, namespaceDbPath, namespaceSchema } from '../http/namespaces.js';
+import { DEFAULT_NAMESPACE, namespaceDbPath, namespacesAt, namespaceSchema } from '../http/namespaces.js';
 import type { ServerInfo } from '../mcp/server.js';
 import { heavySlotOptionsFromEnv } from '../service/heavy-slots.js';
 import { MemoryService } from '../service/memory-service.js';
@@ -35,6 +35,7 @@ import { createRedactor } from '../service/redaction.js';
 import type { Redactor } from '../core/text/redaction.js';
 import { autoTuneMinutes } from '../service/tuning.js';
 import { isPostgresUrl, openPgStore, redactPassword } from '../store/postgres/pg-store.js';
+import { pgMemorySchemas } from '../store/postgres/pg-namespaces.js';
 import { openPgTokenStore } from '../store/postgres/pg-tokens.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { openSqliteTokenStore } from '../store/sqlite/sqlite-tokens.js';
@@ -320,6 +321,11 @@ export class App {
       statementTimeoutMs: config.pgStatementTimeoutMs,
       schema: namespaceSchema(namespace),
     });
+  }
+
+  /** The namespaces the memory at a --db value holds, the default first (limbic migrate --all-namespaces). */
+  namespacesAt(location: string): Promise<string[]> {
+    return namespacesAt(location, pgMemorySchemas);
   }
 
   /** The tokens of serve --http: a file beside a SQLite memory, a table in a PostgreSQL one. */

@@ -4,7 +4,9 @@
  * token.ts and migrate.ts), and the unknown-command check. What the commands build comes from the
  * App (app.ts, the composition root), which alone reads the environment and names the backends.
  */
+import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { namespaceDbPath, tokenFilePath } from '../http/namespaces.js';
 import { App, type GlobalOptions } from './app.js';
 import { registerBriefCommand } from './commands/brief.js';
 import { registerConnectCommand } from './commands/connect.js';
@@ -64,7 +66,16 @@ registerTokenCommands(program, {
   fail,
   globalNamespace: () => app.rootConfig().namespace,
 });
-registerMigrateCommand(program, { openStore: (location: string) => app.openStore(app.checkLocation(location)), fail });
+registerMigrateCommand(program, {
+  openStore: (location, namespace) => app.openStore(namespaceDbPath(app.checkLocation(location), namespace), namespace),
+  namespaces: (location) => app.namespacesAt(app.checkLocation(location)),
+  namespace: () => app.rootConfig().namespace,
+  openTokens: (location, create) => {
+    const path = tokenFilePath(app.checkLocation(location));
+    return create || app.isPostgres(path) || existsSync(path) ? app.openTokens(path) : undefined;
+  },
+  fail,
+});
 registerImportCommand(program, app);
 registerExportCommand(program, app);
 registerStatsCommand(program, app);

@@ -4,17 +4,33 @@
  * statuses and times, observations with kinds and times, superseded observations, relations with
  * their end, usage signals, the tuner's shadow log and applied parameters, and vectors when both
  * sides use the same model (otherwise the target queues its entities to be embedded). Writes merge,
- * so a second run adds nothing.
+ * so a second run adds nothing, and a run killed half way is finished by running it again: each page
+ * is one transaction on either backend. At the end it compares the target with the source
+ * (migrate-check.ts) and fails, saying what differs, when the target lacks anything.
+ *
+ * The namespace is the one every command opens (--namespace, LIMBIC_NAMESPACE, else default);
+ * --all-namespaces copies every namespace the source holds. The serve --http tokens of the copied
+ * namespaces go with them to the target's tokens.
  */
 import type { Command } from 'commander';
+import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import { plural } from '../core/text/plural.js';
 import type { ShadowEvent } from '../core/tune/shadow.js';
 import { asEntityId, type EntityId } from '../core/types.js';
 import type { Store } from '../store/store.js';
+import type { TokenStore } from '../store/token-store.js';
 import type { TransferStore } from '../store/transfer-store.js';
+import { checkCopy, type MigrateCheck } from './migrate-check.js';
 
 export interface MigrateDeps {
-  readonly openStore: (location: string) => Store;
+  /** A namespace's memory at a --from or --to location (its own file beside a SQLite one, its schema on PostgreSQL). */
+  readonly openStore: (location: string, namespace: string) => Store;
+  /** The namespaces the memory at a location holds, the default first (none: no memory there). */
+  readonly namespaces: (location: string) => Promise<string[]>;
+  /** The namespace the command opens: --namespace, else LIMBIC_NAMESPACE, else default. */
+  readonly namespace: () => string;
+  /** The serve --http tokens kept with the memory at a location; undefined when it has none (nothing is created). */
+  readonly openTokens: (location: string, create: boolean) => TokenStore | undefined;
   readonly fail: (error: unknown) => never;
 }
 
@@ -32,6 +48,8 @@ export interface MigrateReport {
   readonly shadowEventsAdded: number;
   /** The applied ranking parameters: copied, kept (the target's are as new or newer), or none to copy. */
   readonly tuningParameters: 'copied' | 'kept' | 'none';
+  /** The target compared with the source after the copy (migrate-check.ts). */
+  readonly check: MigrateCheck;
 }
 
 const PAGE = 500;
@@ -84,6 +102,7 @@ export async function migrateMemory(from: Store, to: Store, progress?: (entities
     cursor = page.next;
   }
   const tuning = await copyTuning(from, to);
+  const check = await checkCopy(source, target, PAGE);
   return {
     entities,
     entitiesAdded,
@@ -94,6 +113,7 @@ export async function migrateMemory(from: Store, to: Store, progress?: (entities
     vectorsCopied,
     vectorNote,
     ...tuning,
+    check,
   };
 }
 
@@ -171,23 +191,83 @@ function transferOf(store: Store, side: string): TransferStore {
 export function registerMigrateCommand(program: Command, deps: MigrateDeps): void {
   program
     .command('migrate')
-    .description('copy a whole memory between a SQLite file and a postgres:// URL (either way); running it twice adds nothing')
+    .description(
+      'copy a whole memory (the namespace --namespace names, or --all-namespaces) and its tokens between a SQLite file and a postgres:// URL, either way; checks the copy against the source; running it twice adds nothing',
+    )
     .requiredOption('--from <file-or-url>', 'the memory to copy')
     .requiredOption('--to <file-or-url>', 'where to copy it (merged into what is there)')
-    .action(async (o: { from: string; to: string }) => {
+    .option('--all-namespaces', 'copy every namespace the source holds, not only the one --namespace names')
+    .action(async (o: { from: string; to: string; allNamespaces?: boolean }) => {
       if (o.from === o.to) deps.fail(new Error('--from and --to name the same memory; name two different ones.'));
-      const from = deps.openStore(o.from);
-      let to: Store | undefined;
       try {
-        to = deps.openStore(o.to);
-        const report = await migrateMemory(from, to, (n) => process.stderr.write(`\rlimbic: ${plural(n, 'entity', 'entities')} copied`));
-        process.stderr.write('\n');
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        const held = await deps.namespaces(o.from);
+        const wanted = o.allNamespaces === true ? held : [deps.namespace()];
+        const missing = wanted.filter((n) => !held.includes(n));
+        if (wanted.length === 0 || missing.length > 0) {
+          throw new MemoryError(
+            ERROR_CODES.CONFIG_INVALID,
+            `There is no ${missing.length > 0 ? `namespace "${missing.join('", "')}"` : 'memory'} at ${o.from}; nothing was copied. ` +
+              (held.length === 0 ? 'Check --from.' : `Its namespaces: ${held.join(', ')} (pick one with --namespace NAME, or copy them all with --all-namespaces).`),
+          );
+        }
+        const reports: Record<string, MigrateReport> = {};
+        for (const namespace of wanted) {
+          const label = wanted.length > 1 || namespace !== 'default' ? `namespace ${namespace}: ` : '';
+          reports[namespace] = await migrateNamespace(deps, o.from, o.to, namespace, (n) =>
+            process.stderr.write(`\rlimbic: ${label}${plural(n, 'entity', 'entities')} copied`),
+          );
+          process.stderr.write('\n');
+        }
+        const tokensAdded = await copyTokens(deps, o.from, o.to, wanted);
+        const only = wanted.length === 1 && o.allNamespaces !== true ? reports[wanted[0] as string] : undefined;
+        const output = only === undefined ? { namespaces: reports, tokensAdded } : { namespace: wanted[0], ...only, tokensAdded };
+        process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+        const differing = Object.entries(reports).filter(([, r]) => r.check.differences > 0);
+        if (differing.length > 0) {
+          throw new MemoryError(
+            ERROR_CODES.STORE_FAILED,
+            `The copy differs from the source: ${differing
+              .map(([n, r]) => `namespace ${n}: ${plural(r.check.differences, 'difference', 'differences')}, the first: ${r.check.examples.slice(0, 3).join(' | ')}`)
+              .join('; ')}. ` +
+              'Run the same command again to finish an interrupted copy; a difference that stays is something the target already held with other values (it keeps its own): copy into an empty target to get an exact copy. The report above ("check") lists the first differences.',
+          );
+        }
       } catch (error) {
         deps.fail(error);
-      } finally {
-        await to?.close();
-        await from.close();
       }
     });
+}
+
+async function migrateNamespace(
+  deps: MigrateDeps,
+  fromLocation: string,
+  toLocation: string,
+  namespace: string,
+  progress: (entities: number) => void,
+): Promise<MigrateReport> {
+  const from = deps.openStore(fromLocation, namespace);
+  let to: Store | undefined;
+  try {
+    to = deps.openStore(toLocation, namespace);
+    return await migrateMemory(from, to, progress);
+  } finally {
+    await to?.close();
+    await from.close();
+  }
+}
+
+/** The tokens of the copied namespaces, merged into the target's (a token the target has stays as it is). */
+async function copyTokens(deps: MigrateDeps, fromLocation: string, toLocation: string, namespaces: readonly string[]): Promise<number> {
+  const source = deps.openTokens(fromLocation, false);
+  if (source === undefined) return 0;
+  let target: TokenStore | undefined;
+  try {
+    const carried = (await source.entries()).filter((e) => namespaces.includes(e.record.namespace));
+    if (carried.length === 0) return 0;
+    target = deps.openTokens(toLocation, true);
+    return (await target?.merge(carried)) ?? 0;
+  } finally {
+    await target?.close();
+    await source.close();
+  }
 }

@@ -11,6 +11,7 @@
  * and no pool ever serves two namespaces (src/store/postgres/pg-connection.ts). The registry only
  * needs `openStore(location, namespace)`, so it serves either backend.
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CODES, MemoryError } from '../core/errors.js';
@@ -194,4 +195,24 @@ export class NamespaceRegistry {
     await Promise.all(services.map((s) => s.close()));
     await this.deps.embedder.close();
   }
+}
+
+/**
+ * The namespaces a memory holds (`limbic migrate --all-namespaces`), the default first: on SQLite the
+ * --db file when it exists and every `<name>.db` beside it; on PostgreSQL the schemas `schemasOf`
+ * finds holding a memory (`defaultSchema`: the database's default one does).
+ */
+export async function namespacesAt(
+  dbPath: string,
+  schemasOf: (url: string) => Promise<{ readonly defaultSchema: boolean; readonly schemas: readonly string[] }>,
+): Promise<string[]> {
+  const valid = (name: string): boolean => NAME.test(name) && name !== DEFAULT_NAMESPACE;
+  if (isUrl(dbPath)) {
+    const found = await schemasOf(dbPath);
+    const named = found.schemas.filter((s) => s.startsWith(SCHEMA_PREFIX)).map((s) => s.slice(SCHEMA_PREFIX.length));
+    return [...(found.defaultSchema ? [DEFAULT_NAMESPACE] : []), ...named.filter(valid).sort()];
+  }
+  const folder = `${stem(dbPath)}.namespaces`;
+  const files = existsSync(folder) ? readdirSync(folder).filter((f) => f.endsWith('.db')) : [];
+  return [...(existsSync(dbPath) ? [DEFAULT_NAMESPACE] : []), ...files.map((f) => f.slice(0, -'.db'.length)).filter(valid).sort()];
 }

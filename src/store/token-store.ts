@@ -13,6 +13,12 @@ export interface TokenRecord {
   readonly createdAt: number;
 }
 
+/** A token as stored: its record and the SHA-256 hash of the token itself. */
+export interface TokenEntry {
+  readonly record: TokenRecord;
+  readonly hash: string;
+}
+
 export interface TokenStore {
   add(record: TokenRecord, hash: string): Promise<void>;
   /** The record whose hash matches, if any. */
@@ -21,5 +27,9 @@ export interface TokenStore {
   /** Removes the token with this id; false when there is none. */
   revoke(id: string): Promise<boolean>;
   count(): Promise<number>;
+  /** Every token with its hash, for `limbic migrate` to carry them to another memory's tokens. */
+  entries(): Promise<TokenEntry[]>;
+  /** Adds the tokens this store lacks (neither their id nor their hash is here); returns how many. */
+  merge(entries: readonly TokenEntry[]): Promise<number>;
   close(): Promise<void>;
 }

@@ -67,11 +67,32 @@ export interface TransferWriteCounts {
   readonly vectors: number;
 }
 
+/** How many rows a memory holds, per table (what limbic migrate's check compares). */
+export interface TransferCounts {
+  readonly entities: number;
+  readonly observations: number;
+  readonly superseded: number;
+  readonly relations: number;
+  readonly coOccurrences: number;
+}
+
+/** A relation's identity: at most one relation per triple. */
+export interface RelationKey {
+  readonly from: string;
+  readonly to: string;
+  readonly relationType: string;
+}
+
 export interface TransferStore {
   /** The model and size the stored vectors were made with, if any. */
   vectorModel(): Promise<{ readonly model: string; readonly dims: number } | undefined>;
   readEntities(cursor: number, limit: number): Promise<TransferPage<EntityRecord>>;
   readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>>;
+  /** The entities of these names that exist, as readEntities gives them (any order). */
+  readEntitiesNamed(names: readonly string[]): Promise<EntityRecord[]>;
+  /** The relations of these triples that exist (any order). */
+  readRelationsKeyed(keys: readonly RelationKey[]): Promise<RelationRecord[]>;
+  counts(): Promise<TransferCounts>;
   readCoOccurrences(cursor: number, limit: number): Promise<TransferPage<CoOccurrenceRecord>>;
   /**
    * Merges entities: new ones with their times and status, new observations with their kind and

@@ -100,6 +100,26 @@ export function openPgTokenStore(url: string): TokenStore {
       const pool = await open();
       return Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM limbic_tokens')).rows[0]?.n ?? 0);
     },
+    async entries() {
+      const all = (await rows(`SELECT ${COLUMNS}, hash FROM limbic_tokens ORDER BY namespace, created_at`)) as (Row & { hash: string })[];
+      return all.map((row) => ({ record: toRecord(row), hash: row.hash }));
+    },
+    async merge(list) {
+      if (list.length === 0) return 0;
+      const added = await rows(
+        `INSERT INTO limbic_tokens (id, hash, namespace, read_only, label, created_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::bigint[]) ON CONFLICT DO NOTHING RETURNING id`,
+        [
+          list.map((e) => e.record.id),
+          list.map((e) => e.hash),
+          list.map((e) => e.record.namespace),
+          list.map((e) => e.record.readOnly),
+          list.map((e) => e.record.label ?? null),
+          list.map((e) => e.record.createdAt),
+        ],
+      );
+      return added.length;
+    },
     async close() {
       const current = pool;
       ready = undefined;

@@ -8,7 +8,9 @@ import { asEntityId, type EntityId } from '../../core/types.js';
 import type {
   CoOccurrenceRecord,
   EntityRecord,
+  RelationKey,
   RelationRecord,
+  TransferCounts,
   TransferPage,
   TransferStore,
   TransferWriteCounts,
@@ -33,6 +35,25 @@ interface EntityRow {
   vector: string | null;
 }
 
+const toEntityRecord = (r: EntityRow): EntityRecord => ({
+  name: r.name,
+  entityType: r.entity_type,
+  status: r.status,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  ...(r.project === null ? {} : { project: r.project }),
+  observations: (r.obs ?? []).map((o) => ({ content: decodeText(o.c), kind: decodeText(o.k), createdAt: Number(o.t) })),
+  superseded: (r.sup ?? []).map((o) => ({
+    content: decodeText(o.c),
+    kind: decodeText(o.k),
+    createdAt: Number(o.t),
+    supersededAt: Number(o.s),
+    supersededBy: decodeText(o.b),
+  })),
+  access: r.access_count === null ? undefined : { count: r.access_count, lastAccess: r.last_access ?? 0, days: r.days ?? [] },
+  vector: r.vector === null ? undefined : Float32Array.from(JSON.parse(r.vector) as number[]),
+});
+
 const page = <T>(records: T[], limit: number, next: number): TransferPage<T> => ({
   records,
   next: records.length < limit ? undefined : next,
@@ -48,8 +69,45 @@ export class PgTransfer implements TransferStore {
   }
 
   async readEntities(cursor: number, limit: number): Promise<TransferPage<EntityRecord>> {
+    const rows = await this.entityRows('e.id > $1 ORDER BY e.id LIMIT $2', [cursor, limit]);
+    return page(rows.map(toEntityRecord), limit, rows.at(-1)?.id ?? cursor);
+  }
+
+  async readEntitiesNamed(names: readonly string[]): Promise<EntityRecord[]> {
+    if (names.length === 0) return [];
+    return (await this.entityRows('e.name = ANY($1)', [names])).map(toEntityRecord);
+  }
+
+  async readRelationsKeyed(keys: readonly RelationKey[]): Promise<RelationRecord[]> {
+    if (keys.length === 0) return [];
+    const rows = await this.conn.query<RelationRecordRow>(
+      `SELECT r.id, r.from_name, r.to_name, r.relation_type, r.context, r.created_at, r.ended_at
+         FROM unnest($1::text[], $2::text[], $3::text[]) AS k(f, t, ty)
+         JOIN relations r ON r.from_name = k.f AND r.to_name = k.t AND r.relation_type = k.ty`,
+      [keys.map((k) => k.from), keys.map((k) => k.to), keys.map((k) => k.relationType)],
+    );
+    return rows.map(toRelationRecord);
+  }
+
+  async counts(): Promise<TransferCounts> {
+    const [row] = await this.conn.query<Record<keyof TransferCounts, string>>(
+      `SELECT (SELECT count(*) FROM entities) AS entities, (SELECT count(*) FROM observations) AS observations,
+              (SELECT count(*) FROM superseded_observations) AS superseded, (SELECT count(*) FROM relations) AS relations,
+              (SELECT count(*) FROM co_occurrences) AS "coOccurrences"`,
+    );
+    return {
+      entities: Number(row?.entities ?? 0),
+      observations: Number(row?.observations ?? 0),
+      superseded: Number(row?.superseded ?? 0),
+      relations: Number(row?.relations ?? 0),
+      coOccurrences: Number(row?.coOccurrences ?? 0),
+    };
+  }
+
+  /** Entity rows with their observations, history, usage and vector, for the rows `where` picks. */
+  private async entityRows(where: string, values: unknown[]): Promise<EntityRow[]> {
     const vectors = await this.hasVectors();
-    const rows = await this.conn.query<EntityRow>(
+    return this.conn.query<EntityRow>(
       `SELECT e.id, e.name, e.entity_type, e.status, e.created_at, e.updated_at, e.project,
               (SELECT json_agg(json_build_object('c', o.content, 'k', o.kind, 't', o.created_at) ORDER BY o.id) FROM observations o WHERE o.entity_id = e.id) AS obs,
               (SELECT json_agg(json_build_object('c', s.content, 'k', s.kind, 't', s.created_at, 's', s.superseded_at, 'b', s.superseded_by) ORDER BY s.id)
@@ -58,28 +116,9 @@ export class PgTransfer implements TransferStore {
               (SELECT array_agg(d.day::text ORDER BY d.day) FROM entity_access_days d WHERE d.entity_id = e.id) AS days,
               ${vectors ? '(SELECT v.embedding::text FROM entity_embeddings v WHERE v.entity_id = e.id)' : 'NULL'} AS vector
          FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
-        WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
-      [cursor, limit],
+        WHERE ${where}`,
+      values,
     );
-    const records = rows.map((r) => ({
-      name: r.name,
-      entityType: r.entity_type,
-      status: r.status,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-      ...(r.project === null ? {} : { project: r.project }),
-      observations: (r.obs ?? []).map((o) => ({ content: decodeText(o.c), kind: decodeText(o.k), createdAt: Number(o.t) })),
-      superseded: (r.sup ?? []).map((o) => ({
-        content: decodeText(o.c),
-        kind: decodeText(o.k),
-        createdAt: Number(o.t),
-        supersededAt: Number(o.s),
-        supersededBy: decodeText(o.b),
-      })),
-      access: r.access_count === null ? undefined : { count: r.access_count, lastAccess: r.last_access ?? 0, days: r.days ?? [] },
-      vector: r.vector === null ? undefined : Float32Array.from(JSON.parse(r.vector) as number[]),
-    }));
-    return page(records, limit, rows.at(-1)?.id ?? cursor);
   }
 
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { TokenRecord, TokenStore } from '../token-store.js';
+import type { TokenEntry, TokenRecord, TokenStore } from '../token-store.js';
 
 interface Row {
   id: string;
@@ -43,6 +43,17 @@ export function openSqliteTokenStore(path: string): TokenStore {
   const all = db.prepare<[], Row>('SELECT id, namespace, read_only, label, created_at FROM tokens ORDER BY namespace, created_at');
   const remove = db.prepare('DELETE FROM tokens WHERE id = ?');
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tokens');
+  const entries = db.prepare<[], Row & { hash: string }>('SELECT id, hash, namespace, read_only, label, created_at FROM tokens ORDER BY namespace, created_at');
+  const insertNew = db.prepare(
+    'INSERT INTO tokens (id, hash, namespace, read_only, label, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  );
+  const merge = db.transaction((list: readonly TokenEntry[]) =>
+    list.reduce(
+      (n, { record, hash }) =>
+        n + insertNew.run(record.id, hash, record.namespace, record.readOnly ? 1 : 0, record.label ?? null, record.createdAt).changes,
+      0,
+    ),
+  );
   // Synchronous underneath; the interface is asynchronous for the PostgreSQL token table.
   return {
     async add(record, hash) {
@@ -55,6 +66,8 @@ export function openSqliteTokenStore(path: string): TokenStore {
     list: async () => all.all().map(toRecord),
     revoke: async (id) => remove.run(id).changes > 0,
     count: async () => count.get()?.n ?? 0,
+    entries: async () => entries.all().map((row) => ({ record: toRecord(row), hash: row.hash })),
+    merge: async (list) => merge(list),
     async close() {
       db.close();
     },

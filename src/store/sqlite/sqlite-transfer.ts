@@ -3,18 +3,22 @@
  * merged in with their times, statuses, kinds, superseded observations, relations' end, usage
  * signals and vectors. See transfer-store.ts.
  *
- * Entities and observations go in through the graph's own importBatch, so the keyword, substring
- * and queue rows are kept exactly as every other write keeps them; what importBatch does not carry
- * (the source's times and kinds) is set afterwards on the rows it added, and vectors go through the
- * vector index's put, which also tells every process's vector cache.
+ * A page of entities goes in as one transaction: the rows with the source's times, statuses and
+ * kinds, then the graph's own syncEntity for each new or grown entity, so its keyword, substring and
+ * queue rows are made from the rows as stored, kinds included (issue 35: they were once made before
+ * the kinds were set, and a kill between the two writes left the page half-copied for good).
+ * Vectors go through the vector index's put afterwards, which also tells every process's vector
+ * cache; one not put yet stays queued and is made or copied later.
  */
 import { mayNotFitOneVector } from '../../core/text/entity-text.js';
-import { asEntityId, statusFromStored } from '../../core/types.js';
+import { asEntityId, statusFromStored, STORED_STATUS } from '../../core/types.js';
 import type {
   CoOccurrenceRecord,
   EntityRecord,
+  RelationKey,
   RelationRecord,
   SupersededRecord,
+  TransferCounts,
   TransferPage,
   TransferStore,
   TransferWriteCounts,
@@ -23,6 +27,20 @@ import { toCoOccurrenceRecord, toRelationRecord, type CoOccurrenceRecordRow, typ
 import { json, type SqliteConnection } from './sqlite-connection.js';
 import type { SqliteGraph } from './sqlite-graph.js';
 import type { SqliteVectorIndex } from './sqlite-vectors.js';
+
+interface EntityRow {
+  id: number;
+  name: string;
+  entity_type: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  project: string | null;
+  access_count: number | null;
+  last_access: number | null;
+}
+
+const ENTITY_ROWS = 'SELECT e.*, a.access_count, a.last_access FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id';
 
 const page = <T>(records: T[], limit: number, next: number): TransferPage<T> => ({
   records,
@@ -44,24 +62,41 @@ export class SqliteTransfer implements TransferStore {
 
   async readEntities(cursor: number, limit: number): Promise<TransferPage<EntityRecord>> {
     const rows = this.conn
-      .stmt<
-        [number, number],
-        {
-          id: number;
-          name: string;
-          entity_type: string;
-          status: string;
-          created_at: number;
-          updated_at: number;
-          project: string | null;
-          access_count: number | null;
-          last_access: number | null;
-        }
-      >(
-        `SELECT e.*, a.access_count, a.last_access FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
-          WHERE e.id > ? ORDER BY e.id LIMIT ?`,
-      )
+      .stmt<[number, number], EntityRow>(`${ENTITY_ROWS} WHERE e.id > ? ORDER BY e.id LIMIT ?`)
       .all(cursor, limit);
+    return page(this.records(rows), limit, rows.at(-1)?.id ?? cursor);
+  }
+
+  async readEntitiesNamed(names: readonly string[]): Promise<EntityRecord[]> {
+    return this.records(
+      this.conn.stmt<[string], EntityRow>(`${ENTITY_ROWS} WHERE e.name IN (SELECT value FROM json_each(?))`).all(json(names)),
+    );
+  }
+
+  async readRelationsKeyed(keys: readonly RelationKey[]): Promise<RelationRecord[]> {
+    return this.conn
+      .stmt<[string], RelationRecordRow>(
+        `SELECT r.id, r.from_name, r.to_name, r.relation_type, r.context, r.created_at, r.ended_at
+           FROM json_each(?) k JOIN relations r
+             ON r.from_name = k.value ->> 0 AND r.to_name = k.value ->> 1 AND r.relation_type = k.value ->> 2`,
+      )
+      .all(json(keys.map((k) => [k.from, k.to, k.relationType])))
+      .map(toRelationRecord);
+  }
+
+  async counts(): Promise<TransferCounts> {
+    const count = (table: string): number => this.conn.stmt<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0;
+    return {
+      entities: count('entities'),
+      observations: count('observations'),
+      superseded: count('superseded_observations'),
+      relations: count('relations'),
+      coOccurrences: count('co_occurrences'),
+    };
+  }
+
+  /** Whole records of these entity rows: observations, history, usage and vectors read in one query each. */
+  private records(rows: readonly EntityRow[]): EntityRecord[] {
     const ids = json(rows.map((r) => r.id));
     const obs = new Map<number, { content: string; kind: string; createdAt: number }[]>();
     for (const o of this.conn
@@ -114,7 +149,7 @@ export class SqliteTransfer implements TransferStore {
         );
       }
     }
-    const records = rows.map((r) => ({
+    return rows.map((r) => ({
       name: r.name,
       entityType: r.entity_type,
       status: r.status,
@@ -126,7 +161,6 @@ export class SqliteTransfer implements TransferStore {
       access: r.access_count === null ? undefined : { count: r.access_count, lastAccess: r.last_access ?? 0, days: days.get(r.id) ?? [] },
       vector: vectors.get(r.id),
     }));
-    return page(records, limit, rows.at(-1)?.id ?? cursor);
   }
 
   async readRelations(cursor: number, limit: number): Promise<TransferPage<RelationRecord>> {
@@ -151,50 +185,49 @@ export class SqliteTransfer implements TransferStore {
 
   async writeEntities(records: readonly EntityRecord[], vectors: boolean): Promise<TransferWriteCounts> {
     if (records.length === 0) return { entities: 0, observations: 0, superseded: 0, vectors: 0 };
-    const names = json(records.map((r) => r.name));
-    const existing = new Set(
-      this.conn
-        .stmt<[string], { name: string }>('SELECT name FROM entities WHERE name IN (SELECT value FROM json_each(?))')
-        .all(names)
-        .map((r) => r.name),
-    );
-    // importBatch stamps what it adds with this time: the rows to give their source's kind and time.
-    const stamp = Date.now();
-    const counts = await this.graph.importBatch(
-      {
-        entities: records.map((r) => ({
-          name: r.name,
-          entityType: r.entityType,
-          status: statusFromStored(r.status),
-          observations: r.observations.map((o) => o.content),
-        })),
-        relations: [],
-      },
-      stamp,
-    );
-    const idOf = new Map(
-      this.conn
-        .stmt<[string], { id: number; name: string }>('SELECT id, name FROM entities WHERE name IN (SELECT value FROM json_each(?))')
-        .all(names)
-        .map((r) => [r.name, r.id]),
-    );
-    const grown = new Set<number>();
-    let history = 0;
-    this.conn.write(() => {
-      const times = this.conn.stmt('UPDATE entities SET created_at = ?, updated_at = ? WHERE id = ?');
+    // An entity that was here already and gained observations changed now, as any write changes it.
+    const now = Date.now();
+    // One transaction per page, as on PostgreSQL: a page is in the target whole (its entities with
+    // their times and status, observations with their kind and time, keyword rows made from those
+    // kinds) or not at all, so a migration killed half way and run again finds nothing half-written.
+    const written = this.conn.write(() => {
+      const insertEntity = this.conn.stmt(
+        'INSERT INTO entities (name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING',
+      );
+      const idByName = this.conn.stmt<[string], { id: number }>('SELECT id FROM entities WHERE name = ?');
+      const insertObservation = this.conn.stmt(
+        'INSERT INTO observations (entity_id, content, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      );
+      const touch = this.conn.stmt('UPDATE entities SET updated_at = ? WHERE id = ?');
       // A project is carried to an entity that has none here.
       const project = this.conn.stmt('UPDATE entities SET project = ? WHERE id = ? AND project IS NULL');
-      // Only rows importBatch just added carry its stamp; older rows keep their own kind and time.
-      const obs = this.conn.stmt('UPDATE observations SET kind = ?, created_at = ? WHERE entity_id = ? AND content = ? AND created_at = ?');
+      const idOf = new Map<string, number>();
+      const grown = new Set<number>();
+      let entitiesAdded = 0;
+      let observationsAdded = 0;
       for (const r of records) {
-        const id = idOf.get(r.name);
+        // run() + lastInsertRowid, not RETURNING: see SqliteGraph.insertEntity.
+        const inserted = insertEntity.run(r.name, r.entityType, STORED_STATUS[statusFromStored(r.status)], r.createdAt, r.updatedAt);
+        const fresh = inserted.changes > 0;
+        const id = fresh ? Number(inserted.lastInsertRowid) : idByName.get(r.name)?.id;
         if (id === undefined) continue;
-        if (!existing.has(r.name)) times.run(r.createdAt, r.updatedAt, id);
-        if (r.project !== undefined) project.run(r.project, id);
+        idOf.set(r.name, id);
+        if (fresh) entitiesAdded++;
+        let changed = false;
         for (const o of r.observations) {
-          if (obs.run(o.kind, o.createdAt, id, o.content, stamp).changes > 0 && existing.has(r.name)) grown.add(id);
+          if (insertObservation.run(id, o.content, o.kind, o.createdAt).changes === 0) continue;
+          observationsAdded++;
+          changed = true;
         }
+        if (changed && !fresh) {
+          touch.run(now, id);
+          grown.add(id);
+        }
+        if (r.project !== undefined) project.run(r.project, id);
+        // Keyword rows from the rows as stored, kinds included; the entity is queued for its vector.
+        if (fresh || changed) this.graph.syncEntity(asEntityId(id));
       }
+      if (entitiesAdded > 0) this.conn.stmt("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'entity_count'").run(entitiesAdded);
       const access = this.conn.stmt(
         `INSERT INTO entity_access (entity_id, access_count, last_access) VALUES (?, ?, ?)
          ON CONFLICT(entity_id) DO UPDATE SET access_count = max(access_count, excluded.access_count), last_access = max(last_access, excluded.last_access)`,
@@ -205,6 +238,7 @@ export class SqliteTransfer implements TransferStore {
          SELECT @id, @content, @kind, @createdAt, @supersededAt, @supersededBy WHERE NOT EXISTS (SELECT 1 FROM superseded_observations
            WHERE entity_id = @id AND superseded_at = @supersededAt AND content = @content AND superseded_by = @supersededBy)`,
       );
+      let history = 0;
       for (const r of records) {
         const id = idOf.get(r.name);
         if (id === undefined) continue;
@@ -217,7 +251,9 @@ export class SqliteTransfer implements TransferStore {
         access.run(id, r.access.count, r.access.lastAccess);
         for (const d of r.access.days) day.run(id, d);
       }
+      return { idOf, grown, entitiesAdded, observationsAdded, history };
     });
+    const { idOf, grown } = written;
     let copied = 0;
     if (vectors && this.vectors !== undefined) {
       // A vector is copied for an entity whose text is what it was made from: new here, or unchanged;
@@ -247,7 +283,7 @@ export class SqliteTransfer implements TransferStore {
       await this.vectors.put(results);
       copied = results.length;
     }
-    return { entities: counts.entitiesAdded, observations: counts.observationsAdded, superseded: history, vectors: copied };
+    return { entities: written.entitiesAdded, observations: written.observationsAdded, superseded: written.history, vectors: copied };
   }
 
   async writeRelations(records: readonly RelationRecord[]): Promise<number> {
