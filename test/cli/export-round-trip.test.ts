@@ -72,6 +72,9 @@ async function withStore<T>(backend: Backend, db: string, namespace: string, use
 /** What export and import carry: all of the snapshot but the shadow log (a log of past searches, not exported). */
 const carried = (m: MemorySnapshot) => ({ ...m, usage: { ...m.usage, shadowEvents: undefined } });
 
+/** Each search's label and the names it found, in any order. */
+const found = (answers: Awaited<ReturnType<typeof searchAnswers>>) => answers.map((a) => [a.label, a.results.map((r) => r.name).sort()]);
+
 /** The source memory's --db, built once per backend, with its exports per namespace. */
 async function exportedMemory(backend: Backend): Promise<{ db: string; files: Record<string, string> }> {
   const db = await backend.fresh('source');
@@ -102,13 +105,24 @@ for (const backend of [sqlite, postgres]) {
           expect(after.relations.filter((r) => r.endedAt !== null)).toHaveLength(1);
           const asked = await withStore(backend, source.db, ns, searchAnswers);
           const answered = await withStore(backend, target, ns, searchAnswers);
-          expect(answered, ns).toEqual(asked);
+          expect(answered.every((a) => a.results.length > 0)).toBe(true);
+          if (backend === postgres) expect(answered, ns).toEqual(asked);
+          // SQLite's FTS5 (contentless_delete) counts the keyword rows an entity's rewrites replaced in
+          // BM25's row total, so the source, written many times, scores otherwise than any copy written
+          // once (limbic migrate's test says the same): the same entities are found, and a copy of the
+          // copy answers exactly as the copy.
+          else expect(found(answered), ns).toEqual(found(asked));
         }
-        // Exported again, the imported memory gives the same file, byte for byte.
+        // Exported again, the imported memory gives the same file, byte for byte; imported again, the
+        // same answers, to the last digit.
+        const third = await backend.fresh('third');
         for (const ns of EVERY_FEATURE_NAMESPACES) {
           const again = join(tmp.dir, `again-${backend.name}-${ns}.jsonl`);
           await limbic(['--db', target, '--namespace', ns, 'export', again]);
           expect(readFileSync(again, 'utf8')).toBe(readFileSync(source.files[ns] as string, 'utf8'));
+          await limbic(['--db', third, '--namespace', ns, 'import', again]);
+          const copy = await withStore(backend, target, ns, searchAnswers);
+          expect(await withStore(backend, third, ns, searchAnswers), ns).toEqual(copy);
         }
       });
 
