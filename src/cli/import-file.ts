@@ -209,14 +209,11 @@ export async function importFile(service: MemoryService, path: string, options: 
         }
         let seen = observationLines.get(entity.name);
         if (seen === undefined) observationLines.set(entity.name, (seen = new Map()));
-        const kept: number[] = [];
         entity.observations.forEach((o, i) => {
           const h = hash53(o);
           const at = seen.get(h);
-          if (at === undefined) {
-            seen.set(h, lineNo);
-            kept.push(i);
-          } else
+          if (at === undefined) seen.set(h, lineNo);
+          else
             notes.push(
               `observation ${i + 1} ${quote(o)} dropped: ${at === lineNo ? 'repeated on this line' : `the same as on line ${at}`}`,
             );
