@@ -53,7 +53,8 @@ export async function checkCopy(source: TransferStore, target: TransferStore, pa
   }
   const [sourceCounts, targetCounts] = await Promise.all([source.counts(), target.counts()]);
   for (const table of Object.keys(sourceCounts) as (keyof TransferCounts)[]) {
-    if (targetCounts[table] < sourceCounts[table]) note(`the target has ${targetCounts[table]} ${table}, the source ${sourceCounts[table]}`);
+    if (targetCounts[table] < sourceCounts[table])
+      note(`the target has ${targetCounts[table]} ${table}, the source ${sourceCounts[table]}`);
   }
   return { source: sourceCounts, target: targetCounts, differences, examples };
 }
@@ -73,11 +74,14 @@ export function entityDifference(wanted: EntityRecord, found: EntityRecord): str
     const copy = observations.get(o.content);
     if (copy === undefined) differs.push(`the observation ${JSON.stringify(o.content)} is missing`);
     else if (copy.kind !== o.kind || copy.createdAt !== o.createdAt)
-      differs.push(`the observation ${JSON.stringify(o.content)} is ${copy.kind} at ${copy.createdAt} instead of ${o.kind} at ${o.createdAt}`);
+      differs.push(
+        `the observation ${JSON.stringify(o.content)} is ${copy.kind} at ${copy.createdAt} instead of ${o.kind} at ${o.createdAt}`,
+      );
   }
   // Changed when it took observations the source lacks (a merge); otherwise as in the source.
   const merged = found.observations.length > wanted.observations.length;
-  if (merged ? found.updatedAt < wanted.updatedAt : found.updatedAt !== wanted.updatedAt) field('updatedAt', wanted.updatedAt, found.updatedAt);
+  if (merged ? found.updatedAt < wanted.updatedAt : found.updatedAt !== wanted.updatedAt)
+    field('updatedAt', wanted.updatedAt, found.updatedAt);
   const history = new Set(found.superseded.map((s) => JSON.stringify([s.content, s.kind, s.createdAt, s.supersededAt, s.supersededBy])));
   for (const s of wanted.superseded) {
     if (!history.has(JSON.stringify([s.content, s.kind, s.createdAt, s.supersededAt, s.supersededBy])))
@@ -86,16 +90,23 @@ export function entityDifference(wanted: EntityRecord, found: EntityRecord): str
   if (wanted.access !== undefined) {
     const access = found.access;
     const days = new Set(access?.days ?? []);
-    if (access === undefined || access.count < wanted.access.count || access.lastAccess < wanted.access.lastAccess || wanted.access.days.some((d) => !days.has(d)))
-      differs.push('its usage is below the source\'s');
+    if (
+      access === undefined ||
+      access.count < wanted.access.count ||
+      access.lastAccess < wanted.access.lastAccess ||
+      wanted.access.days.some((d) => !days.has(d))
+    )
+      differs.push("its usage is below the source's");
   }
   return differs.length === 0 ? undefined : `differs: ${differs.join('; ')}`;
 }
 
 export function relationDifference(wanted: RelationRecord, found: RelationRecord): string | undefined {
   const differs: string[] = [];
-  if ((wanted.context ?? null) !== (found.context ?? null)) differs.push(`context ${JSON.stringify(found.context ?? null)} instead of ${JSON.stringify(wanted.context ?? null)}`);
+  if ((wanted.context ?? null) !== (found.context ?? null))
+    differs.push(`context ${JSON.stringify(found.context ?? null)} instead of ${JSON.stringify(wanted.context ?? null)}`);
   if (wanted.createdAt !== found.createdAt) differs.push(`createdAt ${found.createdAt} instead of ${wanted.createdAt}`);
-  if ((wanted.endedAt ?? null) !== (found.endedAt ?? null)) differs.push(`endedAt ${found.endedAt ?? 'none (current)'} instead of ${wanted.endedAt ?? 'none (current)'}`);
+  if ((wanted.endedAt ?? null) !== (found.endedAt ?? null))
+    differs.push(`endedAt ${found.endedAt ?? 'none (current)'} instead of ${wanted.endedAt ?? 'none (current)'}`);
   return differs.length === 0 ? undefined : `differs: ${differs.join('; ')}`;
 }

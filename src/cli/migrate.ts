@@ -207,7 +207,9 @@ export function registerMigrateCommand(program: Command, deps: MigrateDeps): voi
           throw new MemoryError(
             ERROR_CODES.CONFIG_INVALID,
             `There is no ${missing.length > 0 ? `namespace "${missing.join('", "')}"` : 'memory'} at ${o.from}; nothing was copied. ` +
-              (held.length === 0 ? 'Check --from.' : `Its namespaces: ${held.join(', ')} (pick one with --namespace NAME, or copy them all with --all-namespaces).`),
+              (held.length === 0
+                ? 'Check --from.'
+                : `Its namespaces: ${held.join(', ')} (pick one with --namespace NAME, or copy them all with --all-namespaces).`),
           );
         }
         const reports: Record<string, MigrateReport> = {};
@@ -227,7 +229,10 @@ export function registerMigrateCommand(program: Command, deps: MigrateDeps): voi
           throw new MemoryError(
             ERROR_CODES.STORE_FAILED,
             `The copy differs from the source: ${differing
-              .map(([n, r]) => `namespace ${n}: ${plural(r.check.differences, 'difference', 'differences')}, the first: ${r.check.examples.slice(0, 3).join(' | ')}`)
+              .map(
+                ([n, r]) =>
+                  `namespace ${n}: ${plural(r.check.differences, 'difference', 'differences')}, the first: ${r.check.examples.slice(0, 3).join(' | ')}`,
+              )
               .join('; ')}. ` +
               'Run the same command again to finish an interrupted copy; a difference that stays is something the target already held with other values (it keeps its own): copy into an empty target to get an exact copy. The report above ("check") lists the first differences.',
           );

@@ -214,5 +214,11 @@ export async function namespacesAt(
   }
   const folder = `${stem(dbPath)}.namespaces`;
   const files = existsSync(folder) ? readdirSync(folder).filter((f) => f.endsWith('.db')) : [];
-  return [...(existsSync(dbPath) ? [DEFAULT_NAMESPACE] : []), ...files.map((f) => f.slice(0, -'.db'.length)).filter(valid).sort()];
+  return [
+    ...(existsSync(dbPath) ? [DEFAULT_NAMESPACE] : []),
+    ...files
+      .map((f) => f.slice(0, -'.db'.length))
+      .filter(valid)
+      .sort(),
+  ];
 }

@@ -23,12 +23,7 @@ import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
 import type { Store } from '../../src/store/store.js';
 import type { TokenStore } from '../../src/store/token-store.js';
 import type { EntityRecord, RelationRecord, TransferStore } from '../../src/store/transfer-store.js';
-import {
-  buildEveryFeatureMemory,
-  EVERY_FEATURE_NAMESPACES,
-  readMemorySnapshot,
-  searchAnswers,
-} from '../helpers/every-feature-memory.js';
+import { buildEveryFeatureMemory, EVERY_FEATURE_NAMESPACES, readMemorySnapshot, searchAnswers } from '../helpers/every-feature-memory.js';
 import { CLI, keywordExpr, tempDir } from '../helpers/fixtures.js';
 import { skipNote, startPgServer, type PgServer } from '../helpers/pg-server.js';
 
@@ -109,22 +104,25 @@ describe('limbic migrate into SQLite keeps kinds in the keyword index (issue 35,
     }
   });
 
-  it.runIf(pgServer !== undefined)(`PostgreSQL → SQLite: "decision" finds Alice on the target as on the source${skipNote(started)}`, async () => {
-    const tmp = tempDir('limbic-migrate-');
-    const url = await (pgServer as PgServer).createDatabase();
-    const from = pgAt(url);
-    const to = sqlite(join(tmp.dir, 'to.db'));
-    try {
-      await seedDecision(from);
-      expect(await keywordHits(from, 'decision')).toEqual(['Alice']);
-      expect((await migrateMemory(from, to)).check.differences).toBe(0);
-      expect(await keywordHits(to, 'decision')).toEqual(['Alice']);
-    } finally {
-      await Promise.all([from.close(), to.close()]);
-      await pgServer?.dropDatabase(url);
-      tmp.cleanup();
-    }
-  });
+  it.runIf(pgServer !== undefined)(
+    `PostgreSQL → SQLite: "decision" finds Alice on the target as on the source${skipNote(started)}`,
+    async () => {
+      const tmp = tempDir('limbic-migrate-');
+      const url = await (pgServer as PgServer).createDatabase();
+      const from = pgAt(url);
+      const to = sqlite(join(tmp.dir, 'to.db'));
+      try {
+        await seedDecision(from);
+        expect(await keywordHits(from, 'decision')).toEqual(['Alice']);
+        expect((await migrateMemory(from, to)).check.differences).toBe(0);
+        expect(await keywordHits(to, 'decision')).toEqual(['Alice']);
+      } finally {
+        await Promise.all([from.close(), to.close()]);
+        await pgServer?.dropDatabase(url);
+        tmp.cleanup();
+      }
+    },
+  );
 });
 
 describe('a page into SQLite is written whole or not at all (issue 35, item 3)', () => {
@@ -172,11 +170,16 @@ describe('a page into SQLite is written whole or not at all (issue 35, item 3)',
       await to.graph.createEntities([{ name: 'Alice', entityType: 'person', observations: ['Moves the billing to PostgreSQL'] }], T0 + 99);
       const report = await migrateMemory(from, to);
       expect(report.check.differences).toBe(1);
-      expect(report.check.examples[0]).toMatch(/^entity "Alice" differs: createdAt .*the observation "Moves the billing to PostgreSQL" is generic/);
+      expect(report.check.examples[0]).toMatch(
+        /^entity "Alice" differs: createdAt .*the observation "Moves the billing to PostgreSQL" is generic/,
+      );
     } finally {
       await Promise.all([from.close(), to.close()]);
     }
-    const run = spawnSync(process.execPath, [CLI, 'migrate', '--from', fromPath, '--to', toPath], { encoding: 'utf8', env: cliEnv(tmp.dir) });
+    const run = spawnSync(process.execPath, [CLI, 'migrate', '--from', fromPath, '--to', toPath], {
+      encoding: 'utf8',
+      env: cliEnv(tmp.dir),
+    });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/The copy differs from the source: namespace default: 1 difference, the first: entity "Alice" differs/);
     expect(JSON.parse(run.stdout)).toMatchObject({ check: { differences: 1 } });
@@ -207,7 +210,12 @@ describe('a page into SQLite is written whole or not at all (issue 35, item 3)',
       }
       await from.graph.addObservations([{ entityName: 'Person 19999', contents: ['the last word'], kind: 'epilogue' }], T0 + 300);
       await from.graph.createRelations(
-        Array.from({ length: 2_000 }, (_, i) => ({ from: `Person ${i}`, to: `Person ${i + 1}`, relationType: 'knows', context: `since ${i}` })),
+        Array.from({ length: 2_000 }, (_, i) => ({
+          from: `Person ${i}`,
+          to: `Person ${i + 1}`,
+          relationType: 'knows',
+          context: `since ${i}`,
+        })),
         T0 + 400,
       );
     } finally {
@@ -215,7 +223,10 @@ describe('a page into SQLite is written whole or not at all (issue 35, item 3)',
     }
     const killed = await runUntil(['migrate', '--from', fromPath, '--to', toPath], tmp.dir, 2_000);
     expect(killed.signal, `the copy ended before it could be killed: ${killed.stderr}`).toBe('SIGKILL');
-    const rerun = spawnSync(process.execPath, [CLI, 'migrate', '--from', fromPath, '--to', toPath], { encoding: 'utf8', env: cliEnv(tmp.dir) });
+    const rerun = spawnSync(process.execPath, [CLI, 'migrate', '--from', fromPath, '--to', toPath], {
+      encoding: 'utf8',
+      env: cliEnv(tmp.dir),
+    });
     expect(rerun.status, rerun.stderr).toBe(0);
     expect(JSON.parse(rerun.stdout)).toMatchObject({ entities: 20_000, check: { differences: 0 } });
     const source = sqlite(fromPath);
@@ -252,3 +263,174 @@ function runUntil(args: string[], home: string, entities: number): Promise<{ sig
     child.on('exit', (_code, signal) => resolve({ signal, stderr }));
   });
 }
+
+/** Runs the built CLI with these arguments; its status, stdout and stderr. */
+function limbic(home: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: cliEnv(home) });
+}
+
+/** A token made by the CLI for a namespace of the memory at `db`. */
+function makeToken(home: string, db: string, namespace: string): string {
+  const made = limbic(home, '--db', db, 'token', 'create', '--namespace', namespace);
+  expect(made.status, made.stderr).toBe(0);
+  return made.stdout.trim();
+}
+
+const TARGETS = [
+  { backend: 'SQLite', available: true },
+  { backend: 'PostgreSQL', available: pgServer !== undefined },
+] as const;
+
+for (const { backend, available } of TARGETS) {
+  describe.runIf(available)(
+    `limbic migrate per namespace, with its tokens, into ${backend} (issue 35, item 5)${backend === 'PostgreSQL' ? skipNote(started) : ''}`,
+    () => {
+      it('--namespace copies that namespace only and its tokens; an absent one fails; --all-namespaces copies them all', async () => {
+        const tmp = tempDir('limbic-migrate-ns-');
+        const fromPath = join(tmp.dir, 'from.db');
+        const to = backend === 'SQLite' ? join(tmp.dir, 'to.db') : await (pgServer as PgServer).createDatabase();
+        const open = (namespace: string): Store => (backend === 'SQLite' ? sqlite(namespaceDbPath(to, namespace)) : pgAt(to, namespace));
+        const tokensOf = (): TokenStore => (backend === 'SQLite' ? openSqliteTokenStore(tokenFilePath(to)) : openPgTokenStore(to));
+        try {
+          for (const [namespace, name] of [
+            ['default', 'Ada'],
+            ['work', 'Bob'],
+          ] as const) {
+            const store = sqlite(namespaceDbPath(fromPath, namespace));
+            await store.graph.createEntities([{ name, entityType: 'person', observations: [`${name} is in ${namespace}`] }], T0);
+            await store.close();
+          }
+          const workToken = makeToken(tmp.dir, fromPath, 'work');
+          const defaultToken = makeToken(tmp.dir, fromPath, 'default');
+
+          const work = limbic(tmp.dir, '--namespace', 'work', 'migrate', '--from', fromPath, '--to', to);
+          expect(work.status, work.stderr).toBe(0);
+          expect(JSON.parse(work.stdout)).toMatchObject({
+            namespace: 'work',
+            entities: 1,
+            entitiesAdded: 1,
+            tokensAdded: 1,
+            check: { differences: 0 },
+          });
+          const workStore = open('work');
+          const defaultStore = open('default');
+          try {
+            expect((await workStore.graph.readGraph()).entities.map((e) => e.name)).toEqual(['Bob']);
+            expect((await defaultStore.graph.readGraph()).entities).toEqual([]);
+          } finally {
+            await Promise.all([workStore.close(), defaultStore.close()]);
+          }
+          let tokens = tokensOf();
+          try {
+            // The same token opens the same namespace at the target; the default's stayed behind.
+            expect(await tokens.byHash(hashToken(workToken))).toMatchObject({ namespace: 'work' });
+            expect(await tokens.byHash(hashToken(defaultToken))).toBeUndefined();
+          } finally {
+            await tokens.close();
+          }
+
+          const absent = limbic(tmp.dir, '--namespace', 'nope', 'migrate', '--from', fromPath, '--to', to);
+          expect(absent.status).toBe(1);
+          expect(absent.stderr).toContain('There is no namespace "nope" at');
+          expect(absent.stderr).toContain('Its namespaces: default, work');
+
+          const all = limbic(tmp.dir, 'migrate', '--all-namespaces', '--from', fromPath, '--to', to);
+          expect(all.status, all.stderr).toBe(0);
+          expect(JSON.parse(all.stdout)).toMatchObject({
+            namespaces: { default: { entitiesAdded: 1, check: { differences: 0 } }, work: { entitiesAdded: 0, check: { differences: 0 } } },
+            tokensAdded: 1,
+          });
+          const again = open('default');
+          try {
+            expect((await again.graph.readGraph()).entities.map((e) => e.name)).toEqual(['Ada']);
+          } finally {
+            await again.close();
+          }
+          tokens = tokensOf();
+          try {
+            expect(await tokens.byHash(hashToken(defaultToken))).toMatchObject({ namespace: 'default' });
+            expect(await tokens.count()).toBe(2);
+          } finally {
+            await tokens.close();
+          }
+        } finally {
+          if (backend === 'PostgreSQL') await pgServer?.dropDatabase(to);
+          tmp.cleanup();
+        }
+      }, 120_000);
+    },
+  );
+}
+
+describe.runIf(pgServer !== undefined)(
+  `the every-feature memory through migrate SQLite → PostgreSQL → SQLite (issue 35)${skipNote(started)}`,
+  () => {
+    it('comes back equal field by field in both namespaces, with its tokens, and answers the same searches the same', async () => {
+      const tmp = tempDir('limbic-migrate-round-');
+      const fromPath = join(tmp.dir, 'from.db');
+      const backPath = join(tmp.dir, 'back.db');
+      const directPath = join(tmp.dir, 'direct.db');
+      const url = await (pgServer as PgServer).createDatabase();
+      try {
+        for (const namespace of EVERY_FEATURE_NAMESPACES) {
+          const store = sqlite(namespaceDbPath(fromPath, namespace));
+          await buildEveryFeatureMemory(store, namespace);
+          await store.close();
+        }
+        const tokens = EVERY_FEATURE_NAMESPACES.map((namespace) => ({ namespace, token: makeToken(tmp.dir, fromPath, namespace) }));
+        const there = limbic(tmp.dir, 'migrate', '--all-namespaces', '--from', fromPath, '--to', url);
+        expect(there.status, there.stderr).toBe(0);
+        expect(JSON.parse(there.stdout)).toMatchObject({ tokensAdded: 2 });
+        const back = limbic(tmp.dir, 'migrate', '--all-namespaces', '--from', url, '--to', backPath);
+        expect(back.status, back.stderr).toBe(0);
+        expect(JSON.parse(back.stdout)).toMatchObject({ tokensAdded: 2 });
+        const straight = limbic(tmp.dir, 'migrate', '--all-namespaces', '--from', fromPath, '--to', directPath);
+        expect(straight.status, straight.stderr).toBe(0);
+
+        const stores = (namespace: string): Store[] => [
+          sqlite(namespaceDbPath(fromPath, namespace)),
+          pgAt(url, namespace),
+          sqlite(namespaceDbPath(backPath, namespace)),
+        ];
+        for (const namespace of EVERY_FEATURE_NAMESPACES) {
+          const [source, middle, end] = stores(namespace) as [Store, Store, Store];
+          const direct = sqlite(namespaceDbPath(directPath, namespace));
+          try {
+            const original = await readMemorySnapshot(source);
+            expect(original.entities.length).toBeGreaterThan(6);
+            expect(original.tuning).not.toBeNull();
+            expect(await readMemorySnapshot(middle)).toEqual(original);
+            expect(await readMemorySnapshot(end)).toEqual(original);
+            // Exactly the answers of a copy made straight from SQLite to SQLite (same order, same scores).
+            const answers = await searchAnswers(direct);
+            expect(answers.every((a) => a.results.length > 0)).toBe(true);
+            expect(await searchAnswers(end)).toEqual(answers);
+            // The source and PostgreSQL find the same entities; their keyword scores (so their order) can
+            // differ. SQLite's FTS5 (contentless_delete) keeps counting the rows an entity's keyword rows
+            // replaced in BM25's row total, so a memory whose entities were rewritten (as every write
+            // does) scores otherwise than the same memory written once, which a copy is; and PostgreSQL's
+            // BM25 is not yet SQLite's to the last digit (issue 35, item 8). Neither is migrate's.
+            const found = (list: Awaited<ReturnType<typeof searchAnswers>>) =>
+              list.map((a) => [a.label, a.results.map((r) => r.name).sort()]);
+            expect(found(await searchAnswers(source))).toEqual(found(answers));
+            expect(found(await searchAnswers(middle))).toEqual(found(answers));
+            // The kinds are keywords on every copy (item 2).
+            expect(await keywordHits(end, 'decision')).toEqual(await keywordHits(source, 'decision'));
+          } finally {
+            await Promise.all([source.close(), middle.close(), end.close(), direct.close()]);
+          }
+        }
+        for (const store of [openPgTokenStore(url), openSqliteTokenStore(tokenFilePath(backPath))]) {
+          try {
+            for (const { namespace, token } of tokens) expect(await store.byHash(hashToken(token))).toMatchObject({ namespace });
+          } finally {
+            await store.close();
+          }
+        }
+      } finally {
+        await pgServer?.dropDatabase(url);
+        tmp.cleanup();
+      }
+    }, 180_000);
+  },
+);

@@ -75,13 +75,13 @@ describe.runIf(pgServer !== undefined)(`every command on a postgres:// database$
     expect(listed.stdout).toContain('test');
   });
 
-  it('migrate copies it to a SQLite file', () => {
+  it('migrate copies it to a SQLite file, with its token (issue 35)', () => {
     const migrated = spawnSync(process.execPath, [CLI, 'migrate', '--from', url, '--to', join(tmp.dir, 'copy.db')], {
       cwd: tmp.dir,
       encoding: 'utf8',
     });
     expect(migrated.status, migrated.stderr).toBe(0);
-    expect(JSON.parse(migrated.stdout)).toMatchObject({ entities: 1 });
+    expect(JSON.parse(migrated.stdout)).toMatchObject({ entities: 1, tokensAdded: 1, check: { differences: 0 } });
   });
 
   it('doctor refuses, saying what shows a PostgreSQL memory instead', () => {
@@ -92,7 +92,8 @@ describe.runIf(pgServer !== undefined)(`every command on a postgres:// database$
 
   it('created nothing on disk from the URL', () => {
     const names = readdirSync(tmp.dir).filter(
-      (n) => !['memory.jsonl', 'copy.db', 'copy.db-wal', 'copy.db-shm', 'copy.keywords'].includes(n),
+      // copy.tokens.db: the copy's tokens, which migrate carried there.
+      (n) => !['memory.jsonl', 'copy.db', 'copy.db-wal', 'copy.db-shm', 'copy.keywords', 'copy.tokens.db'].includes(n),
     );
     // connect --print writes nothing; the HOME is this folder, so a stray client file would show here too.
     expect(names.filter((n) => n.includes('postgres') || n.endsWith('.db') || n.startsWith('.'))).toEqual([]);

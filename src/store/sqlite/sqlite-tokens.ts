@@ -43,7 +43,9 @@ export function openSqliteTokenStore(path: string): TokenStore {
   const all = db.prepare<[], Row>('SELECT id, namespace, read_only, label, created_at FROM tokens ORDER BY namespace, created_at');
   const remove = db.prepare('DELETE FROM tokens WHERE id = ?');
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tokens');
-  const entries = db.prepare<[], Row & { hash: string }>('SELECT id, hash, namespace, read_only, label, created_at FROM tokens ORDER BY namespace, created_at');
+  const entries = db.prepare<[], Row & { hash: string }>(
+    'SELECT id, hash, namespace, read_only, label, created_at FROM tokens ORDER BY namespace, created_at',
+  );
   const insertNew = db.prepare(
     'INSERT INTO tokens (id, hash, namespace, read_only, label, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   );

@@ -61,9 +61,7 @@ export class SqliteTransfer implements TransferStore {
   }
 
   async readEntities(cursor: number, limit: number): Promise<TransferPage<EntityRecord>> {
-    const rows = this.conn
-      .stmt<[number, number], EntityRow>(`${ENTITY_ROWS} WHERE e.id > ? ORDER BY e.id LIMIT ?`)
-      .all(cursor, limit);
+    const rows = this.conn.stmt<[number, number], EntityRow>(`${ENTITY_ROWS} WHERE e.id > ? ORDER BY e.id LIMIT ?`).all(cursor, limit);
     return page(this.records(rows), limit, rows.at(-1)?.id ?? cursor);
   }
 
@@ -227,7 +225,8 @@ export class SqliteTransfer implements TransferStore {
         // Keyword rows from the rows as stored, kinds included; the entity is queued for its vector.
         if (fresh || changed) this.graph.syncEntity(asEntityId(id));
       }
-      if (entitiesAdded > 0) this.conn.stmt("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'entity_count'").run(entitiesAdded);
+      if (entitiesAdded > 0)
+        this.conn.stmt("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'entity_count'").run(entitiesAdded);
       const access = this.conn.stmt(
         `INSERT INTO entity_access (entity_id, access_count, last_access) VALUES (?, ?, ?)
          ON CONFLICT(entity_id) DO UPDATE SET access_count = max(access_count, excluded.access_count), last_access = max(last_access, excluded.last_access)`,
