@@ -124,7 +124,8 @@ for (const backend of [sqlite, postgres]) {
           const copy = await withStore(backend, target, ns, searchAnswers);
           expect(await withStore(backend, third, ns, searchAnswers), ns).toEqual(copy);
         }
-      });
+        // Sixteen runs of the built binary and a PostgreSQL: minutes on a loaded machine (time is not what is tested).
+      }, 300_000);
 
       it('writes a file the official server loads: every entity and relation, Limbic fields ignored', async () => {
         const source = await exportedMemory(backend);
@@ -159,7 +160,7 @@ for (const backend of [sqlite, postgres]) {
         } finally {
           await official.close();
         }
-      });
+      }, 120_000);
     },
   );
 }
