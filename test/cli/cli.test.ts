@@ -34,10 +34,10 @@ describe('limbic CLI', () => {
     writeFileSync(file, OFFICIAL_FILE);
     const { stdout } = await limbic(['--db', db, 'import', file]);
     expect(JSON.parse(stdout)).toMatchObject({ entitiesAdded: 2, relationsAdded: 2, skipped: 0, danglingRelations: 1 });
-    const exported = await limbic(['--db', db, 'export']);
+    const exported = await limbic(['--db', db, 'export', '--official']);
     expect(exported.stdout).toBe(OFFICIAL_FILE);
     const out = join(tmp.dir, 'out.jsonl');
-    await limbic(['--db', db, 'export', out]);
+    await limbic(['--db', db, 'export', '--official', out]);
     expect(readFileSync(out, 'utf8')).toBe(OFFICIAL_FILE);
   });
 
@@ -75,7 +75,7 @@ describe('limbic CLI', () => {
     expect(stderr).toMatch(/line 3 skipped: not valid JSON/);
     expect(stderr).toMatch(/line 7 skipped: "observations" must hold only strings/);
     expect(stderr).toMatch(/line 8 skipped: a relation needs/);
-    const exported = (await limbic(['--db', db, 'export'])).stdout.split('\n').map((l) => JSON.parse(l));
+    const exported = (await limbic(['--db', db, 'export', '--official'])).stdout.split('\n').map((l) => JSON.parse(l));
     expect(exported).toEqual([
       { type: 'entity', name: 'Good', entityType: 't', observations: ['ok'] },
       { type: 'entity', name: 'Variant', entityType: 'entity', observations: ['from entityName'] },
@@ -99,7 +99,7 @@ describe('limbic CLI', () => {
     expect(stderr).toMatch(/line 2 skipped: "name" is not well-formed Unicode/);
     expect(stderr).toMatch(/line 3 skipped: "observations"\[0\] is not well-formed Unicode/);
     expect(stderr).toMatch(/line 4 skipped: "to" is not well-formed Unicode/);
-    const exported = (await limbic(['--db', db, 'export'])).stdout;
+    const exported = (await limbic(['--db', db, 'export', '--official'])).stdout;
     expect(exported).not.toContain('\uFFFD');
     expect(JSON.parse(exported)).toEqual({ type: 'entity', name: 'Good', entityType: 't', observations: ['ok', 'pair 🧠 kept'] });
   });

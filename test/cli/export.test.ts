@@ -27,6 +27,7 @@ async function limbic(args: string[]) {
   return exec(process.execPath, [CLI, ...args], { env: { ...process.env, LIMBIC_NO_MODEL: '1' } });
 }
 
+// Exported with --official (these tests are about where the file goes; export-round-trip.test.ts is about what it holds).
 const GRAPH = '{"type":"entity","name":"Basil","entityType":"plant","observations":["grows next to tomatoes"]}';
 
 /** A character device of our own: a null device made in the temp folder where allowed (root), else /dev/null itself. */
@@ -58,7 +59,7 @@ describe('limbic export FILE (issue 33)', () => {
     writeFileSync(target, 'old content\n');
     const link = join(tmp.dir, 'link.jsonl');
     symlinkSync('real.jsonl', link);
-    const { stderr } = await limbic(['--db', db, 'export', link]);
+    const { stderr } = await limbic(['--db', db, 'export', '--official', link]);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readlinkSync(link)).toBe('real.jsonl');
     expect(readFileSync(target, 'utf8')).toBe(GRAPH);
@@ -66,14 +67,14 @@ describe('limbic export FILE (issue 33)', () => {
     // A link to a file not made yet: the file is made where the link points, the link kept.
     const dangling = join(tmp.dir, 'later.jsonl');
     symlinkSync('made-by-export.jsonl', dangling);
-    await limbic(['--db', db, 'export', dangling]);
+    await limbic(['--db', db, 'export', '--official', dangling]);
     expect(lstatSync(dangling).isSymbolicLink()).toBe(true);
     expect(readFileSync(join(tmp.dir, 'made-by-export.jsonl'), 'utf8')).toBe(GRAPH);
   });
 
   it('writes to a character device directly, leaving it a device', async () => {
     const device = characterDevice(tmp.dir);
-    const { stderr } = await limbic(['--db', db, 'export', device]);
+    const { stderr } = await limbic(['--db', db, 'export', '--official', device]);
     expect(statSync(device).isCharacterDevice()).toBe(true);
     expect(stderr).toContain(`wrote ${device}`);
     expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
@@ -87,7 +88,7 @@ describe('limbic export FILE (issue 33)', () => {
     reader.stdout.on('data', (chunk: Buffer) => (read += chunk.toString()));
     const closed = new Promise<void>((done) => reader.on('close', () => done()));
     try {
-      await limbic(['--db', db, 'export', fifo]);
+      await limbic(['--db', db, 'export', '--official', fifo]);
       expect(lstatSync(fifo).isFIFO()).toBe(true);
       await closed;
       expect(read).toBe(GRAPH);
@@ -100,14 +101,14 @@ describe('limbic export FILE (issue 33)', () => {
     const file = join(tmp.dir, 'private.jsonl');
     writeFileSync(file, 'old\n');
     chmodSync(file, 0o600);
-    await limbic(['--db', db, 'export', file]);
+    await limbic(['--db', db, 'export', '--official', file]);
     expect(readFileSync(file, 'utf8')).toBe(GRAPH);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const shared = join(tmp.dir, 'shared.jsonl');
     const other = join(tmp.dir, 'other-name.jsonl');
     writeFileSync(shared, 'old\n');
     linkSync(shared, other);
-    await limbic(['--db', db, 'export', shared]);
+    await limbic(['--db', db, 'export', '--official', shared]);
     expect(readFileSync(other, 'utf8')).toBe(GRAPH);
     expect(statSync(shared).ino).toBe(statSync(other).ino);
     expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);

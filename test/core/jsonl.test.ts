@@ -1,6 +1,17 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { entityLine, formatMemoryFile, parseMemoryLine, relationLine, type ParsedLine } from '../../src/core/jsonl.js';
+import {
+  coOccurrenceLine,
+  entityLine,
+  formatMemoryFile,
+  limbicEntityLine,
+  limbicRelationLine,
+  parseMemoryLine,
+  rankingLine,
+  relationLine,
+  type ExportEntity,
+  type ParsedLine,
+} from '../../src/core/jsonl.js';
 import type { Entity, KnowledgeGraph, Relation } from '../../src/core/types.js';
 
 function expectError(parsed: ParsedLine): void {
@@ -27,7 +38,7 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
     });
 
     it('drops unknown extra keys, like the official loader', () => {
-      const parsed = parseMemoryLine('{"type":"entity","name":"x","entityType":"t","observations":[],"extra":1,"status":"activo"}');
+      const parsed = parseMemoryLine('{"type":"entity","name":"x","entityType":"t","observations":[],"extra":1,"strength":0.5}');
       expect(parsed).toEqual({ kind: 'entity', entity: { name: 'x', entityType: 't', observations: [] } });
     });
 
@@ -71,14 +82,16 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
       expect(parsed).toEqual({ kind: 'entity', entity: { name: 'Bob', entityType: 'person', observations: ['likes tea'] } });
     });
 
-    it('entityType falls back to "entity" when there is no usable type', () => {
+    it('entityType falls back to "entity" when there is no usable type, and says so (issue 35 item 13)', () => {
       expect(parseMemoryLine('{"type":"entity","name":"Bob","observations":[]}')).toEqual({
         kind: 'entity',
         entity: { name: 'Bob', entityType: 'entity', observations: [] },
+        notes: ['type missing: stored as "entity"'],
       });
       expect(parseMemoryLine('{"name":"Bob","observations":[]}')).toEqual({
         kind: 'entity',
         entity: { name: 'Bob', entityType: 'entity', observations: [] },
+        notes: ['type missing: stored as "entity"'],
       });
     });
 
@@ -107,10 +120,12 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
     ).toEqual({
       kind: 'entity',
       entity: { name: 'Café', entityType: 'pláce', observations: ['niño'] },
+      notes: ['"name", "entityType", observation 1 stored in Unicode NFC (written in another form)'],
     });
     expect(parseMemoryLine(JSON.stringify({ type: 'relation', from: 'Cafe\u0301', to: 'A\u030a', relationType: 'vi\u0301a' }))).toEqual({
       kind: 'relation',
       relation: { from: 'Café', to: 'Å', relationType: 'vía' },
+      notes: ['"from", "to", "relationType" stored in Unicode NFC (written in another form)'],
     });
   });
 
@@ -286,7 +301,11 @@ describe('formatMemoryFile', () => {
         const file = formatMemoryFile({ entities, relations });
         const lines = file === '' ? [] : file.split('\n');
         expect(lines).toHaveLength(entities.length + relations.length);
-        const parsed = lines.map(parseMemoryLine);
+        // The notes (text stored in NFC) are the import report's (issue 35 item 13), tested apart.
+        const parsed = lines.map(parseMemoryLine).map((p) => {
+          const { notes: _notes, ...rest } = p as ParsedLine & { notes?: unknown };
+          return rest;
+        });
         // Text comes back in NFC, the form every tool stores (issue 26).
         const nfc = (t: string) => t.normalize('NFC');
         expect(parsed).toEqual([
@@ -302,5 +321,92 @@ describe('formatMemoryFile', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('Limbic export lines (issue 35 item 4)', () => {
+  const T = Date.UTC(2026, 0, 5, 9, 30, 15, 123);
+  const entity: ExportEntity = {
+    name: 'Alice',
+    entityType: 'person',
+    status: 'archived',
+    createdAt: T,
+    updatedAt: T + 5,
+    project: 'github.com/acme/billing',
+    observations: [
+      { content: 'likes tea', kind: 'generic', createdAt: T },
+      { content: 'decided to move', kind: 'decision', createdAt: T + 1 },
+    ],
+    superseded: [{ content: 'lives in Lyon', kind: 'fact', createdAt: T - 9, supersededAt: T + 2, supersededBy: 'lives in Berlin' }],
+    access: { count: 3, lastAccess: T + 3, days: ['2026-01-05'] },
+  };
+
+  it('writes the official keys first, in the official order, with plain string observations', () => {
+    const line = JSON.parse(limbicEntityLine(entity)) as Record<string, unknown>;
+    expect(Object.keys(line).slice(0, 4)).toEqual(['type', 'name', 'entityType', 'observations']);
+    expect(line.observations).toEqual(['likes tea', 'decided to move']);
+    expect(line.observation_kinds).toEqual(['generic', 'decision']);
+  });
+
+  it('reads every field back, to the millisecond', () => {
+    expect(parseMemoryLine(limbicEntityLine(entity))).toEqual({
+      kind: 'entity',
+      entity: { name: 'Alice', entityType: 'person', observations: ['likes tea', 'decided to move'] },
+      limbic: {
+        status: 'archived',
+        createdAt: T,
+        updatedAt: T + 5,
+        project: 'github.com/acme/billing',
+        observationKinds: ['generic', 'decision'],
+        observationTimes: [T, T + 1],
+        superseded: entity.superseded,
+        access: entity.access,
+      },
+    });
+    const relation = { from: 'Alice', to: 'Acme', relationType: 'works_at', context: 'since 2024', createdAt: T, endedAt: T + 7 };
+    expect(parseMemoryLine(limbicRelationLine(relation))).toEqual({
+      kind: 'relation',
+      relation: { from: 'Alice', to: 'Acme', relationType: 'works_at', ended_at: new Date(T + 7).toISOString() },
+      limbic: { context: 'since 2024', createdAt: T },
+    });
+    expect(parseMemoryLine(rankingLine({ gamma: 0.4, betaSal: 0.2, rrfK: 23, tunedAt: T }))).toEqual({
+      kind: 'ranking',
+      ranking: { gamma: 0.4, betaSal: 0.2, rrfK: 23, tunedAt: T },
+    });
+    expect(parseMemoryLine(coOccurrenceLine({ a: 'Alice', b: 'Acme', count: 4, lastCo: T }))).toEqual({
+      kind: 'co-occurrence',
+      pair: { a: 'Alice', b: 'Acme', count: 4, lastCo: T },
+    });
+  });
+
+  it('keeps a line whose Limbic field is not as Limbic writes it, and says what was left out', () => {
+    const line = JSON.stringify({
+      type: 'entity',
+      name: 'Bob',
+      entityType: 'person',
+      observations: ['a', 'b'],
+      status: 'sleeping',
+      observation_kinds: ['decision'],
+      created_at: 'yesterday',
+    });
+    expect(parseMemoryLine(line)).toEqual({
+      kind: 'entity',
+      entity: { name: 'Bob', entityType: 'person', observations: ['a', 'b'] },
+      limbic: {
+        status: undefined,
+        createdAt: undefined,
+        updatedAt: undefined,
+        project: undefined,
+        observationKinds: undefined,
+        observationTimes: undefined,
+        superseded: undefined,
+        access: undefined,
+      },
+      notes: [
+        '"status" is not one of active, paused, completed, archived: stored as active',
+        '"observation_kinds" is not 2 kinds, one per observation: every observation stored as generic',
+        '"created_at" is not an ISO 8601 date: the import time is stored instead',
+      ],
+    });
   });
 });

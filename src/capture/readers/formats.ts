@@ -88,7 +88,9 @@ function lineFormat(value: Json): ImportFormat | undefined {
   if (isObject(value.mapping)) return 'chatgpt';
   if (Array.isArray(value.chat_messages)) return 'claude-ai';
   const memory = parseMemoryLine(JSON.stringify(value));
-  if (memory.kind === 'entity' || memory.kind === 'relation') return 'memory-jsonl';
+  // A limbic export's own lines (ranking, co-occurrence) say so too: a memory of only those is one.
+  if (memory.kind === 'entity' || memory.kind === 'relation' || memory.kind === 'ranking' || memory.kind === 'co-occurrence')
+    return 'memory-jsonl';
   return undefined;
 }
 

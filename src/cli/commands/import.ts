@@ -3,7 +3,7 @@
  * ChatGPT or Claude.ai export, Claude Code, Codex or Gemini CLI sessions, a folder of them — told
  * by its content or by `--format`. Safe to run twice; a file that is none of them is refused.
  */
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { detectFormat, FORMAT_DESCRIPTIONS, IMPORT_FORMATS, type Detected, type ImportFormat } from '../../capture/readers/formats.js';
@@ -11,7 +11,7 @@ import { plural } from '../../core/text/plural.js';
 import { modelStateSentence } from '../../embed/model-state.js';
 import type { App } from '../app.js';
 import { importConversations, summaryLine } from '../import-conversations.js';
-import { importFile } from '../import-file.js';
+import { importFile, type ImportReport } from '../import-file.js';
 import { fail, print } from '../output.js';
 
 /** Left-out items named one by one on stderr, then only counted. */
@@ -30,7 +30,11 @@ export function registerImportCommand(program: Command, app: App): void {
         `read it as this format: ${IMPORT_FORMATS.map((f) => `${f} (${FORMAT_DESCRIPTIONS[f]})`).join('; ')}`,
       ).choices(IMPORT_FORMATS),
     )
-    .action(async (file: string, options: { format?: ImportFormat }) => {
+    .option(
+      '--report <file>',
+      `memory.jsonl: write every line not stored as written (merged, type not kept, repeated observation dropped, type missing) to this file, one JSON object a line; stderr names the first ${NAMED_SKIPS}`,
+    )
+    .action(async (file: string, options: { format?: ImportFormat; report?: string }) => {
       const path = resolve(file);
       if (!existsSync(path)) {
         fail(
@@ -54,7 +58,7 @@ export function registerImportCommand(program: Command, app: App): void {
       }
       const service = app.service(app.config());
       try {
-        if (detected.kind === 'file' && detected.format === 'memory-jsonl') await importMemoryJsonl(service, path);
+        if (detected.kind === 'file' && detected.format === 'memory-jsonl') await importMemoryJsonl(service, path, options.report);
         else {
           let named = 0;
           const report = await importConversations(service, path, detected, {
@@ -77,14 +81,45 @@ export function registerImportCommand(program: Command, app: App): void {
     });
 }
 
-async function importMemoryJsonl(service: ReturnType<App['service']>, path: string): Promise<void> {
-  const report = await importFile(service, path);
+async function importMemoryJsonl(service: ReturnType<App['service']>, path: string, reportPath: string | undefined): Promise<void> {
+  // Every note goes to the report file as it comes (thousands stay out of memory); stderr names the first ones.
+  const reportFile = reportPath === undefined ? undefined : openReport(reportPath);
+  let told = 0;
+  let report: ImportReport;
+  try {
+    report = await importFile(service, path, {
+      onNote: (note) => {
+        if (reportFile !== undefined) writeSync(reportFile, `${JSON.stringify(note)}\n`);
+        if (++told <= NAMED_SKIPS)
+          process.stderr.write(`limbic: line ${note.line} ${JSON.stringify(note.name)} not stored as written: ${note.notes.join('; ')}\n`);
+      },
+    });
+  } finally {
+    if (reportFile !== undefined) closeSync(reportFile);
+  }
+  if (told > NAMED_SKIPS)
+    process.stderr.write(
+      `limbic: … and ${told - NAMED_SKIPS} more lines not stored as written${reportPath === undefined ? ' (--report FILE lists them all)' : ''}\n`,
+    );
+  if (reportPath !== undefined)
+    process.stderr.write(`limbic: ${plural(told, 'line', 'lines')} not stored as written listed in ${resolve(reportPath)}\n`);
   for (const s of report.skipped.slice(0, NAMED_SKIPS)) process.stderr.write(`limbic: line ${s.line} skipped: ${s.reason}\n`);
   if (report.skipped.length > NAMED_SKIPS)
     process.stderr.write(`limbic: … and ${report.skipped.length - NAMED_SKIPS} more skipped lines\n`);
   const pending = (await service.statistics()).embeddings.pending;
   print({ ...report, skipped: report.skipped.length, pendingEmbeddings: pending });
   await sayPendingEmbeddings(service, pending);
+}
+
+/** The --report file, made private (it quotes the memory's text). */
+function openReport(path: string): number {
+  try {
+    return openSync(path, 'w', 0o600);
+  } catch (error) {
+    throw new Error(`Cannot write the import report to ${resolve(path)}: ${(error as Error).message}. Choose another --report path.`, {
+      cause: error,
+    });
+  }
 }
 
 async function sayPendingEmbeddings(service: ReturnType<App['service']>, known?: number): Promise<void> {
