@@ -19,6 +19,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_JSON_DEPTH } from '../../src/mcp/jsonrpc-screen.js';
 
 // ---------- seeded PRNG ----------
 
@@ -704,6 +705,16 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/**
+ * How deep a tools/call message carrying `args` nests: the message and its params are two levels
+ * above the arguments (strings do not count, as the server's screen counts them).
+ */
+function nestingOf(args: unknown): number {
+  const depth = (value: unknown): number =>
+    value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value).map(depth)) : 0;
+  return 2 + depth(args);
+}
+
 function deepNest(rng: Rng, depth: number): unknown {
   let value: unknown = rng.pick(['x', 1, null, true]);
   const asArray = rng.chance(0.5);
@@ -1295,6 +1306,11 @@ export interface FuzzReport {
   either: number;
   /** Tool calls answered with a JSON-RPC error instead of a result. */
   protocolErrors: number;
+  /**
+   * Calls whose arguments nest deeper than the server reads (MAX_JSON_DEPTH, issue 35): refused
+   * before anything parses them, as a JSON-RPC error (-32600) that says so, not a tool result.
+   */
+  refusedTooDeep: number;
   /** The connection to the server was lost. */
   crashes: number;
   /** Requests whose `arguments` was not an object, and how many were answered (with a JSON-RPC error). */
@@ -1360,6 +1376,7 @@ export async function runFuzz(client: Client, options: FuzzOptions): Promise<Fuz
     mustFail: 0,
     either: 0,
     protocolErrors: 0,
+    refusedTooDeep: 0,
     crashes: 0,
     malformed: { sent: 0, answered: 0, codes: {} },
     statisticsChecked: 0,
@@ -1422,6 +1439,10 @@ export async function runFuzz(client: Client, options: FuzzOptions): Promise<Fuz
       if (isConnectionLoss(error)) {
         report.crashes++;
         fail(call, 'the connection was lost (crash)', message);
+      } else if (nestingOf(call.args) > MAX_JSON_DEPTH && /nest more than \d+ levels deep/.test(message)) {
+        // Refused whatever the oracle says: an official tool ignores an unknown field, but not one
+        // nested past the bound, which no parse reaches (docs/migrating.md, "Differences").
+        report.refusedTooDeep++;
       } else {
         report.protocolErrors++;
         fail(call, 'a protocol error instead of a tool result', message);
