@@ -1,5 +1,5 @@
 /**
- * `npm run bench:flood`: does one token's flood slow another namespace? (issue 35, item 12: 64
+ * `npm run bench:http-fairness`: does one token's flood slow another namespace? (issue 35, item 12: 64
  * connections of tiny calls from a read-only token put another namespace's light call at p50
  * 514 ms / p99 1,029 ms, idle 10–20 ms; 200 concurrent large reads made it take 7.2 s.)
  *
@@ -17,7 +17,7 @@
  * --runs N repeats everything on fresh servers and reports each figure's median over the runs;
  * --cli runs another build (an older one, to compare).
  *
- *   flock /tmp/limbic-bench.lock npm run bench:flood -- [--entities 2000] [--limit 2000] [--samples 60] [--seconds 30] [--runs 3] [--cli dist/cli/main.js]
+ *   flock /tmp/limbic-bench.lock npm run bench:http-fairness -- [--entities 2000] [--limit 2000] [--samples 60] [--seconds 30] [--runs 3] [--cli dist/cli/main.js]
  */
 import { fork, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
