@@ -15,18 +15,17 @@ import type {
   TransferStore,
   TransferWriteCounts,
 } from '../transfer-store.js';
-import { toCoOccurrenceRecord, toRelationRecord, type CoOccurrenceRecordRow, type RelationRecordRow } from '../rows.js';
+import {
+  toCoOccurrenceRecord,
+  toRelationRecord,
+  type CoOccurrenceRecordRow,
+  type EntityRow as StoredEntityRow,
+  type RelationRecordRow,
+} from '../rows.js';
 import { decodeText, type PgConnection } from './pg-connection.js';
 import { syncEntities } from './pg-graph.js';
 
-interface EntityRow {
-  id: number;
-  name: string;
-  entity_type: string;
-  status: string;
-  created_at: number;
-  updated_at: number;
-  project: string | null;
+interface EntityRow extends StoredEntityRow {
   obs: { c: string; k: string; t: number }[] | null;
   sup: { c: string; k: string; t: number; s: number; b: string }[] | null;
   access_count: number | null;

@@ -23,19 +23,18 @@ import type {
   TransferStore,
   TransferWriteCounts,
 } from '../transfer-store.js';
-import { toCoOccurrenceRecord, toRelationRecord, type CoOccurrenceRecordRow, type RelationRecordRow } from '../rows.js';
+import {
+  toCoOccurrenceRecord,
+  toRelationRecord,
+  type CoOccurrenceRecordRow,
+  type EntityRow as StoredEntityRow,
+  type RelationRecordRow,
+} from '../rows.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 import type { SqliteGraph } from './sqlite-graph.js';
 import type { SqliteVectorIndex } from './sqlite-vectors.js';
 
-interface EntityRow {
-  id: number;
-  name: string;
-  entity_type: string;
-  status: string;
-  created_at: number;
-  updated_at: number;
-  project: string | null;
+interface EntityRow extends StoredEntityRow {
   access_count: number | null;
   last_access: number | null;
 }
