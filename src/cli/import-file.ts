@@ -143,7 +143,9 @@ export async function importFile(service: MemoryService, path: string, options: 
       for (const e of held.values()) {
         const first = firstInBatch.get(e.name);
         if (first !== undefined && first.type !== e.entityType)
-          note(first.line, e.name, [`type ${quote(first.type)} not kept: the memory already holds this entity as ${quote(e.entityType)}`]);
+          note(first.line, e.name, [
+            `type ${quote(first.type, Infinity)} not kept: the memory already holds this entity as ${quote(e.entityType, Infinity)}`,
+          ]);
       }
     }
     if (records.size > 0 && transfer !== undefined) {
@@ -161,9 +163,16 @@ export async function importFile(service: MemoryService, path: string, options: 
     if (relationRecords.length > 0 && transfer !== undefined)
       totals.relationsAdded += await transfer.writeRelations(await redactRelationRecords(service, relationRecords, tally));
     if (pairs.length > 0 && transfer !== undefined) totals.coOccurrences += await transfer.writeCoOccurrences(pairs);
-    for (const [line, { name, notes }] of [...batchNotes].sort(([a], [b]) => a - b)) {
+    // Notes quote names, types and relation ends from the file: redacted as what is stored is, so
+    // no secret reaches stderr or the --report file (docs/redaction.md).
+    const told = [...batchNotes].sort(([a], [b]) => a - b);
+    const texts = told.flatMap(([, { name, notes }]) => [name, ...notes]);
+    const shown = service.redactor.enabled && texts.length > 0 ? (await service.redactor.redactAll(texts)).texts : texts;
+    let at = 0;
+    for (const [line, { notes }] of told) {
+      const name = shown[at++] ?? '';
       totals.notKeptAsWritten++;
-      options.onNote?.({ line, name, notes });
+      options.onNote?.({ line, name, notes: notes.map(() => shown[at++] ?? '') });
     }
     entities = [];
     relations = [];
@@ -201,7 +210,7 @@ export async function importFile(service: MemoryService, path: string, options: 
         } else {
           notes.push(`merged into line ${first.line}, which has the same name`);
           if (first.type !== entity.entityType)
-            notes.push(`type ${quote(entity.entityType)} not kept: ${quote(first.type)} kept from line ${first.line}`);
+            notes.push(`type ${quote(entity.entityType, Infinity)} not kept: ${quote(first.type, Infinity)} kept from line ${first.line}`);
           const differs =
             limbic !== undefined &&
             (limbic.status !== first.status || limbic.project !== first.project || limbic.createdAt !== first.createdAt);
@@ -209,15 +218,18 @@ export async function importFile(service: MemoryService, path: string, options: 
         }
         let seen = observationLines.get(entity.name);
         if (seen === undefined) observationLines.set(entity.name, (seen = new Map()));
-        entity.observations.forEach((o, i) => {
+        for (const [i, o] of entity.observations.entries()) {
           const h = hash53(o);
           const at = seen.get(h);
           if (at === undefined) seen.set(h, lineNo);
-          else
+          else {
+            // Redacted whole before it is cut to an excerpt: a secret cut in half is no longer found.
+            const shown = service.redactor.enabled ? (await service.redact(o)).text : o;
             notes.push(
-              `observation ${i + 1} ${quote(o)} dropped: ${at === lineNo ? 'repeated on this line' : `the same as on line ${at}`}`,
+              `observation ${i + 1} ${quote(shown)} dropped: ${at === lineNo ? 'repeated on this line' : `the same as on line ${at}`}`,
             );
-        });
+          }
+        }
         note(lineNo, entity.name, notes);
         if (limbic === undefined) {
           entities.push(entity);

@@ -125,3 +125,34 @@ describe('limbic import: the first 50 on stderr, all with --report FILE (issue 3
     expect(plain.stderr).toContain('… and 69 more lines not stored as written (--report FILE lists them all)');
   });
 });
+
+describe('limbic import: what the notes quote is redacted', () => {
+  it('a secret in a merged name, a kept type or a dropped observation reaches neither stderr nor the report', async () => {
+    // A made-up token of GitHub's shape (docs/redaction.md), long enough that a 60-character excerpt would cut it.
+    const secret = `ghp_${'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'}`;
+    const observation = `the deploy token is ${secret}, kept in the vault for the release pipeline`;
+    const db = join(tmp.dir, 'secret.db');
+    const file = join(tmp.dir, 'secret.jsonl');
+    writeFileSync(
+      file,
+      [
+        { type: 'entity', name: 'Deploy', entityType: 'project', observations: [observation] },
+        { type: 'entity', name: 'Deploy', entityType: `key ${secret}`, observations: [observation] },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n'),
+    );
+    const report = join(tmp.dir, 'secret-notes.jsonl');
+    const run = await exec(process.execPath, [CLI, '--db', db, 'import', file, '--report', report], {
+      env: { ...process.env, LIMBIC_NO_MODEL: '1' },
+    });
+    expect(JSON.parse(run.stdout)).toMatchObject({ notKeptAsWritten: 1 });
+    const listed = readFileSync(report, 'utf8');
+    expect(listed).toContain('dropped: the same as on line 1');
+    expect(listed).toContain('not kept');
+    for (const text of [run.stderr, listed]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(secret.slice(0, 20));
+    }
+  });
+});
