@@ -131,7 +131,12 @@ export function parseMemoryLine(line: string): ParsedLine {
   try {
     value = JSON.parse(line);
   } catch (error) {
-    return { kind: 'error', reason: `not valid JSON (${(error as Error).message})` };
+    // V8 quotes a snippet of the line in its message ('Unexpected token 'g', "{"a": ghp_…" is not
+    // valid JSON'): the reason reaches stderr, so it keeps the error and drops the line's text.
+    const raw = (error as Error).message;
+    const quoted = raw.search(/, (?:\.\.\.)?"/);
+    const message = quoted === -1 ? raw : raw.slice(0, quoted);
+    return { kind: 'error', reason: `not valid JSON (${message})` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { kind: 'error', reason: 'not a JSON object' };

@@ -143,6 +143,16 @@ describe('parseMemoryLine (compat/official-memory-server.md §1)', () => {
     expectError(parseMemoryLine('{"type":"relation","from":"a","to":"b","relationType":"r","ended_at":12}'));
   });
 
+  it("says why a line is not JSON without quoting the line's text (a secret in it would reach stderr)", () => {
+    const parsed = parseMemoryLine('{"type":"entity","name":"x","token": ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8}');
+    expect(parsed).toMatchObject({ kind: 'error', reason: expect.stringMatching(/^not valid JSON \(Unexpected token/) as unknown });
+    expect(JSON.stringify(parsed)).not.toContain('ghp_');
+    expect(parseMemoryLine('{"type":"entity"')).toMatchObject({
+      kind: 'error',
+      reason: expect.stringMatching(/^not valid JSON \(.+\)$/) as unknown,
+    });
+  });
+
   it('ignores other unknown line types', () => {
     expect(parseMemoryLine('{"type":"comment","text":"hello"}').kind).toBe('ignored');
     expect(parseMemoryLine('{"hello":"world"}').kind).toBe('ignored');
