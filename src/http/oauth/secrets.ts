@@ -41,11 +41,7 @@ export function newApprovalCode(): string {
  * undefined when it cannot be one: what is hashed and looked up.
  */
 export function normalizeApprovalCode(typed: string): string | undefined {
-  const plain = typed
-    .toUpperCase()
-    .replace(/[\s-]/g, '')
-    .replace(/O/g, '0')
-    .replace(/[IL]/g, '1');
+  const plain = typed.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
   if (plain.length !== GROUPS * GROUP_LENGTH || [...plain].some((c) => !ALPHABET.includes(c))) return undefined;
   const groups: string[] = [];
   for (let g = 0; g < GROUPS; g++) groups.push(plain.slice(g * GROUP_LENGTH, (g + 1) * GROUP_LENGTH));
