@@ -6,6 +6,7 @@
  * revocation; pruning.
  */
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   AUTHORIZATION_CODE_PREFIX,
@@ -446,5 +447,36 @@ describe.each(backends)('OAuth store, $name', ({ place }) => {
     expect(await oauth.consumeApprovalCode(fresh, at)).toMatchObject({ namespace: 'team' });
     expect(await oauth.rotateRefreshToken(keep.tokens.refreshHash, keep.grant.clientId, at, tokensAt(at))).toMatchObject({ ok: true });
     expect(await oauth.exchangeCode(waiting.codeHash, at + 1)).toMatchObject({ ok: true });
+  });
+});
+
+describe.runIf(pgServer !== undefined)('OAuth store on PostgreSQL, a process starting beside busy ones', () => {
+  it('opening the store does not wait for (or deadlock with) transactions writing the OAuth tables', async () => {
+    const url = await (pgServer as PgServer).createDatabase();
+    cleanups.push(() => (pgServer as PgServer).dropDatabase(url));
+    const running = openPgTokenStore(url);
+    const starting = openPgTokenStore(url);
+    const busy = new pg.Client({ connectionString: url });
+    try {
+      await running.oauth.clientCount();
+      // A request of a running process, mid-transaction, holding its tables' ROW EXCLUSIVE locks.
+      await busy.connect();
+      await busy.query('BEGIN');
+      for (const [table, column] of [
+        ['clients', 'created_at'],
+        ['codes', 'expires_at'],
+        ['access_tokens', 'expires_at'],
+        ['refresh_tokens', 'expires_at'],
+      ])
+        await busy.query(`UPDATE limbic_oauth_${table} SET ${column} = ${column} WHERE false`);
+      const opened = starting.oauth.clientCount().then(() => 'opened' as const);
+      const outcome = await Promise.race([opened, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 5_000))]);
+      await busy.query('COMMIT');
+      await opened;
+      expect(outcome).toBe('opened');
+    } finally {
+      await busy.end().catch(() => undefined);
+      await Promise.all([running.close(), starting.close()]);
+    }
   });
 });
