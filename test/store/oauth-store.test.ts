@@ -522,7 +522,7 @@ describe('OAuth store on SQLite, two processes racing', () => {
     cleanups.push(cleanup);
     const path = join(dir, 'memory.tokens.db');
     const tokens = openSqliteTokenStore(path);
-    const n = 200;
+    const n = 400;
     const approvals: string[] = [];
     const codes: string[] = [];
     const refresh: { hash: string; clientId: string }[] = [];
@@ -551,8 +551,9 @@ describe('OAuth store on SQLite, two processes racing', () => {
     const won = await Promise.all(
       racers.map(async ({ next }) => JSON.parse(String((await next.next()).value)) as Record<'approvals' | 'codes' | 'refresh', number[]>),
     );
-    // Both took part: each won some of each kind.
-    for (const w of won) for (const kind of ['approvals', 'codes', 'refresh'] as const) expect(w[kind].length, kind).toBeGreaterThan(0);
+    // Both took part (a race, not one process after the other): each won something.
+    const wins = won.map((w) => w.approvals.length + w.codes.length + w.refresh.length);
+    expect(Math.min(...wins), JSON.stringify(wins)).toBeGreaterThan(0);
     for (const kind of ['approvals', 'codes', 'refresh'] as const) {
       const all = [...(won[0]?.[kind] ?? []), ...(won[1]?.[kind] ?? [])].sort((a, b) => a - b);
       expect(all, kind).toEqual(Array.from({ length: n }, (_, i) => i));
