@@ -329,6 +329,29 @@ describe.each(backends)('OAuth store, $name', ({ place }) => {
     expect(await oauth.accessToken(tooLate.accessHash, old.tokens.refreshExpiresAt)).toBeUndefined();
   });
 
+  it("a refresh naming another resource than the grant's is refused without spending the token; naming the grant's own rotates", async () => {
+    const [oauth, other] = await two();
+    const { grant, tokens } = await issuedGrant(oauth);
+    const elsewhere = tokensAt(NOW + MINUTE);
+    for (const resource of ['https://attacker.example/mcp', `${RESOURCE}/`, RESOURCE.toUpperCase()])
+      expect(await other.rotateRefreshToken(tokens.refreshHash, grant.clientId, NOW + MINUTE, elsewhere, resource)).toEqual({
+        ok: false,
+        reason: 'other-resource',
+      });
+    expect(await oauth.accessToken(elsewhere.accessHash, NOW + MINUTE)).toBeUndefined();
+    const next = tokensAt(NOW + MINUTE);
+    expect(await oauth.rotateRefreshToken(tokens.refreshHash, grant.clientId, NOW + MINUTE, next, RESOURCE)).toMatchObject({ ok: true });
+    // A used token is reuse, whatever resource it names: the family ends.
+    const again = tokensAt(NOW + 2 * MINUTE);
+    expect(
+      await oauth.rotateRefreshToken(tokens.refreshHash, grant.clientId, NOW + 2 * MINUTE, again, 'https://attacker.example/mcp'),
+    ).toEqual({
+      ok: false,
+      reason: 'reused',
+    });
+    expect(await oauth.accessToken(next.accessHash, NOW + 2 * MINUTE)).toBeUndefined();
+  });
+
   it('a refresh may narrow the scope, never widen it; asking for nothing keeps it', async () => {
     const oauth = await one();
     const full = await issuedGrant(oauth);
