@@ -21,7 +21,9 @@ import {
 } from '../../src/http/oauth/client-metadata.js';
 import { resolveClient } from '../../src/http/oauth/clients.js';
 import { redirectUriMatches, redirectUriProblem } from '../../src/http/oauth/redirects.js';
-import type { OAuthStore } from '../../src/store/oauth-store.js';
+import { hashSecret, newId } from '../../src/http/oauth/secrets.js';
+import type { OAuthStore, RegisteredClient } from '../../src/store/oauth-store.js';
+import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 describe('redirectUriProblem: what a client may register', () => {
@@ -242,13 +244,27 @@ describe('client metadata documents: fetched from allowed hosts only', () => {
     expect(server.hosts).toEqual([`client.example:${server.port}`]);
   });
 
-  it('uses plain http only for a listed host that resolves to loopback', async () => {
-    const resolve = fixedResolve({ 'lan.example': ['192.168.1.20'] });
-    const result = await new ClientMetadataFetcher({ clientHosts: ['lan.example'], resolve }).fetch('http://lan.example/client.json');
-    expect(!result.ok && result.error).toMatch(/plain http is used only for a listed host on this machine's loopback/);
+  it('uses plain http only for a listed host that resolves to loopback alone', async () => {
+    const resolve = fixedResolve({ 'lan.example': ['192.168.1.20'], 'mixed.example': ['127.0.0.1', '192.168.1.20'] });
+    const fetcher = new ClientMetadataFetcher({ clientHosts: ['lan.example', 'mixed.example'], resolve });
+    const lan = await fetcher.fetch('http://lan.example/client.json');
+    expect(!lan.ok && lan.error).toMatch(
+      /plain http is used only for a listed host on this machine's loopback, and lan\.example resolves to 192\.168\.1\.20/,
+    );
+    const mixed = await fetcher.fetch('http://mixed.example/client.json');
+    expect(!mixed.ok && mixed.error).toMatch(/mixed\.example resolves to 192\.168\.1\.20/);
   });
 
-  it('never follows a redirect', async () => {
+  it('may connect to any of the checked addresses: a listed name on ::1 and 127.0.0.1 reaches a server on 127.0.0.1', async () => {
+    const server = await documentServer(goodDocument, 'dual.example');
+    const resolve = fixedResolve({ 'dual.example': ['::1', '127.0.0.1'] });
+    const url = `http://dual.example:${server.port}/client.json`;
+    const result = await new ClientMetadataFetcher({ clientHosts: ['dual.example'], resolve }).fetch(url);
+    expect(result.ok).toBe(true);
+    expect(server.hosts).toEqual([`dual.example:${server.port}`]);
+  });
+
+  it('never follows a redirect (here to a loopback address)', async () => {
     const target = await documentServer(goodDocument);
     const redirecting = await localServer((_req, res) => {
       res.writeHead(302, { location: `http://127.0.0.1:${target.port}/client.json` }).end();
@@ -588,6 +604,41 @@ describe('resolveClient', () => {
     expect(server.hosts).toHaveLength(1);
     const refused = await resolveClient(url, { store, clientHosts: [] });
     expect(refused.ok).toBe(false);
+  });
+
+  it('resolves a registered client from the real store, and says what to do about an unknown one', async () => {
+    const { dir, cleanup } = tempDir('limbic-oauth-clients-');
+    const tokens = openSqliteTokenStore(join(dir, 'tokens.db'));
+    try {
+      const registered: RegisteredClient = {
+        clientId: newId('c_'),
+        clientName: 'Registered <b>Client</b>',
+        clientUri: undefined,
+        redirectUris: ['http://127.0.0.1/callback', 'https://claude.ai/api/mcp/auth_callback'],
+        tokenEndpointAuthMethod: 'client_secret_post',
+        secretHash: hashSecret('limbic_test_client_secret'),
+        registeredBy: hashSecret('127.0.0.1'),
+        createdAt: Date.now(),
+      };
+      await tokens.oauth.addClient(registered);
+      const found = await resolveClient(registered.clientId, { store: tokens.oauth, clientHosts: [] });
+      expect(found).toEqual({
+        ok: true,
+        client: {
+          clientId: registered.clientId,
+          clientName: 'Registered <b>Client</b>',
+          redirectUris: registered.redirectUris,
+          tokenEndpointAuthMethod: 'client_secret_post',
+          secretHash: registered.secretHash,
+          kind: 'registered',
+        },
+      });
+      const unknown = await resolveClient('c_000000000000', { store: tokens.oauth, clientHosts: [] });
+      expect(!unknown.ok && unknown.error).toMatch(/No client with the id "c_000000000000" is registered.*add it again/);
+    } finally {
+      await tokens.close();
+      cleanup();
+    }
   });
 
   it('refuses an empty or huge client_id before looking anything up', async () => {

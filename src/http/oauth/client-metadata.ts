@@ -6,9 +6,9 @@
  *
  * - https only; plain http only for a host on the allow-list (`--oauth-client-host`) that resolves
  *   to a loopback address (local development and the tests);
- * - the host name is resolved once, every address checked, and the connection made to the checked
- *   address (undici's `connect.lookup`), so a name cannot point elsewhere between the check and the
- *   connection (DNS rebinding);
+ * - the host name is resolved once, every address checked, and the connection made only to the
+ *   checked addresses (undici's `connect.lookup`), so a name cannot point elsewhere between the
+ *   check and the connection (DNS rebinding);
  * - loopback, private, link-local, unique-local, CGNAT, multicast, unspecified and other
  *   special-purpose addresses (IPv4-mapped ones included) are refused unless the host is listed;
  * - 5 seconds in all, 64 KiB at most (reading stops past it), redirects never followed;
@@ -70,6 +70,7 @@ export interface ClientMetadataOptions {
 /** Longest client name kept, in characters; a longer one is cut (it is shown on the consent page). */
 export const MAX_CLIENT_NAME_LENGTH = 100;
 const MAX_REDIRECT_URIS = 20;
+const MAX_CLIENT_ID_URL_LENGTH = 2_000;
 
 const quoted = (text: string): string => JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text);
 
@@ -108,12 +109,17 @@ export function addressRefusal(address: string): string | undefined {
   }
 }
 
+const isLoopbackAddress = (address: string): boolean => ipaddr.isValid(address) && ipaddr.process(address).range() === 'loopback';
+
 /**
  * Why `clientId` cannot be a metadata document URL, or undefined. The CIMD draft's rules: https,
  * a path, no dot segments, no fragment, no user name or password; and written in its normal form
  * (as the URL parser writes it back), since the document must repeat it exactly.
  */
 export function clientIdUrlProblem(clientId: string, clientHosts: readonly string[]): string | undefined {
+  if (clientId.length > MAX_CLIENT_ID_URL_LENGTH) {
+    return `The client_id is ${clientId.length} characters long; a client metadata document URL may have at most ${MAX_CLIENT_ID_URL_LENGTH}.`;
+  }
   let url: URL;
   try {
     url = new URL(clientId);
@@ -313,8 +319,8 @@ export class ClientMetadataFetcher {
     const host = bareHost(url.hostname);
     const listed = isListed(host, this.#clientHosts);
     const addresses = isIP(host) !== 0 ? [host] : await withDeadline(this.#resolve(host), deadline);
-    const pinned = addresses[0];
-    if (pinned === undefined) throw new Refusal(`its host ${host} has no address.`);
+    const first = addresses[0];
+    if (first === undefined) throw new Refusal(`its host ${host} has no address.`);
     if (!listed) {
       for (const address of addresses) {
         const refusal = addressRefusal(address);
@@ -325,19 +331,23 @@ export class ClientMetadataFetcher {
         }
       }
     }
-    if (url.protocol === 'http:' && addressRefusal(pinned) !== 'a loopback address') {
-      throw new Refusal(
-        `plain http is used only for a listed host on this machine's loopback, and ${host} resolves to ${pinned}. Serve it over https.`,
-      );
+    if (url.protocol === 'http:') {
+      const elsewhere = addresses.find((address) => !isLoopbackAddress(address));
+      if (elsewhere !== undefined) {
+        throw new Refusal(
+          `plain http is used only for a listed host on this machine's loopback, and ${host} resolves to ${elsewhere}. Serve it over https.`,
+        );
+      }
     }
 
     // Loaded here: only a client metadata document needs it, never the server's start-up.
     const { Agent, request } = await import('undici');
-    const family = isIP(pinned);
+    // The connection may go only to the addresses just checked: Node asks for all of them when it
+    // races IPv4 and IPv6 (autoSelectFamily), for one otherwise.
+    const checked = addresses.map((address) => ({ address, family: isIP(address) }));
     const lookup: LookupFunction = (_hostname, options, callback) => {
-      // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily): there is one.
-      if (options.all === true) callback(null, [{ address: pinned, family }]);
-      else callback(null, pinned, family);
+      if (options.all === true) callback(null, checked);
+      else callback(null, first, isIP(first));
     };
     const agent: Undici.Dispatcher = new Agent({
       connect: { lookup, timeout: this.#timeoutMs, ...this.#tls },
