@@ -295,7 +295,7 @@ describe('client metadata documents: fetched from allowed hosts only', () => {
     expect(!first.ok && first.error).toMatch(/it is 70000 bytes; at most 65536 are accepted/);
     const second = await fetcher.fetch(`http://127.0.0.1:${endless.port}/client.json`);
     expect(!second.ok && second.error).toMatch(/larger than 65536 bytes/);
-    await expect.poll(() => endless.closed).toBe(1);
+    await expect.poll(() => endless.closed, { timeout: 10_000 }).toBe(1);
     // Socket buffers hold some more, but nothing near what an endless body would send.
     expect(written).toBeLessThan(16 * 1024 * 1024);
   });
@@ -310,7 +310,7 @@ describe('client metadata documents: fetched from allowed hosts only', () => {
     for (const server of [silent, stalling]) {
       const result = await fetcher.fetch(`http://127.0.0.1:${server.port}/client.json`);
       expect(!result.ok && result.error).toMatch(/could not be fetched within 0\.3 s/);
-      await expect.poll(() => server.closed).toBe(1);
+      await expect.poll(() => server.closed, { timeout: 10_000 }).toBe(1);
     }
   });
 
@@ -379,7 +379,7 @@ describe('client metadata documents: fetched from allowed hosts only', () => {
   it('refuses at once, without caching, past the number of fetches under way', async () => {
     const silent = await localServer(() => undefined);
     const good = await documentServer(goodDocument);
-    const fetcher = new ClientMetadataFetcher({ clientHosts: ['127.0.0.1'], maxInFlight: 1, timeoutMs: 300 });
+    const fetcher = new ClientMetadataFetcher({ clientHosts: ['127.0.0.1'], maxInFlight: 1, timeoutMs: 2_000 });
     const slow = fetcher.fetch(`http://127.0.0.1:${silent.port}/client.json`);
     const goodUrl = `http://127.0.0.1:${good.port}/client.json`;
     const busy = await fetcher.fetch(goodUrl);

@@ -206,6 +206,9 @@ export function parseClientMetadata(clientId: string, json: unknown): MetadataRe
 
 const systemResolve: ResolveHost = async (hostname) => (await dnsLookup(hostname, { all: true })).map((a) => a.address);
 
+/** undici's own timeouts (set to the same bound), which may fire a moment before the deadline's signal. */
+const UNDICI_TIMEOUTS: ReadonlySet<string> = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 /** Thrown inside a fetch to end it with a message for the page; anything else is reported by kind. */
 class Refusal extends Error {}
 
@@ -299,13 +302,13 @@ export class ClientMetadataFetcher {
       return parseClientMetadata(clientId, json);
     } catch (error) {
       if (error instanceof Refusal) return { ok: false, error: `${where} was not fetched: ${error.message}` };
-      if (deadline.aborted) {
+      const code = (error as { code?: unknown }).code;
+      if (deadline.aborted || (typeof code === 'string' && UNDICI_TIMEOUTS.has(code))) {
         return {
           ok: false,
           error: `${where} could not be fetched within ${this.#timeoutMs / 1000} s. Try again later; if it keeps failing, the client's host is down or too slow.`,
         };
       }
-      const code = (error as { code?: unknown }).code;
       const kind = typeof code === 'string' ? code : error instanceof Error ? error.name : 'error';
       return {
         ok: false,
@@ -314,7 +317,7 @@ export class ClientMetadataFetcher {
     }
   }
 
-  /** The body at `url`: resolved once, checked, connected to the checked address, bounded. */
+  /** The body at `url`: resolved once, checked, connected only to the checked addresses, bounded. */
   async #download(url: URL, deadline: AbortSignal): Promise<Uint8Array> {
     const host = bareHost(url.hostname);
     const listed = isListed(host, this.#clientHosts);
@@ -363,7 +366,7 @@ export class ClientMetadataFetcher {
         signal: deadline,
       });
       if (response.statusCode !== 200) {
-        await response.body.dump().catch(() => undefined);
+        response.body.destroy();
         const redirect = response.statusCode >= 300 && response.statusCode < 400;
         throw new Refusal(
           redirect
