@@ -157,8 +157,8 @@ export class TokenEndpoint {
       throw new OAuthFailure(400, 'invalid_target', `resource must be this server, ${ours}`);
     const scopes = asked === undefined ? [READ_SCOPE, WRITE_SCOPE] : requestedScopes(asked);
     if (scopes === undefined) throw new OAuthFailure(400, 'invalid_scope', 'the scopes here are memory:read and memory:write');
-    // Asking for "memory:read" alone narrows the new tokens; asking for write keeps what the grant allows.
-    const wanted = asked !== undefined && !asked.split(' ').includes(WRITE_SCOPE) ? READ_SCOPE : `${READ_SCOPE} ${WRITE_SCOPE}`;
+    // The store narrows: it keeps, of the used token's scopes, those asked for ('' asks for all of them).
+    const wanted = asked === undefined ? '' : scopes.join(' ');
     const now = this.d.clock();
     const issued = this.newTokens(wanted, now);
     const rotation =
@@ -175,8 +175,13 @@ export class TokenEndpoint {
       }[rotation.reason];
       throw new OAuthFailure(400, 'invalid_grant', why);
     }
-    // What the new tokens may do is bounded by the grant (verify.ts reads the grant's read-only flag too).
-    const scope = rotation.grant.readOnly || !rotation.scope.split(' ').includes(WRITE_SCOPE) ? READ_SCOPE : wanted;
+    if (resource !== undefined && !sameResource(rotation.grant.resource, resource)) {
+      // Granted for this server under another name: the used refresh token is spent and the new ones are not handed out.
+      await this.d.store().revokeGrant(rotation.grant.id);
+      throw new OAuthFailure(400, 'invalid_target', `this grant is for ${rotation.grant.resource}; connect again to get one for ${ours}`);
+    }
+    // What the new tokens may do is bounded by the grant too (verify.ts reads its read-only flag).
+    const scope = rotation.grant.readOnly || !rotation.scope.split(' ').includes(WRITE_SCOPE) ? READ_SCOPE : rotation.scope;
     return { ...issued.answer, scope };
   }
 
