@@ -478,3 +478,75 @@ describe('OAuth: the whole flow', () => {
     expect(grants[0]?.lastUsedAt).toEqual(expect.any(Number));
   });
 });
+
+describe('OAuth: lifetimes and malformed requests', () => {
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('an expired authorization code is refused; an expired access token gets 401 and its refresh token still works', async () => {
+    const shortCodes = await startOAuthServer({ codeTtlMs: 1 });
+    try {
+      const client = String((await register(shortCodes.url)).body.client_id);
+      const { code, verifier } = await authorizationCode(shortCodes.url, client, await shortCodes.approvalCode('team'));
+      await pause(20);
+      const refused = await tokenRequest(shortCodes.url, {
+        grant_type: 'authorization_code',
+        client_id: client,
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      });
+      expect(refused.body).toMatchObject({ error: 'invalid_grant', error_description: 'the code is expired' });
+    } finally {
+      await shortCodes.close();
+    }
+    const shortAccess = await startOAuthServer({ accessTtlMs: 1 });
+    try {
+      const client = String((await register(shortAccess.url)).body.client_id);
+      const tokens = await oauthTokens(shortAccess.url, client, await shortAccess.approvalCode('team'));
+      expect(tokens.expires_in).toBe(0);
+      await pause(20);
+      const expired = await mcpStatus(shortAccess.url, tokens.access_token);
+      expect(expired.status).toBe(401);
+      expect(expired.challenge).toMatch(/error="invalid_token"/);
+      const refreshed = await tokenRequest(shortAccess.url, {
+        grant_type: 'refresh_token',
+        client_id: client,
+        refresh_token: tokens.refresh_token,
+      });
+      expect(refreshed.status).toBe(200);
+    } finally {
+      await shortAccess.close();
+    }
+  });
+
+  it('a parameter sent twice is refused: on a page for the client and redirect URI, by redirect for the rest', async () => {
+    const s = await startOAuthServer();
+    try {
+      const client = String((await register(s.url, { client_name: 'Bell\u0007 and\nnewline' })).body.client_id);
+      const { challenge } = pkce();
+      const twiceClient = authorizeQuery(s.url, client, challenge);
+      twiceClient.append('client_id', 'c_000000000000');
+      const page = await getConsent(s.url, twiceClient);
+      expect(page.status).toBe(400);
+      expect(page.headers.get('location')).toBeNull();
+      const twiceChallenge = authorizeQuery(s.url, client, challenge);
+      twiceChallenge.append('code_challenge', challenge);
+      const response = await fetch(`${s.url}/authorize?${twiceChallenge.toString()}`, { redirect: 'manual' });
+      expect(response.status).toBe(303);
+      expect(new URL(response.headers.get('location') ?? '').searchParams.get('error')).toBe('invalid_request');
+      const consent = await getConsent(s.url, authorizeQuery(s.url, client, challenge));
+      expect(consent.html).toContain('Bell and newline');
+      const twiceGrant = await fetch(`${s.url}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `grant_type=refresh_token&grant_type=refresh_token&client_id=${client}&refresh_token=x`,
+      });
+      expect(twiceGrant.status).toBe(400);
+      expect(((await twiceGrant.json()) as { error: string }).error).toBe('invalid_request');
+      const json = await fetch(`${s.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(((await json.json()) as { error: string }).error).toBe('invalid_request');
+    } finally {
+      await s.close();
+    }
+  });
+});
