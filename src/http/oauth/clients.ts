@@ -5,6 +5,7 @@
  * before trusting any other parameter; an unknown client is shown an error page, never redirected.
  */
 import type { OAuthStore } from '../../store/oauth-store.js';
+import { ClientMetadataFetcher } from './client-metadata.js';
 
 /** A client as the endpoints use it, whichever way it made itself known. */
 export interface ResolvedClient {
@@ -26,6 +27,23 @@ export interface ResolveClientDeps {
   readonly store: OAuthStore;
   /** Host names whose metadata documents may live on loopback or private addresses (--oauth-client-host). */
   readonly clientHosts: readonly string[];
+  /**
+   * The fetcher of metadata documents, with its cache. By default one per store and allow-list, kept
+   * as long as the store lives, so a server gets one cache for its life without passing it around.
+   */
+  readonly metadata?: ClientMetadataFetcher;
+}
+
+const fetchers = new WeakMap<OAuthStore, Map<string, ClientMetadataFetcher>>();
+
+/** The fetcher this store and allow-list share (created on first use). */
+function defaultFetcher(store: OAuthStore, clientHosts: readonly string[]): ClientMetadataFetcher {
+  let byHosts = fetchers.get(store);
+  if (byHosts === undefined) fetchers.set(store, (byHosts = new Map()));
+  const key = JSON.stringify(clientHosts);
+  let fetcher = byHosts.get(key);
+  if (fetcher === undefined) byHosts.set(key, (fetcher = new ClientMetadataFetcher({ clientHosts })));
+  return fetcher;
 }
 
 /** Longest client_id looked at; a registered id is 14 characters, a document URL a few dozen. */
@@ -51,9 +69,19 @@ export async function resolveClient(clientId: string, deps: ResolveClientDeps): 
     return { ok: false, error: `The client_id is ${clientId.length} characters long; at most ${MAX_CLIENT_ID_LENGTH} are accepted.` };
   }
   if (isMetadataDocumentId(clientId)) {
+    const fetched = await (deps.metadata ?? defaultFetcher(deps.store, deps.clientHosts)).fetch(clientId);
+    if (!fetched.ok) return fetched;
+    const { document } = fetched;
     return {
-      ok: false,
-      error: `The client_id ${quotedClientId(clientId)} is a client metadata document URL, which this server does not fetch yet. Let the client register itself (dynamic client registration) instead.`,
+      ok: true,
+      client: {
+        clientId: document.clientId,
+        clientName: document.clientName,
+        redirectUris: document.redirectUris,
+        tokenEndpointAuthMethod: 'none',
+        secretHash: undefined,
+        kind: 'metadata-document',
+      },
     };
   }
   const registered = await deps.store.client(clientId);
