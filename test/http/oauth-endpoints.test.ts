@@ -5,6 +5,8 @@
  * read-only), /token (PKCE, redirect URI, resource), refresh rotation and reuse, the audience check
  * at /mcp, revocation, and the whole flow to a tool call in the granted namespace.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, INITIALIZE, rawRequest } from './http-helpers.js';
 import {
@@ -547,6 +549,40 @@ describe('OAuth: lifetimes and malformed requests', () => {
       expect(((await json.json()) as { error: string }).error).toBe('invalid_request');
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('OAuth: a client metadata document client', () => {
+  it('walks the flow with an allow-listed loopback document as client_id, bound to its redirect URIs', async () => {
+    const documents = createServer((req, res) => {
+      const port = (documents.address() as AddressInfo).port;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          client_id: `http://localhost:${port}${req.url ?? ''}`,
+          client_name: 'Document client',
+          redirect_uris: [REDIRECT],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+    const s = await startOAuthServer({ clientHosts: ['localhost'] });
+    try {
+      const clientId = `http://localhost:${(documents.address() as AddressInfo).port}/client.json`;
+      const { challenge } = pkce();
+      const page = await getConsent(s.url, authorizeQuery(s.url, clientId, challenge));
+      expect(page.status).toBe(200);
+      expect(page.html).toContain('Document client');
+      const foreign = await getConsent(s.url, authorizeQuery(s.url, clientId, challenge, { redirect_uri: 'https://attacker.example/cb' }));
+      expect(foreign.status).toBe(400);
+      expect(foreign.headers.get('location')).toBeNull();
+      const tokens = await oauthTokens(s.url, clientId, await s.approvalCode('team'));
+      expect((await mcpStatus(s.url, tokens.access_token)).status).toBe(200);
+    } finally {
+      await s.close();
+      documents.close();
     }
   });
 });
