@@ -126,7 +126,7 @@ export async function startServeHttp(
     );
   }
   const publicUrl = options.publicUrl === undefined ? undefined : publicOrigin(options.publicUrl);
-  // What the OAuth server is told (HttpServerOptions.oauth, src/http/oauth/options.ts).
+  // What the OAuth server is told (HttpServerOptions.oauth, an OAuthOptions).
   const oauth = { publicUrl, clientHosts: clientHostNames(options.oauthClientHosts ?? []) };
   // The public URL's host is a name clients use: the rebinding guard must answer to it.
   const allowedHosts = publicUrl === undefined ? options.allowedHosts : [...options.allowedHosts, new URL(publicUrl).hostname];
