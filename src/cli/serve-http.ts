@@ -17,6 +17,7 @@ import type { HeavySlotOptions } from '../service/heavy-slots.js';
 import type { Redactor } from '../core/text/redaction.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
+import type { OAuthOptions } from '../http/oauth/options.js';
 import { DEFAULT_LIMITS } from './http-limits.js';
 
 export const DEFAULT_HTTP_PORT = 7411;
@@ -127,7 +128,7 @@ export async function startServeHttp(
   }
   const publicUrl = options.publicUrl === undefined ? undefined : publicOrigin(options.publicUrl);
   // What the OAuth server is told (HttpServerOptions.oauth, an OAuthOptions).
-  const oauth = { publicUrl, clientHosts: clientHostNames(options.oauthClientHosts ?? []) };
+  const oauth: OAuthOptions = { publicUrl, clientHosts: clientHostNames(options.oauthClientHosts ?? []) };
   // The public URL's host is a name clients use: the rebinding guard must answer to it.
   const allowedHosts = publicUrl === undefined ? options.allowedHosts : [...options.allowedHosts, new URL(publicUrl).hostname];
   const shown = redactPassword(deps.dbPath);
@@ -175,6 +176,7 @@ export async function startServeHttp(
       logger: deps.logger,
       limits: { ...DEFAULT_LIMITS, ...options.limits },
       tools: deps.tools,
+      oauth,
     });
   } catch (error) {
     await registry.close();
