@@ -3,7 +3,7 @@
  * them: the built CLI (dist/) as a child process, on a real SQLite token file. The grants are made
  * through the store itself, as the consent page would.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
 import type { TokenStore } from '../../src/store/token-store.js';
 import { CLI, tempDir } from '../helpers/fixtures.js';
 import { skipNote, startPgServer, type PgServer } from '../helpers/pg-server.js';
+import { oauthTokens, register } from '../http/oauth-helpers.js';
 
 const CODE = /^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}$/;
 
@@ -116,6 +117,50 @@ describe('limbic auth code', () => {
       expect(refused.status, ttl).toBe(1);
       expect(refused.stdout, ttl).toBe('');
       expect(refused.stderr, ttl).toMatch(message);
+    }
+  });
+
+  it('a running serve --http admits a client with the code, once; token list shows its grant and revoke shuts it out', async () => {
+    const child = spawn(process.execPath, [CLI, '--db', db, '--no-model', 'serve', '--http', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LIMBIC_NAMESPACE: '', LIMBIC_PUBLIC_URL: '' },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await expect.poll(() => /at (http:\/\/[^ ]+)\/mcp/.exec(stderr)?.[1], { timeout: 20_000 }).toBeDefined();
+      const url = /at (http:\/\/[^ ]+)\/mcp/.exec(stderr)![1]!;
+      const code = limbic(db, 'auth', 'code', '--namespace', 'team', '--read-only').stdout.trim();
+      const client = await register(url, { client_name: 'CLI test client' });
+      const clientId = String(client.body.client_id);
+      const tokens = await oauthTokens(url, clientId, code);
+      expect(tokens.scope).toBe('memory:read');
+      // Single use: the same code admits nobody else.
+      await expect(oauthTokens(url, clientId, code)).rejects.toThrow();
+
+      const grants = (JSON.parse(limbic(db, 'token', 'list', '--json').stdout) as Record<string, unknown>[]).filter(
+        (r) => r.kind === 'oauth',
+      );
+      expect(grants).toEqual([expect.objectContaining({ namespace: 'team', readOnly: true, clientId, clientName: 'CLI test client' })]);
+      const mcp = () =>
+        fetch(`${url}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${tokens.access_token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+        });
+      expect((await mcp()).status).not.toBe(401);
+      expect(limbic(db, 'token', 'revoke', String(grants[0]!.id)).status).toBe(0);
+      expect((await mcp()).status).toBe(401);
+      expect(stderr).not.toContain(code);
+      expect(stderr).not.toContain(tokens.access_token);
+    } finally {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
     }
   });
 
