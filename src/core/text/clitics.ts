@@ -16,14 +16,18 @@ const APOSTROPHE = "['\u2019\u2018\u02bc`]";
  * its first letter only (the lookbehind): tried from every letter of a long word, it cost the
  * word's length squared (issue 35).
  */
-export const NEGATION = new RegExp(`(?<!\\p{L})(\\p{L}+)n${APOSTROPHE}t(?!\\p{L})`, 'giu');
+export const NEGATION = new RegExp(`(?<![\\p{L}\\p{M}])(\\p{L}+)n${APOSTROPHE}t(?![\\p{L}\\p{M}])`, 'giu');
 const NEGATED: Readonly<Record<string, string>> = { ca: 'can', wo: 'will', sha: 'shall', ai: 'is' };
 
-/** 's, 't, 'd, 'll, 're, 've, 'm after a letter or digit ("the 90's"), ending the word. */
-export const SUFFIX = new RegExp(`(?<=[\\p{L}\\p{N}])${APOSTROPHE}(?:s|t|d|ll|re|ve|m)(?![\\p{L}\\p{N}])`, 'giu');
+/**
+ * 's, 't, 'd, 'll, 're, 've, 'm after a letter or digit ("the 90's"), ending the word. A combining
+ * mark after it belongs to the word ("'s" + U+0301 is "'ś"): dropping the "s" would put the accent
+ * on the word before, making a word nobody typed.
+ */
+export const SUFFIX = new RegExp(`(?<=[\\p{L}\\p{M}\\p{N}])${APOSTROPHE}(?:s|t|d|ll|re|ve|m)(?![\\p{L}\\p{M}\\p{N}])`, 'giu');
 
 /** One letter, or qu / dell / dall / nell / sull / all / un (Italian), elided before a word. */
-export const ELISION = new RegExp(`(?<![\\p{L}\\p{N}])(?:\\p{L}|qu|dell|dall|nell|sull|all|un)${APOSTROPHE}(?=\\p{L})`, 'giu');
+export const ELISION = new RegExp(`(?<![\\p{L}\\p{M}\\p{N}])(?:\\p{L}|qu|dell|dall|nell|sull|all|un)${APOSTROPHE}(?=\\p{L})`, 'giu');
 
 /**
  * Plain text without the fragments apostrophes make, the words they belonged to kept.
