@@ -6,7 +6,8 @@
  * below the namespace's bound, and the streams of a token that is no longer in the store are
  * closed: before any change is announced (so a revoked token hears no write made after its
  * revocation was seen), and every `recheckMs` while streams are open (so an idle stream closes
- * too). Tokens are revoked by `limbic token revoke`, another process, so the store is asked.
+ * too). Tokens are revoked by `limbic token revoke`, another process, so the store is asked. An
+ * OAuth client's streams are counted by its grant's id, and close when the grant is revoked.
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../core/logger.js';
@@ -81,7 +82,9 @@ export class ListenStreams {
 
   private async sweep(): Promise<void> {
     if (this.byToken.size === 0) return;
-    const live = new Set((await this.o.tokens.list()).map((r) => r.id));
+    // A stream is held by a bearer token's id or by an OAuth grant's id (`g_…`, never a token's).
+    const [records, grants] = await Promise.all([this.o.tokens.list(), this.o.tokens.oauth.listGrants()]);
+    const live = new Set([...records.map((r) => r.id), ...grants.map((g) => g.id)]);
     for (const [tokenId, open] of this.byToken) {
       if (live.has(tokenId)) continue;
       this.byToken.delete(tokenId);

@@ -3,6 +3,8 @@
  * so a copied file or backup lets nobody in. One record per token; each is bound to one namespace.
  * Asynchronous because one implementation is a PostgreSQL table (src/store/postgres/pg-tokens.ts).
  */
+import type { OAuthStore } from './oauth-store.js';
+
 export interface TokenRecord {
   /** A short public id (not derived from the token) that `token list` shows and `revoke` takes. */
   readonly id: string;
@@ -20,6 +22,11 @@ export interface TokenEntry {
 }
 
 export interface TokenStore {
+  /**
+   * The OAuth server's clients, codes, grants and tokens, kept beside the bearer tokens (the same
+   * file or database). `revoke` below ends bearer tokens only; a grant (`g_…`) ends by `oauth.revokeGrant`.
+   */
+  readonly oauth: OAuthStore;
   add(record: TokenRecord, hash: string): Promise<void>;
   /** The record whose hash matches, if any. */
   byHash(hash: string): Promise<TokenRecord | undefined>;

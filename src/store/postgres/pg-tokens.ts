@@ -3,13 +3,15 @@
  * default schema (where the default namespace lives), shared by every Limbic process on that
  * database so a token made or revoked on one machine counts on all at once. It holds hashes only;
  * see src/store/token-store.ts. A small pool of its own: the token commands never open (or migrate)
- * a memory, and checking a token never waits behind a namespace's writes.
+ * a memory, and checking a token never waits behind a namespace's writes. The OAuth server's tables
+ * (`limbic_oauth_*`, pg-oauth.ts) are created with it and share its pool.
  */
 import type pg from 'pg';
 import { loadPgDriver } from './pg-driver.js';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { TokenRecord, TokenStore } from '../token-store.js';
 import { redactPassword } from './pg-connection.js';
+import { createPgOAuthTables, pgOAuthStore } from './pg-oauth.js';
 
 interface Row {
   id: string;
@@ -59,6 +61,7 @@ export function openPgTokenStore(url: string): TokenStore {
           label      text,
           created_at bigint NOT NULL
         )`);
+        await createPgOAuthTables(client);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -77,6 +80,7 @@ export function openPgTokenStore(url: string): TokenStore {
   };
   const rows = async (sql: string, values: unknown[] = []): Promise<Row[]> => (await (await open()).query<Row>(sql, values)).rows;
   return {
+    oauth: pgOAuthStore(open),
     async add(record, hash) {
       await rows('INSERT INTO limbic_tokens (id, hash, namespace, read_only, label, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
         record.id,

@@ -1,11 +1,13 @@
 /**
  * The token file of `limbic serve --http`: a small SQLite database beside the memory (its own file,
  * so the memory's schema and its backups stay as they were, and `token` commands never open the
- * memory). Holds hashes only; see src/store/token-store.ts.
+ * memory). Holds hashes only; see src/store/token-store.ts. The OAuth server's tables live in the
+ * same file (sqlite-oauth.ts).
  */
 import Database from 'better-sqlite3';
 import type { TokenEntry, TokenRecord, TokenStore } from '../token-store.js';
 import { makePrivateDatabaseFile } from './private-files.js';
+import { openSqliteOAuthStore } from './sqlite-oauth.js';
 
 interface Row {
   id: string;
@@ -55,8 +57,10 @@ export function openSqliteTokenStore(path: string): TokenStore {
       0,
     ),
   );
+  const oauth = openSqliteOAuthStore(db);
   // Synchronous underneath; the interface is asynchronous for the PostgreSQL token table.
   return {
+    oauth,
     async add(record, hash) {
       insert.run(record.id, hash, record.namespace, record.readOnly ? 1 : 0, record.label ?? null, record.createdAt);
     },
