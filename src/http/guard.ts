@@ -1,6 +1,7 @@
 /**
  * What every request passes before it reaches a memory: the Host and Origin checks against DNS
- * rebinding, the bearer token, and a bounded body. Plain node:http, no framework.
+ * rebinding, the bearer token (made by `limbic token create`, or an OAuth access token of
+ * src/http/oauth/), and a bounded body. Plain node:http, no framework.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
@@ -29,14 +30,18 @@ export function hostNameOf(header: string): string | undefined {
   return match?.[1]?.replace(/^\[|\]$/g, '').toLowerCase();
 }
 
-/** Why this request's Host or Origin is refused, or undefined when both are allowed. */
-export function rebindingRefusal(req: IncomingMessage, allowed: ReadonlySet<string>): string | undefined {
+/**
+ * Why this request's Host or Origin is refused, or undefined when both are allowed. `checkOrigin`
+ * false: only the Host is checked, for endpoints that answer any origin and read no cookie (the
+ * OAuth discovery documents, /register, /token, /revoke); the Host check still stops rebinding.
+ */
+export function rebindingRefusal(req: IncomingMessage, allowed: ReadonlySet<string>, checkOrigin = true): string | undefined {
   const host = req.headers.host === undefined ? undefined : hostNameOf(req.headers.host);
   if (host === undefined || !allowed.has(host)) {
     return `Host "${req.headers.host ?? ''}" is not one this server answers to (DNS-rebinding protection). Reach it by one of ${[...allowed].join(', ')}, or start it with --allowed-host NAME.`;
   }
   const origin = req.headers.origin;
-  if (origin !== undefined) {
+  if (checkOrigin && origin !== undefined) {
     let originHost: string | undefined;
     try {
       originHost = new URL(origin).hostname.replace(/^\[|\]$/g, '').toLowerCase();
@@ -76,17 +81,39 @@ export type Authorized =
   | { readonly ok: true; readonly token: TokenRecord }
   | { readonly ok: false; readonly status: 401; readonly message: string; readonly challenge: string };
 
-/** Checks the bearer token. The token itself is never logged or echoed, whatever happens. */
-export async function authorize(req: IncomingMessage, tokens: TokenStore): Promise<Authorized> {
+/** The OAuth side of the bearer check (src/http/oauth/oauth-server.ts), when the server issues tokens itself. */
+export interface OAuthBearers {
+  /** Whether a presented bearer is an OAuth access token. */
+  isAccessToken(presented: string): boolean;
+  /** Its grant, served like a bearer token, or why it is refused (expired, revoked, another resource). */
+  verifyAccessToken(presented: string, req: IncomingMessage): Promise<{ ok: true; token: TokenRecord } | { ok: false; message: string }>;
+  /** The challenge's parameters naming the resource metadata and the scopes (RFC 9728 §5.1). */
+  challengeParams(req: IncomingMessage): string;
+}
+
+/**
+ * Checks the bearer token: a `limbic token create` one, or with `oauth` an OAuth access token
+ * (issued for this server's resource). The token itself is never logged or echoed, whatever happens.
+ */
+export async function authorize(req: IncomingMessage, tokens: TokenStore, oauth?: OAuthBearers): Promise<Authorized> {
+  const discovery = oauth === undefined ? '' : `, ${oauth.challengeParams(req)}`;
   const presented = bearerOf(req.headers.authorization);
   if (presented === undefined) {
     return {
       ok: false,
       status: 401,
       message:
-        'This server needs a bearer token: send "Authorization: Bearer <token>". Make one with "limbic token create --namespace NAME".',
-      challenge: 'Bearer realm="limbic"',
+        'This server needs a bearer token: send "Authorization: Bearer <token>". Make one with "limbic token create --namespace NAME"' +
+        (oauth === undefined
+          ? '.'
+          : ', or connect with OAuth: an MCP client discovers it from this answer, and you approve it with a code from "limbic auth code".'),
+      challenge: `Bearer realm="limbic"${discovery}`,
     };
+  }
+  if (oauth?.isAccessToken(presented) === true) {
+    const checked = await oauth.verifyAccessToken(presented, req);
+    if (checked.ok) return { ok: true, token: checked.token };
+    return { ok: false, status: 401, message: checked.message, challenge: `Bearer realm="limbic", error="invalid_token"${discovery}` };
   }
   const token = await verifyToken(tokens, presented);
   if (token === undefined) {
@@ -95,7 +122,7 @@ export async function authorize(req: IncomingMessage, tokens: TokenStore): Promi
       status: 401,
       message:
         'The bearer token is not valid here (wrong, revoked, or made for another database). "limbic token list" shows the tokens; make a new one with "limbic token create".',
-      challenge: 'Bearer realm="limbic", error="invalid_token"',
+      challenge: `Bearer realm="limbic", error="invalid_token"${discovery}`,
     };
   }
   return { ok: true, token };

@@ -18,6 +18,11 @@
  *
  * No token can take what the others need (issue 26): requests in flight are bounded per token, per
  * namespace and in all, with a short fair queue (request-gate.ts).
+ *
+ * It is also its own OAuth 2.1 authorization server (issue 36, src/http/oauth/): discovery
+ * documents, /register, /authorize with its consent page, /token, /revoke. An OAuth access token
+ * is served like a bearer token: its grant's id counts in the request gate and the listen streams,
+ * its grant's namespace and read-only flag decide the request's server.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -55,6 +60,8 @@ import { withPublicStatistics } from './public-stats.js';
 import { readOnlyGate, readOnlyService } from './read-only.js';
 import { RequestGate, type RequestBounds } from './request-gate.js';
 import { serveApi, serveStatic } from './web-api.js';
+import { OAuthServer } from './oauth/oauth-server.js';
+import type { OAuthOptions } from './oauth/options.js';
 
 export interface HttpLimits extends RequestBounds {
   /** Bytes of one request body; larger → 413. */
@@ -87,6 +94,12 @@ export interface HttpServerOptions {
   readonly limits: HttpLimits;
   /** Which tools each request's server lists and answers (Config.tools). @default 'all' */
   readonly tools?: ToolProfile | undefined;
+  /**
+   * The authorization server's settings (--public-url, --oauth-client-host). It always runs: a grant
+   * needs a code from `limbic auth code` (or a bearer token) typed at its consent page.
+   * @default { publicUrl: undefined, clientHosts: [] }
+   */
+  readonly oauth?: OAuthOptions | undefined;
 }
 
 export interface RunningHttpServer {
@@ -184,7 +197,11 @@ export function pathOf(target: string | undefined): string {
 }
 
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
-  const allowed = allowedHostNames(o.host, o.allowedHosts);
+  const oauthOptions: OAuthOptions = o.oauth ?? { publicUrl: undefined, clientHosts: [] };
+  // Clients reach a server behind a proxy or tunnel by its public name: requests naming it are ours.
+  const publicHost = oauthOptions.publicUrl === undefined ? [] : [new URL(oauthOptions.publicUrl).hostname];
+  const allowed = allowedHostNames(o.host, [...o.allowedHosts, ...publicHost]);
+  const oauth = new OAuthServer({ options: oauthOptions, tokens: o.tokens, logger: o.logger });
   const gate = new RequestGate(o.limits);
   const heavyGate = new RequestGate({
     ...o.limits,
@@ -304,25 +321,29 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, stream: () => void): Promise<void> => {
-    const refusal = rebindingRefusal(req, allowed);
+    const url = new URL(req.url ?? '/', 'http://limbic.invalid');
+    const refusal = rebindingRefusal(req, allowed, !oauth.isCorsPath(url.pathname));
     if (refusal !== undefined) {
       sendRpcError(res, 403, refusal);
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://limbic.invalid');
     if (req.method === 'GET' && serveStatic(url.pathname, res)) return;
-    const isMcp = url.pathname === '/mcp';
-    const isApi = url.pathname.startsWith('/api/');
-    if (!isMcp && !isApi) {
-      sendJson(res, 404, { error: `Nothing at ${url.pathname}: MCP is at /mcp, the page at /.` });
-      return;
-    }
     // While draining, requests already on an open connection are still served (a client may have
     // sent them before the stop), each answer closing its connection.
     if (closing) res.setHeader('connection', 'close');
-    // Every request shows its token, checked against the store each time: a token revoked by this
-    // process or another on the same database is refused from its next request on.
-    const auth = await authorize(req, o.tokens);
+    if (await oauth.route(req, res, url)) return;
+    const isMcp = url.pathname === '/mcp';
+    const isApi = url.pathname.startsWith('/api/');
+    if (!isMcp && !isApi) {
+      sendJson(res, 404, {
+        error: `Nothing at ${url.pathname}: MCP is at /mcp, the page at /, OAuth discovery at /.well-known/oauth-protected-resource/mcp.`,
+      });
+      return;
+    }
+    // Every request shows its token (or an OAuth access token), checked against the store each
+    // time: a token or grant revoked by this process or another on the same database is refused
+    // from its next request on.
+    const auth = await authorize(req, o.tokens, oauth);
     if (!auth.ok) {
       sendRpcError(res, auth.status, auth.message, { 'www-authenticate': auth.challenge });
       return;

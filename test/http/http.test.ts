@@ -110,7 +110,10 @@ describe.each(ERAS)('serve --http: tools, tokens and guards, $name', ({ era }) =
   it('401 with WWW-Authenticate without a token or with a wrong one; the SDK client fails to connect', async () => {
     const none = await rawRequest(s.url, { headers: JSON_HEADERS, body: INITIALIZE });
     expect(none.status).toBe(401);
-    expect(none.headers['www-authenticate']).toBe('Bearer realm="limbic"');
+    // The challenge also names where an OAuth client discovers how to get a token (issue 36).
+    expect(none.headers['www-authenticate']).toBe(
+      `Bearer realm="limbic", resource_metadata="${s.url}/.well-known/oauth-protected-resource/mcp", scope="memory:read memory:write"`,
+    );
     expect(JSON.parse(none.body).error.message).toMatch(/limbic token create/);
     const wrong = await rawRequest(s.url, {
       headers: { ...JSON_HEADERS, authorization: 'Bearer limbic_not-a-real-token' },
