@@ -234,6 +234,28 @@ export class App {
   }
 
   /**
+   * serve --http's OAuth settings: the flags when given, else LIMBIC_PUBLIC_URL and
+   * LIMBIC_OAUTH_CLIENT_HOSTS (comma-separated). serve-http.ts checks them.
+   */
+  oauthSettings(flags: { publicUrl?: string | undefined; clientHosts?: readonly string[] | undefined }): {
+    publicUrl: string | undefined;
+    oauthClientHosts: readonly string[];
+  } {
+    const fromEnv = nonEmpty(this.env.LIMBIC_OAUTH_CLIENT_HOSTS?.trim());
+    return {
+      publicUrl: flags.publicUrl ?? nonEmpty(this.env.LIMBIC_PUBLIC_URL?.trim()),
+      oauthClientHosts:
+        flags.clientHosts ??
+        (fromEnv === undefined
+          ? []
+          : fromEnv
+              .split(',')
+              .map((h) => h.trim())
+              .filter((h) => h !== '')),
+    };
+  }
+
+  /**
    * The project a folder belongs to (src/capture/project.ts): `explicit` (a command's --project),
    * else LIMBIC_PROJECT, else what the folder says; undefined outside any project (`/`, the home folder).
    */

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `limbic` command: its global flags, one registration per command (src/cli/commands/, plus
- * token.ts and migrate.ts), and the unknown-command check. What the commands build comes from the
+ * token.ts, auth-code.ts and migrate.ts), and the unknown-command check. What the commands build comes from the
  * App (app.ts, the composition root), which alone reads the environment and names the backends.
  */
 import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { namespaceDbPath, tokenFilePath } from '../http/namespaces.js';
 import { App, type GlobalOptions } from './app.js';
+import { registerAuthCommands } from './auth-code.js';
 import { registerBriefCommand } from './commands/brief.js';
 import { registerConnectCommand } from './commands/connect.js';
 import { registerConsolidateCommand } from './commands/consolidate.js';
@@ -60,12 +61,14 @@ program
   .showHelpAfterError();
 
 registerServeCommand(program, app);
-registerTokenCommands(program, {
+const tokenDeps = {
   dbPath: () => app.rootConfig().dbPath,
-  openTokens: (location) => app.openTokens(location),
+  openTokens: (location: string) => app.openTokens(location),
   fail,
   globalNamespace: () => app.rootConfig().namespace,
-});
+};
+registerTokenCommands(program, tokenDeps);
+registerAuthCommands(program, tokenDeps);
 registerMigrateCommand(program, {
   openStore: (location, namespace) => app.openStore(namespaceDbPath(app.checkLocation(location), namespace), namespace),
   namespaces: (location) => app.namespacesAt(app.checkLocation(location)),

@@ -3,6 +3,7 @@
  * token), starts the HTTP server and stops it gracefully on SIGINT/SIGTERM. Concrete backends come
  * in from app.ts (the composition root).
  */
+import { isIP } from 'node:net';
 import { MemoryError, ERROR_CODES } from '../core/errors.js';
 import type { ToolProfile } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
@@ -16,6 +17,7 @@ import type { HeavySlotOptions } from '../service/heavy-slots.js';
 import type { Redactor } from '../core/text/redaction.js';
 import type { Store } from '../store/store.js';
 import type { TokenStore } from '../store/token-store.js';
+import type { OAuthOptions } from '../http/oauth/options.js';
 import { DEFAULT_LIMITS } from './http-limits.js';
 
 export const DEFAULT_HTTP_PORT = 7411;
@@ -29,6 +31,65 @@ export interface ServeHttpOptions {
   readonly allowedHosts: readonly string[];
   /** Overrides of DEFAULT_LIMITS (tests use small ones). */
   readonly limits?: Partial<HttpLimits> | undefined;
+  /**
+   * --public-url or LIMBIC_PUBLIC_URL: the origin (scheme://host[:port]) clients reach this server
+   * by through a tunnel or reverse proxy; the OAuth issuer and resource. Undefined: from each
+   * request's Host. Checked by publicOrigin().
+   */
+  readonly publicUrl?: string | undefined;
+  /** --oauth-client-host or LIMBIC_OAUTH_CLIENT_HOSTS: hosts whose client metadata documents may live on private addresses. */
+  readonly oauthClientHosts?: readonly string[] | undefined;
+}
+
+const PUBLIC_URL_EXAMPLE = 'e.g. https://memory.example.com (MCP clients then use https://memory.example.com/mcp)';
+
+/**
+ * The origin a --public-url names ("https://memory.example.com", no trailing slash), or an error
+ * saying what to give: http or https, a host and maybe a port; no path, query, fragment or user.
+ * @example publicOrigin('https://Memory.Example.com/') // 'https://memory.example.com'
+ */
+export function publicOrigin(value: string): string {
+  const refuse = (why: string): never => {
+    // A URL with a user or password in it is not echoed: that part is a secret.
+    const shown = value.includes('@') ? '' : ` "${value}"`;
+    throw new MemoryError(
+      ERROR_CODES.CONFIG_INVALID,
+      `--public-url (LIMBIC_PUBLIC_URL)${shown} ${why}: give the origin clients reach this server by, scheme, host and port only, ${PUBLIC_URL_EXAMPLE}.`,
+    );
+  };
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return refuse('is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return refuse(`has the scheme ${url.protocol.slice(0, -1)}, not http or https`);
+  if (url.username !== '' || url.password !== '') return refuse('carries a user name or password');
+  if (url.pathname !== '/') return refuse(`has a path (${url.pathname}); the MCP endpoint is always /mcp under it`);
+  if (value.includes('?') || value.includes('#')) return refuse('has a query or a fragment');
+  return url.origin;
+}
+
+/**
+ * The host names of --oauth-client-host, lower-cased: a name or an address, never a URL or a port.
+ * @example clientHostNames(['Docs.Example.com', '[::1]']) // ['docs.example.com', '::1']
+ */
+export function clientHostNames(hosts: readonly string[]): string[] {
+  return hosts.map((raw) => {
+    const host = raw
+      .trim()
+      .replace(/^\[|\]$/g, '')
+      .toLowerCase();
+    const name = host.length <= 253 && /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/.test(host);
+    if (!name && isIP(host) === 0) {
+      throw new MemoryError(
+        ERROR_CODES.CONFIG_INVALID,
+        `--oauth-client-host (LIMBIC_OAUTH_CLIENT_HOSTS) "${raw}" is not a host name or address: give the host alone, as localhost or docs.example.com (no scheme, port or path).`,
+      );
+    }
+    return host;
+  });
 }
 
 export interface ServeHttpDeps {
@@ -65,6 +126,11 @@ export async function startServeHttp(
       `--port ${options.port} is not a port: give a number from 1 to 65535 (0 picks a free one).`,
     );
   }
+  const publicUrl = options.publicUrl === undefined ? undefined : publicOrigin(options.publicUrl);
+  // What the OAuth server is told (HttpServerOptions.oauth, an OAuthOptions).
+  const oauth: OAuthOptions = { publicUrl, clientHosts: clientHostNames(options.oauthClientHosts ?? []) };
+  // The public URL's host is a name clients use: the rebinding guard must answer to it.
+  const allowedHosts = publicUrl === undefined ? options.allowedHosts : [...options.allowedHosts, new URL(publicUrl).hostname];
   const shown = redactPassword(deps.dbPath);
   const tokens = deps.openTokens(tokenFilePath(deps.dbPath));
   let count: number;
@@ -79,12 +145,13 @@ export async function startServeHttp(
     throw new MemoryError(
       ERROR_CODES.CONFIG_INVALID,
       `Refusing to listen on ${options.host} with no token configured: a server reachable from the network must admit clients by token. ` +
-        `Make one first with "limbic token create --namespace default" (it prints the token once), or serve on 127.0.0.1.`,
+        `Make one first with "limbic token create --namespace default" (it prints the token once), or serve on 127.0.0.1 ` +
+        `(a tunnel or a reverse proxy on this machine reaches it there; with --public-url, OAuth clients are then approved with "limbic auth code").`,
     );
   }
   if (count === 0) {
     deps.logger.warn(
-      `no token exists yet (${redactPassword(tokenFilePath(deps.dbPath))}): every request will get 401. Make one with "limbic token create --namespace default".`,
+      `no bearer token exists yet (${redactPassword(tokenFilePath(deps.dbPath))}): a client needs an OAuth approval ("limbic auth code") or a token ("limbic token create --namespace default"); until then every request to /mcp gets 401.`,
     );
   }
   const registry = new NamespaceRegistry({
@@ -102,13 +169,14 @@ export async function startServeHttp(
     server = await startHttpServer({
       host: options.host,
       port: options.port,
-      allowedHosts: options.allowedHosts,
+      allowedHosts,
       registry,
       tokens,
       info: deps.info,
       logger: deps.logger,
       limits: { ...DEFAULT_LIMITS, ...options.limits },
       tools: deps.tools,
+      oauth,
     });
   } catch (error) {
     await registry.close();
@@ -123,11 +191,24 @@ export async function startServeHttp(
   );
   // A wildcard address listens everywhere, but answers only to the names it knows (DNS-rebinding
   // protection): say which, so a client on the LAN is not left with a bare 403 (issue 25).
-  const names = [...allowedHostNames(options.host, options.allowedHosts)].join(', ');
+  const names = [...allowedHostNames(options.host, allowedHosts)].join(', ');
   const wildcard = options.host === '0.0.0.0' || options.host === '::';
   deps.logger.info(
     `it answers requests whose Host is one of: ${names}${wildcard ? "; to reach it by this machine's LAN name or address, add each with --allowed-host NAME" : '; add others with --allowed-host NAME'}`,
   );
+  // Where OAuth clients start (docs/oauth.md): the issuer is the public URL, else the address a client used.
+  const base = oauth.publicUrl ?? server.url;
+  deps.logger.info(
+    `OAuth: clients discover it at ${base}/.well-known/oauth-protected-resource/mcp` +
+      `${oauth.publicUrl === undefined ? ' (issuer: the address each client uses; behind a tunnel or proxy, set --public-url)' : ` (issuer ${oauth.publicUrl})`}; ` +
+      `approve one by typing a code from "limbic auth code [--namespace NAME] [--read-only]" into the consent page it opens` +
+      `${oauth.clientHosts.length === 0 ? '' : `; client metadata documents may be fetched from private addresses of: ${oauth.clientHosts.join(', ')}`}`,
+  );
+  if (oauth.publicUrl?.startsWith('http:') === true && !isLoopback(new URL(oauth.publicUrl).hostname)) {
+    deps.logger.warn(
+      `the public URL ${oauth.publicUrl} is plain http: approval codes and tokens cross the network readable; serve it over https (a tunnel or a reverse proxy with TLS)`,
+    );
+  }
   return {
     server,
     close: async () => {

@@ -1,11 +1,13 @@
 /**
  * `limbic token create | list | revoke`: the tokens of `serve --http`, kept as hashes beside the
- * memory (SQLite) or in a table of its database (PostgreSQL).
+ * memory (SQLite) or in a table of its database (PostgreSQL). `list` and `revoke` also take the
+ * OAuth grants (issue 36): what a client approved with `limbic auth code` holds.
  */
 import type { Command } from 'commander';
-import { createToken } from '../http/tokens.js';
+import { createToken, TOKEN_PREFIX } from '../http/tokens.js';
 import { DEFAULT_NAMESPACE, namespaceDbPath, tokenFilePath } from '../http/namespaces.js';
-import type { TokenStore } from '../store/token-store.js';
+import type { Grant } from '../store/oauth-store.js';
+import type { TokenRecord, TokenStore } from '../store/token-store.js';
 
 export interface TokenCommandDeps {
   /** The --db file (not a namespace's) or postgres:// URL: the tokens live beside it or in it. */
@@ -20,7 +22,7 @@ export interface TokenCommandDeps {
   readonly globalNamespace: () => string;
 }
 
-async function withTokens<T>(deps: TokenCommandDeps, work: (tokens: TokenStore) => Promise<T>): Promise<T> {
+export async function withTokens<T>(deps: TokenCommandDeps, work: (tokens: TokenStore) => Promise<T>): Promise<T> {
   const tokens = deps.openTokens(tokenFilePath(deps.dbPath()));
   try {
     return await work(tokens);
@@ -28,6 +30,49 @@ async function withTokens<T>(deps: TokenCommandDeps, work: (tokens: TokenStore) 
     await tokens.close();
   }
 }
+
+/** A line of `token list --json`: a bearer token's record, or an OAuth grant's (ids never collide: grants start `g_`). */
+export type ListedAccess =
+  | (TokenRecord & { readonly kind: 'token' })
+  | {
+      readonly kind: 'oauth';
+      readonly id: string;
+      readonly namespace: string;
+      readonly readOnly: boolean;
+      readonly scope: string;
+      readonly clientId: string;
+      readonly clientName: string | null;
+      readonly resource: string;
+      readonly createdAt: number;
+      readonly lastUsedAt: number | null;
+    };
+
+export function listedGrant(g: Grant): ListedAccess {
+  return {
+    kind: 'oauth',
+    id: g.id,
+    namespace: g.namespace,
+    readOnly: g.readOnly,
+    scope: g.readOnly ? 'memory:read' : 'memory:read memory:write',
+    clientId: g.clientId,
+    clientName: g.clientName ?? null,
+    resource: g.resource,
+    createdAt: g.createdAt,
+    lastUsedAt: g.lastUsedAt ?? null,
+  };
+}
+
+/**
+ * A client's own words (its name, its metadata URL) for a terminal: control and format characters
+ * (escape sequences, bidirectional overrides) shown as "?", so a name cannot rewrite the screen or
+ * pass for another line; cut at 80 characters.
+ */
+export function plainText(text: string): string {
+  const shown = text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, '?');
+  return shown.length > 80 ? `${shown.slice(0, 79)}…` : shown;
+}
+
+const when = (ms: number | null | undefined): string => (ms === null || ms === undefined ? 'never used' : new Date(ms).toISOString());
 
 export function registerTokenCommands(program: Command, deps: TokenCommandDeps): void {
   const token = program
@@ -56,12 +101,15 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
     });
   token
     .command('list')
-    .description('the tokens (ids, namespaces, read-only, labels; never the tokens themselves)')
-    .option('--json', 'print JSON')
+    .description('the tokens and OAuth grants (ids, namespaces, read-only, labels or clients; never a secret)')
+    .option('--json', 'print JSON: one array; each record has kind "token" or "oauth"')
     .action(async (o: { json?: boolean }) => {
-      let records: Awaited<ReturnType<TokenStore['list']>> = [];
+      let records: ListedAccess[] = [];
       try {
-        records = await withTokens(deps, (tokens) => tokens.list());
+        records = await withTokens(deps, async (tokens) => [
+          ...(await tokens.list()).map((r): ListedAccess => ({ ...r, kind: 'token' })),
+          ...(await tokens.oauth.listGrants()).map(listedGrant),
+        ]);
       } catch (error) {
         deps.fail(error);
       }
@@ -70,25 +118,40 @@ export function registerTokenCommands(program: Command, deps: TokenCommandDeps):
         return;
       }
       if (records.length === 0)
-        process.stderr.write('limbic: no tokens yet; make one with "limbic token create" (add --namespace NAME for another memory).\n');
-      for (const r of records) {
-        process.stdout.write(
-          `${r.id}  ${r.namespace}  ${r.readOnly ? 'read-only ' : 'read-write'}  ${new Date(r.createdAt).toISOString()}  ${r.label ?? ''}\n`,
+        process.stderr.write(
+          'limbic: no tokens or OAuth grants yet; make a token with "limbic token create" (add --namespace NAME for another memory), or approve an OAuth client with "limbic auth code".\n',
         );
+      for (const r of records) {
+        const access = `${r.id}  ${r.namespace}  ${r.readOnly ? 'read-only ' : 'read-write'}  ${new Date(r.createdAt).toISOString()}`;
+        if (r.kind === 'token') process.stdout.write(`${access}  ${r.label ?? ''}\n`);
+        else {
+          const client = r.clientName === null ? plainText(r.clientId) : `${plainText(r.clientName)} (${plainText(r.clientId)})`;
+          process.stdout.write(`${access}  OAuth client ${client}, last used ${when(r.lastUsedAt)}\n`);
+        }
       }
     });
   token
     .command('revoke')
-    .description('remove a token by its id (from "token list"); every running server refuses it from its next request on')
-    .argument('<id>', 'the token id')
+    .description('end a token or an OAuth grant by its id (from "token list"); every running server refuses it from its next request on')
+    .argument('<id>', 'the token id, or a grant id (g_…)')
     .action(async (id: string) => {
+      // A token pasted here by mistake is never echoed (an error message lands in logs and scrollback).
+      if (id.startsWith(TOKEN_PREFIX))
+        deps.fail(new Error('That is a token itself, not its id: "limbic token list" shows the ids. Nothing was revoked.'));
+      const grant = id.startsWith('g_');
       let removed = false;
       try {
-        removed = await withTokens(deps, (tokens) => tokens.revoke(id));
+        removed = await withTokens(deps, (tokens) => (grant ? tokens.oauth.revokeGrant(id) : tokens.revoke(id)));
       } catch (error) {
         deps.fail(error);
       }
-      if (!removed) deps.fail(new Error(`No token with id ${id}. "limbic token list" shows the ids.`));
-      process.stderr.write(`limbic: revoked token ${id}. Every running server refuses it from its next request on.\n`);
+      // Only an id's shape is echoed: anything else may be a secret pasted by mistake (an approval code).
+      const shown = /^(?:g_)?[0-9a-f]{12}$/.test(id) ? ` ${id}` : ' given';
+      if (!removed) deps.fail(new Error(`No ${grant ? 'OAuth grant' : 'token'} with the id${shown}. "limbic token list" shows the ids.`));
+      process.stderr.write(
+        grant
+          ? `limbic: revoked OAuth grant ${id}: its access and refresh tokens are refused by every running server from its next request on; the client must be approved again.\n`
+          : `limbic: revoked token ${id}. Every running server refuses it from its next request on.\n`,
+      );
     });
 }

@@ -106,6 +106,17 @@ async function serveStdio(app: App, config: Config, explicitProject: string | un
   process.on('SIGTERM', () => void shutdown(0));
 }
 
+/** commander's view of serve's own flags. */
+interface ServeFlags {
+  http?: boolean;
+  host: string;
+  port: string;
+  allowedHost?: string[];
+  publicUrl?: string;
+  oauthClientHost?: string[];
+  project?: string;
+}
+
 export function registerServeCommand(program: Command, app: App): void {
   program
     .command('serve', { isDefault: true })
@@ -118,13 +129,28 @@ export function registerServeCommand(program: Command, app: App): void {
       'with --http: another host name clients may use (Host/Origin check), repeatable',
       (v: string, p: string[] = []) => [...p, v],
     )
+    .option(
+      '--public-url <url>',
+      'with --http: the origin clients reach it by through a tunnel or reverse proxy, as https://memory.example.com: the OAuth issuer (env LIMBIC_PUBLIC_URL)',
+    )
+    .option(
+      '--oauth-client-host <name>',
+      'with --http: a host whose OAuth client metadata documents may be on a loopback or private address, repeatable (env LIMBIC_OAUTH_CLIENT_HOSTS, comma-separated)',
+      (v: string, p: string[] = []) => [...p, v],
+    )
     .option('--project <key>', 'on stdio: the project whose memory searches prefer (env LIMBIC_PROJECT; default: found from the folder)')
-    .action(async (o: { http?: boolean; host: string; port: string; allowedHost?: string[]; project?: string }) => {
+    .action(async (o: ServeFlags) => {
       if (o.http !== true) return serveStdio(app, app.config(), o.project);
       if (app.namespaceFlagGiven()) fail(new Error('With --http each token picks its namespace: drop --namespace.'));
       const root = app.rootConfig();
       return serveHttp(
-        { host: o.host, port: Number(o.port), allowedHosts: o.allowedHost ?? [], limits: app.httpLimits() },
+        {
+          host: o.host,
+          port: Number(o.port),
+          allowedHosts: o.allowedHost ?? [],
+          limits: app.httpLimits(),
+          ...app.oauthSettings({ publicUrl: o.publicUrl, clientHosts: o.oauthClientHost }),
+        },
         {
           dbPath: root.dbPath,
           openStore: (location, namespace) => app.openStore(location, namespace, root),
