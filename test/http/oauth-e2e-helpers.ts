@@ -336,11 +336,18 @@ export async function localServer(
   };
 }
 
-/** A redirect target on loopback that records the query of every callback it receives. */
+/** A redirect target on loopback that records the query of every request to its /callback. */
 export async function callbackServer(): Promise<{ url: string; redirectUri: string; received: URLSearchParams[]; close(): Promise<void> }> {
   const received: URLSearchParams[] = [];
   const server = await localServer((req, res) => {
-    received.push(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams);
+    const at = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (at.pathname !== '/callback') {
+      // A browser's /favicon.ico, say.
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    received.push(at.searchParams);
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<!doctype html><title>done</title><p>You may close this window.</p>');
   });
