@@ -33,7 +33,8 @@ if (!CHROMIUM_PRESENT) console.warn(`OAuth consent browser tests skipped: ${CHRO
 const EVIL_NAME = `Evil "double" 'single' <script>window.__pwned = 'name'</script><img src=x onerror="window.__pwned = 'img'"> & co`;
 const EVIL_STATE = `"><script>window.__pwned = 'state'</script>'`;
 
-describe.skipIf(!CHROMIUM_PRESENT)('the consent page in chromium', () => {
+// Each test runs the CLI several times (seconds each on a busy 2-core machine).
+describe.skipIf(!CHROMIUM_PRESENT)('the consent page in chromium', { timeout: 180_000 }, () => {
   const { dir, cleanup } = tempDir('limbic-oauth-browser-');
   const db = join(dir, 'memory.db');
   let served: Served;

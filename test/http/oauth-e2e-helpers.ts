@@ -296,29 +296,6 @@ export async function mcpStatus(mcpUrl: string, token: string | undefined): Prom
   return { status: response.status, challenge: response.headers.get('www-authenticate') };
 }
 
-/** A JSON-RPC tool call on /mcp in the 2025 way (initialize is not needed on a stateless server). */
-export async function mcpCall(
-  mcpUrl: string,
-  token: string,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ status: number; result: unknown }> {
-  const response = await fetch(mcpUrl, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  const text = await response.text();
-  // A JSON answer, or one SSE event carrying it.
-  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? 'null');
-  return { status: response.status, result: (JSON.parse(json) as { result?: unknown } | null)?.result };
-}
-
 /** A node:http server on 127.0.0.1 answering `handler`; closed by close(). */
 export async function localServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void,

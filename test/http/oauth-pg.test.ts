@@ -41,7 +41,8 @@ if (pgServer === undefined)
     it.skip(`skipped: ${'unavailable' in pgStarted ? pgStarted.unavailable : ''}`, () => undefined);
   });
 
-describe.runIf(pgServer !== undefined)('OAuth on two serve --http processes on one PostgreSQL', () => {
+// Each test runs the CLI several times (seconds each on a busy 2-core machine).
+describe.runIf(pgServer !== undefined)('OAuth on two serve --http processes on one PostgreSQL', { timeout: 180_000 }, () => {
   let url: string;
   let processes: Served[] = [];
   let balancer: Awaited<ReturnType<typeof localServer>>;

@@ -28,9 +28,14 @@ import {
   approvalCode,
   callbackServer,
   grantsOf,
+  authorizeUrl,
+  approve,
   limbic,
+  localServer,
   MemoryProvider,
   metadataServer,
+  pkce,
+  tokenRequest,
   openConsent,
   readConsentForm,
   serveHttp,
@@ -51,7 +56,8 @@ const CASES: readonly { readonly sdk: Sdk; readonly registration: Registration; 
 
 const CLIENT_NAMES: Record<Sdk, string> = { v2: 'Limbic e2e (v2 SDK)', v1: 'Limbic e2e (SDK 1.x)' };
 
-describe('the SDK clients complete the OAuth flow against `limbic serve --http`', () => {
+// Each test runs the CLI several times (seconds each on a busy 2-core machine).
+describe('the SDK clients complete the OAuth flow against `limbic serve --http`', { timeout: 180_000 }, () => {
   const { dir, cleanup } = tempDir('limbic-oauth-sdk-');
   const db = join(dir, 'memory.db');
   let served: Served;
@@ -211,15 +217,90 @@ describe('the SDK clients complete the OAuth flow against `limbic serve --http`'
       }
 
       // 6. `limbic token list` shows the grant: namespace team, both scopes, the client.
-      const grant = grantsOf(db).find((g) => JSON.stringify(g).includes(clientId));
+      const grant = grantsOf(db).find((g) => g.clientId === clientId);
       expect(grant, JSON.stringify(grantsOf(db))).toBeDefined();
       expect(grant!.id).toMatch(/^g_[0-9a-f]{12}$/);
-      expect(grant!.namespace).toBe('team');
+      expect(grant).toMatchObject({ namespace: 'team', scope: 'memory:read memory:write', clientName: name });
+      // Its last use is recorded (once a minute at most, after the request that used it).
+      await expect.poll(() => grantsOf(db).find((g) => g.id === grant!.id)?.lastUsedAt, { timeout: 10_000 }).toEqual(expect.any(Number));
       // No secret in the listing.
       const listing = limbic(db, 'token', 'list', '--json').stdout + limbic(db, 'token', 'list').stdout;
       for (const secret of [tokens!.access_token, tokens!.refresh_token!, params.get('code')!, code]) expect(listing).not.toContain(secret);
     },
   );
+
+  it('a metadata document over plain http is taken from an allow-listed loopback host only (by hand: both SDKs send only https ones)', async () => {
+    // The document names the URL it was fetched by, so only the allow-list can refuse it.
+    const hosts: string[] = [];
+    const plain = await localServer((req, res) => {
+      hosts.push(req.headers.host ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          client_id: `http://${req.headers.host ?? ''}${req.url ?? ''}`,
+          client_name: 'Plain http document',
+          redirect_uris: [callback.redirectUri],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
+    });
+    try {
+      const clientId = `${plain.url}/client.json`;
+      const { verifier, challenge } = pkce();
+      const cb = await approve(
+        authorizeUrl(served.base, { client_id: clientId, redirect_uri: callback.redirectUri, code_challenge: challenge, state: 'plain' }),
+        approvalCode(db, 'team'),
+      );
+      expect(cb.searchParams.get('iss')).toBe(served.base);
+      const got = await tokenRequest(served.base, {
+        grant_type: 'authorization_code',
+        code: cb.searchParams.get('code') ?? '',
+        code_verifier: verifier,
+        redirect_uri: callback.redirectUri,
+        client_id: clientId,
+        resource: `${served.base}/mcp`,
+      });
+      expect(got.status, JSON.stringify(got.body)).toBe(200);
+      expect(hosts.length).toBeGreaterThan(0);
+
+      // localhost is loopback too, but not on the list: an error page, no redirect, nothing fetched.
+      const fetchedBefore = hosts.length;
+      const refused = await openConsent(
+        authorizeUrl(served.base, {
+          client_id: clientId.replace('127.0.0.1', 'localhost'),
+          redirect_uri: callback.redirectUri,
+          code_challenge: pkce().challenge,
+          state: 'plain',
+        }),
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('location')).toBeNull();
+      expect(hosts.length).toBe(fetchedBefore);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('without --oauth-client-host, the same document on 127.0.0.1 (same CA) is refused and never fetched', async () => {
+    const other = await serveHttp(db, [], { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') });
+    try {
+      const fetchedBefore = documents.fetched.length;
+      const page = await openConsent(
+        authorizeUrl(other.base, {
+          client_id: `${documents.origin}/clients/v2.json`,
+          redirect_uri: callback.redirectUri,
+          code_challenge: pkce().challenge,
+          state: 'x',
+        }),
+      );
+      expect(page.status).toBe(400);
+      expect(page.headers.get('location')).toBeNull();
+      expect(page.html).not.toMatch(/<form/i);
+      expect(documents.fetched.length).toBe(fetchedBefore);
+    } finally {
+      await other.stop();
+    }
+  });
 
   it('what the clients wrote is in namespace team and nowhere else (the CLI, and bearer tokens of each namespace)', async () => {
     expect(written).toHaveLength(CASES.length);
