@@ -83,8 +83,11 @@ export type CodeExchange =
 
 export type Rotation =
   | { readonly ok: true; readonly grant: Grant; readonly scope: string }
-  /** A used refresh token came back: its whole grant (the token family) has been revoked. */
-  | { readonly ok: false; readonly reason: 'reused' | 'unknown' | 'expired' | 'other-client' };
+  /**
+   * 'reused': a used refresh token came back: its whole grant (the token family) has been revoked.
+   * 'other-resource': the refresh named another resource than the grant's (RFC 8707 invalid_target); nothing was spent.
+   */
+  | { readonly ok: false; readonly reason: 'reused' | 'unknown' | 'expired' | 'other-client' | 'other-resource' };
 
 export interface AccessTokenInfo {
   readonly grant: Grant;
@@ -112,9 +115,13 @@ export interface OAuthStore {
   issueTokens(grantId: string, tokens: IssuedTokens): Promise<boolean>;
   /**
    * Exchanges a refresh token for `next` (atomic): refused when unknown, expired, of another
-   * client, or already used — and in that last case the whole grant is revoked first.
+   * client, or already used — and in that last case the whole grant is revoked first. `resource`,
+   * when the request named one, must equal the grant's exactly (the caller passes it in the form
+   * this server issues it), else 'other-resource' and the token stays unused. `next.scope` is the
+   * scope asked for ('' for none): the new tokens get what of it the used token held (asking only
+   * for what was never granted keeps the old scope), and `scope` of the answer says what they got.
    */
-  rotateRefreshToken(refreshHash: string, clientId: string, now: number, next: IssuedTokens): Promise<Rotation>;
+  rotateRefreshToken(refreshHash: string, clientId: string, now: number, next: IssuedTokens, resource?: string): Promise<Rotation>;
   /** The live access token with this hash and its grant; undefined when unknown, expired or revoked. */
   accessToken(hash: string, now: number): Promise<AccessTokenInfo | undefined>;
   /** Records a use of the grant (the caller throttles). */

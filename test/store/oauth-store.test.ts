@@ -5,7 +5,10 @@
  * connections) racing for one; refresh rotation, and a reused refresh token ending its whole grant;
  * revocation; pruning.
  */
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
@@ -20,7 +23,7 @@ import type { AuthorizationCode, Grant, IssuedTokens, OAuthStore, RegisteredClie
 import { openPgTokenStore } from '../../src/store/postgres/pg-tokens.js';
 import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
 import type { TokenStore } from '../../src/store/token-store.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { CLI, tempDir } from '../helpers/fixtures.js';
 import { startPgServer, type PgServer } from '../helpers/pg-server.js';
 
 const pgStarted = await startPgServer();
@@ -326,6 +329,29 @@ describe.each(backends)('OAuth store, $name', ({ place }) => {
     expect(await oauth.accessToken(tooLate.accessHash, old.tokens.refreshExpiresAt)).toBeUndefined();
   });
 
+  it("a refresh naming another resource than the grant's is refused without spending the token; naming the grant's own rotates", async () => {
+    const [oauth, other] = await two();
+    const { grant, tokens } = await issuedGrant(oauth);
+    const elsewhere = tokensAt(NOW + MINUTE);
+    for (const resource of ['https://attacker.example/mcp', `${RESOURCE}/`, RESOURCE.toUpperCase()])
+      expect(await other.rotateRefreshToken(tokens.refreshHash, grant.clientId, NOW + MINUTE, elsewhere, resource)).toEqual({
+        ok: false,
+        reason: 'other-resource',
+      });
+    expect(await oauth.accessToken(elsewhere.accessHash, NOW + MINUTE)).toBeUndefined();
+    const next = tokensAt(NOW + MINUTE);
+    expect(await oauth.rotateRefreshToken(tokens.refreshHash, grant.clientId, NOW + MINUTE, next, RESOURCE)).toMatchObject({ ok: true });
+    // A used token is reuse, whatever resource it names: the family ends.
+    const again = tokensAt(NOW + 2 * MINUTE);
+    expect(
+      await oauth.rotateRefreshToken(tokens.refreshHash, grant.clientId, NOW + 2 * MINUTE, again, 'https://attacker.example/mcp'),
+    ).toEqual({
+      ok: false,
+      reason: 'reused',
+    });
+    expect(await oauth.accessToken(next.accessHash, NOW + 2 * MINUTE)).toBeUndefined();
+  });
+
   it('a refresh may narrow the scope, never widen it; asking for nothing keeps it', async () => {
     const oauth = await one();
     const full = await issuedGrant(oauth);
@@ -479,4 +505,81 @@ describe.runIf(pgServer !== undefined)('OAuth store on PostgreSQL, a process sta
       await Promise.all([running.close(), starting.close()]);
     }
   });
+});
+
+/**
+ * Two processes on one token file, let go at the same moment, each trying to take every approval
+ * code, exchange every authorization code and rotate every refresh token (the built module, as
+ * `serve --http` runs it): each is won by exactly one.
+ */
+const RACER = `
+import { createHash, randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const { module, path } = JSON.parse((await lines.next()).value);
+const { openSqliteTokenStore } = await import(module);
+const store = openSqliteTokenStore(path);
+process.stdout.write('ready\\n');
+const { now, startAt, approvals, codes, refresh } = JSON.parse((await lines.next()).value);
+// Both start at one moment: asleep until just before it, then spinning.
+await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now() - 20)));
+while (Date.now() < startAt);
+const hash = () => createHash('sha256').update(randomBytes(32)).digest('hex');
+const oauth = store.oauth;
+const won = { approvals: [], codes: [], refresh: [] };
+// Each in its own random order: the two meet everywhere, not one always a step behind the other.
+const order = approvals.map((_, i) => i).sort(() => Math.random() - 0.5);
+for (const i of order) {
+  if ((await oauth.consumeApprovalCode(approvals[i], now)) !== undefined) won.approvals.push(i);
+  if ((await oauth.exchangeCode(codes[i], now)).ok) won.codes.push(i);
+  const next = { accessHash: hash(), accessExpiresAt: now + 1e6, refreshHash: hash(), refreshExpiresAt: now + 1e7, scope: '' };
+  if ((await oauth.rotateRefreshToken(refresh[i].hash, refresh[i].clientId, now, next)).ok) won.refresh.push(i);
+}
+await store.close();
+process.stdout.write(JSON.stringify(won) + '\\n');
+`;
+
+describe('OAuth store on SQLite, two processes racing', () => {
+  it('two processes on one token file take each approval code, authorization code and refresh token exactly once', async () => {
+    const { dir, cleanup } = tempDir('limbic-oauth-race-');
+    cleanups.push(cleanup);
+    const path = join(dir, 'memory.tokens.db');
+    const tokens = openSqliteTokenStore(path);
+    const n = 400;
+    const approvals: string[] = [];
+    const codes: string[] = [];
+    const refresh: { hash: string; clientId: string }[] = [];
+    for (let i = 0; i < n; i++) {
+      const approval = hashOf('approval_');
+      await tokens.oauth.addApprovalCode(approval, { namespace: 'team', readOnly: false, createdAt: NOW, expiresAt: NOW + HOUR });
+      approvals.push(approval);
+      codes.push((await authorizeGrant(tokens.oauth)).codeHash);
+      const { grant, tokens: issued } = await issuedGrant(tokens.oauth);
+      refresh.push({ hash: issued.refreshHash, clientId: grant.clientId });
+    }
+    await tokens.close();
+
+    const module = pathToFileURL(join(dirname(CLI), '..', 'store', 'sqlite', 'sqlite-tokens.js')).href;
+    const racers = [0, 1].map(() => {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', RACER], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      // A racer that fails ends its output: the test then fails on what it read, instead of waiting.
+      const next = { next: () => lines.next() };
+      child.stdin.write(`${JSON.stringify({ module, path })}\n`);
+      return { child, next };
+    });
+    for (const { next } of racers) expect((await next.next()).value).toBe('ready');
+    const task = JSON.stringify({ now: NOW + 2, startAt: Date.now() + 500, approvals, codes, refresh });
+    for (const { child } of racers) child.stdin.end(`${task}\n`);
+    const won = await Promise.all(
+      racers.map(async ({ next }) => JSON.parse(String((await next.next()).value)) as Record<'approvals' | 'codes' | 'refresh', number[]>),
+    );
+    // Both took part (a race, not one process after the other): each won something.
+    const wins = won.map((w) => w.approvals.length + w.codes.length + w.refresh.length);
+    expect(Math.min(...wins), JSON.stringify(wins)).toBeGreaterThan(0);
+    for (const kind of ['approvals', 'codes', 'refresh'] as const) {
+      const all = [...(won[0]?.[kind] ?? []), ...(won[1]?.[kind] ?? [])].sort((a, b) => a - b);
+      expect(all, kind).toEqual(Array.from({ length: n }, (_, i) => i));
+    }
+  }, 120_000);
 });

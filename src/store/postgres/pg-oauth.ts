@@ -223,7 +223,7 @@ export function pgOAuthStore(pool: () => Promise<pg.Pool>): OAuthStore {
         await storeTokens(c, grantId, tokens);
         return true;
       }),
-    rotateRefreshToken: (refreshHash, clientId, now, next) =>
+    rotateRefreshToken: (refreshHash, clientId, now, next, resource) =>
       transaction(async (c): Promise<Rotation> => {
         const [of] = (
           await c.query<{ grant_id: string }>('SELECT grant_id FROM limbic_oauth_refresh_tokens WHERE hash = $1', [refreshHash])
@@ -245,6 +245,7 @@ export function pgOAuthStore(pool: () => Promise<pg.Pool>): OAuthStore {
           await c.query('DELETE FROM limbic_oauth_grants WHERE id = $1', [grant.id]);
           return { ok: false, reason: 'reused' };
         }
+        if (resource !== undefined && resource !== grant.resource) return { ok: false, reason: 'other-resource' };
         if (Number(token.expires_at) <= now) return { ok: false, reason: 'expired' };
         await c.query('UPDATE limbic_oauth_refresh_tokens SET used = true WHERE hash = $1', [refreshHash]);
         const scope = narrowScope(token.scope, next.scope);

@@ -203,7 +203,7 @@ export function openSqliteOAuthStore(db: Database.Database): OAuthStore {
     return true;
   });
 
-  const rotate = db.transaction((refreshHash: string, clientId: string, now: number, next: IssuedTokens): Rotation => {
+  const rotate = db.transaction((refreshHash: string, clientId: string, now: number, next: IssuedTokens, resource?: string): Rotation => {
     const row = refreshByHash.get(refreshHash);
     if (row === undefined) return { ok: false, reason: 'unknown' };
     // Another client's token changes nothing: it is neither used up nor does it end the grant.
@@ -212,6 +212,7 @@ export function openSqliteOAuthStore(db: Database.Database): OAuthStore {
       endGrant(row.id);
       return { ok: false, reason: 'reused' };
     }
+    if (resource !== undefined && resource !== row.resource) return { ok: false, reason: 'other-resource' };
     if (row.expires_at <= now) return { ok: false, reason: 'expired' };
     markRefreshUsed.run(refreshHash);
     const scope = narrowScope(row.scope, next.scope);
@@ -267,7 +268,7 @@ export function openSqliteOAuthStore(db: Database.Database): OAuthStore {
     addGrantWithCode: async (grant, codeHash, code) => addGrantWithCode.immediate(grant, codeHash, code),
     exchangeCode: async (codeHash, now) => exchangeCode.immediate(codeHash, now),
     issueTokens: async (grantId, tokens) => issueTokens.immediate(grantId, tokens),
-    rotateRefreshToken: async (refreshHash, clientId, now, next) => rotate.immediate(refreshHash, clientId, now, next),
+    rotateRefreshToken: async (refreshHash, clientId, now, next, resource) => rotate.immediate(refreshHash, clientId, now, next, resource),
     async accessToken(hash, now) {
       const row = accessByHash.get(hash, now);
       return row === undefined ? undefined : { grant: toGrant(row), scope: row.scope, resource: row.resource, expiresAt: row.expires_at };
