@@ -3,13 +3,18 @@
  * them: the built CLI (dist/) as a child process, on a real SQLite token file. The grants are made
  * through the store itself, as the consent page would.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tokenFilePath } from '../../src/http/namespaces.js';
 import { hashSecret, newSecret } from '../../src/http/oauth/secrets.js';
+import { openPgTokenStore } from '../../src/store/postgres/pg-tokens.js';
 import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
+import type { TokenStore } from '../../src/store/token-store.js';
 import { CLI, tempDir } from '../helpers/fixtures.js';
+import { skipNote, startPgServer, type PgServer } from '../helpers/pg-server.js';
+import { oauthTokens, register } from '../http/oauth-helpers.js';
 
 const CODE = /^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}$/;
 
@@ -115,6 +120,50 @@ describe('limbic auth code', () => {
     }
   });
 
+  it('a running serve --http admits a client with the code, once; token list shows its grant and revoke shuts it out', async () => {
+    const child = spawn(process.execPath, [CLI, '--db', db, '--no-model', 'serve', '--http', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LIMBIC_NAMESPACE: '', LIMBIC_PUBLIC_URL: '' },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await expect.poll(() => /at (http:\/\/[^ ]+)\/mcp/.exec(stderr)?.[1], { timeout: 20_000 }).toBeDefined();
+      const url = /at (http:\/\/[^ ]+)\/mcp/.exec(stderr)![1]!;
+      const code = limbic(db, 'auth', 'code', '--namespace', 'team', '--read-only').stdout.trim();
+      const client = await register(url, { client_name: 'CLI test client' });
+      const clientId = String(client.body.client_id);
+      const tokens = await oauthTokens(url, clientId, code);
+      expect(tokens.scope).toBe('memory:read');
+      // Single use: the same code admits nobody else.
+      await expect(oauthTokens(url, clientId, code)).rejects.toThrow();
+
+      const grants = (JSON.parse(limbic(db, 'token', 'list', '--json').stdout) as Record<string, unknown>[]).filter(
+        (r) => r.kind === 'oauth',
+      );
+      expect(grants).toEqual([expect.objectContaining({ namespace: 'team', readOnly: true, clientId, clientName: 'CLI test client' })]);
+      const mcp = () =>
+        fetch(`${url}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${tokens.access_token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+        });
+      expect((await mcp()).status).not.toBe(401);
+      expect(limbic(db, 'token', 'revoke', String(grants[0]!.id)).status).toBe(0);
+      expect((await mcp()).status).toBe(401);
+      expect(stderr).not.toContain(code);
+      expect(stderr).not.toContain(tokens.access_token);
+    } finally {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
   it('refuses a namespace name the backend cannot hold, printing no code', () => {
     const bad = limbic(db, 'auth', 'code', '--namespace', '../etc');
     expect(bad.status).toBe(1);
@@ -123,19 +172,16 @@ describe('limbic auth code', () => {
   });
 });
 
-describe('limbic token list and revoke with OAuth grants', () => {
-  let dir: string;
-  let cleanup: () => void;
+/** The OAuth grants in `token list | revoke`, on the backend whose memory `location()` gives. */
+function grantTests(location: () => string): void {
   let db: string;
   beforeEach(() => {
-    ({ dir, cleanup } = tempDir('limbic-grants-'));
-    db = join(dir, 'memory.db');
+    db = location();
   });
-  afterEach(() => cleanup());
 
   /** A grant with issued tokens, made through the store as the consent page and /token would. */
   async function addGrant(id: string, clientName: string | undefined, readOnly: boolean): Promise<void> {
-    const tokens = openSqliteTokenStore(join(dir, 'memory.tokens.db'));
+    const tokens = openTokens(db);
     const now = Date.now();
     const clientId = 'https://client.example/oauth/metadata.json';
     const resource = 'http://127.0.0.1:7411/mcp';
@@ -238,4 +284,52 @@ describe('limbic token list and revoke with OAuth grants', () => {
     expect(asCode.stderr).not.toContain(code);
     expect(JSON.parse(limbic(db, 'token', 'list', '--json').stdout)).toHaveLength(1);
   });
+}
+
+/** The tokens beside a memory, as the CLI opens them. */
+const openTokens = (db: string): TokenStore =>
+  db.startsWith('postgres') ? openPgTokenStore(tokenFilePath(db)) : openSqliteTokenStore(tokenFilePath(db));
+
+describe('limbic token list and revoke with OAuth grants', () => {
+  let cleanup: () => void = () => undefined;
+  let dir = '';
+  beforeEach(() => {
+    ({ dir, cleanup } = tempDir('limbic-grants-'));
+  });
+  afterEach(() => cleanup());
+  grantTests(() => join(dir, 'memory.db'));
+});
+
+const started = await startPgServer();
+const pgServer: PgServer | undefined = 'url' in started ? started : undefined;
+afterAll(async () => {
+  await pgServer?.stop();
+});
+
+describe.runIf(pgServer !== undefined)(`limbic auth code and OAuth grants on PostgreSQL${skipNote(started)}`, () => {
+  let url = '';
+  beforeEach(async () => {
+    url = await (pgServer as PgServer).createDatabase();
+  });
+  afterEach(async () => {
+    await pgServer?.dropDatabase(url);
+  });
+
+  it('stores the approval code as a hash in the database, taken once', async () => {
+    const run = limbic(url, 'auth', 'code', '--namespace', 'team', '--read-only', '--ttl', '5m');
+    expect(run.status, run.stderr).toBe(0);
+    const code = run.stdout.trim();
+    expect(code).toMatch(CODE);
+    const tokens = openTokens(url);
+    try {
+      const taken = await tokens.oauth.consumeApprovalCode(hashSecret(code), Date.now());
+      expect(taken).toMatchObject({ namespace: 'team', readOnly: true });
+      expect(taken!.expiresAt - taken!.createdAt).toBe(5 * 60_000);
+      expect(await tokens.oauth.consumeApprovalCode(hashSecret(code), Date.now())).toBeUndefined();
+    } finally {
+      await tokens.close();
+    }
+  });
+
+  grantTests(() => url);
 });

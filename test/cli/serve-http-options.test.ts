@@ -125,6 +125,10 @@ describe('limbic serve --http --public-url', () => {
       expect(stderr).toMatch(/no bearer token exists yet[^\n]*"limbic auth code"/);
       const url = /at (http:\/\/[^ ]+)\/mcp/.exec(stderr)![1]!;
       // The public host passes the DNS-rebinding check; a name nobody allowed still does not.
+      // The OAuth server was told the public URL: it is the issuer whatever address the request used.
+      const metadata = (await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      expect(metadata.issuer).toBe('https://memory.example.com');
+      expect(metadata.authorization_endpoint).toBe('https://memory.example.com/authorize');
       expect(await statusWithHost(url, 'elsewhere.example')).toBe(403);
       expect(await statusWithHost(url, 'memory.example.com')).not.toBe(403);
     } finally {

@@ -5,6 +5,8 @@
  * read-only), /token (PKCE, redirect URI, resource), refresh rotation and reuse, the audience check
  * at /mcp, revocation, and the whole flow to a tool call in the granted namespace.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, INITIALIZE, rawRequest } from './http-helpers.js';
 import {
@@ -476,5 +478,111 @@ describe('OAuth: the whole flow', () => {
     expect(grants).toHaveLength(1);
     expect(grants[0]).toMatchObject({ clientId: client, namespace: 'team', readOnly: false, resource: `${s.url}/mcp` });
     expect(grants[0]?.lastUsedAt).toEqual(expect.any(Number));
+  });
+});
+
+describe('OAuth: lifetimes and malformed requests', () => {
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('an expired authorization code is refused; an expired access token gets 401 and its refresh token still works', async () => {
+    const shortCodes = await startOAuthServer({ codeTtlMs: 1 });
+    try {
+      const client = String((await register(shortCodes.url)).body.client_id);
+      const { code, verifier } = await authorizationCode(shortCodes.url, client, await shortCodes.approvalCode('team'));
+      await pause(20);
+      const refused = await tokenRequest(shortCodes.url, {
+        grant_type: 'authorization_code',
+        client_id: client,
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      });
+      expect(refused.body).toMatchObject({ error: 'invalid_grant', error_description: 'the code is expired' });
+    } finally {
+      await shortCodes.close();
+    }
+    const shortAccess = await startOAuthServer({ accessTtlMs: 1 });
+    try {
+      const client = String((await register(shortAccess.url)).body.client_id);
+      const tokens = await oauthTokens(shortAccess.url, client, await shortAccess.approvalCode('team'));
+      expect(tokens.expires_in).toBe(0);
+      await pause(20);
+      const expired = await mcpStatus(shortAccess.url, tokens.access_token);
+      expect(expired.status).toBe(401);
+      expect(expired.challenge).toMatch(/error="invalid_token"/);
+      const refreshed = await tokenRequest(shortAccess.url, {
+        grant_type: 'refresh_token',
+        client_id: client,
+        refresh_token: tokens.refresh_token,
+      });
+      expect(refreshed.status).toBe(200);
+    } finally {
+      await shortAccess.close();
+    }
+  });
+
+  it('a parameter sent twice is refused: on a page for the client and redirect URI, by redirect for the rest', async () => {
+    const s = await startOAuthServer();
+    try {
+      const client = String((await register(s.url, { client_name: 'Bell\u0007 and\nnewline' })).body.client_id);
+      const { challenge } = pkce();
+      const twiceClient = authorizeQuery(s.url, client, challenge);
+      twiceClient.append('client_id', 'c_000000000000');
+      const page = await getConsent(s.url, twiceClient);
+      expect(page.status).toBe(400);
+      expect(page.headers.get('location')).toBeNull();
+      const twiceChallenge = authorizeQuery(s.url, client, challenge);
+      twiceChallenge.append('code_challenge', challenge);
+      const response = await fetch(`${s.url}/authorize?${twiceChallenge.toString()}`, { redirect: 'manual' });
+      expect(response.status).toBe(303);
+      expect(new URL(response.headers.get('location') ?? '').searchParams.get('error')).toBe('invalid_request');
+      const consent = await getConsent(s.url, authorizeQuery(s.url, client, challenge));
+      expect(consent.html).toContain('Bell and newline');
+      const twiceGrant = await fetch(`${s.url}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `grant_type=refresh_token&grant_type=refresh_token&client_id=${client}&refresh_token=x`,
+      });
+      expect(twiceGrant.status).toBe(400);
+      expect(((await twiceGrant.json()) as { error: string }).error).toBe('invalid_request');
+      const json = await fetch(`${s.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(((await json.json()) as { error: string }).error).toBe('invalid_request');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('OAuth: a client metadata document client', () => {
+  it('walks the flow with an allow-listed loopback document as client_id, bound to its redirect URIs', async () => {
+    const documents = createServer((req, res) => {
+      const port = (documents.address() as AddressInfo).port;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          client_id: `http://localhost:${port}${req.url ?? ''}`,
+          client_name: 'Document client',
+          redirect_uris: [REDIRECT],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+    const s = await startOAuthServer({ clientHosts: ['localhost'] });
+    try {
+      const clientId = `http://localhost:${(documents.address() as AddressInfo).port}/client.json`;
+      const { challenge } = pkce();
+      const page = await getConsent(s.url, authorizeQuery(s.url, clientId, challenge));
+      expect(page.status).toBe(200);
+      expect(page.html).toContain('Document client');
+      const foreign = await getConsent(s.url, authorizeQuery(s.url, clientId, challenge, { redirect_uri: 'https://attacker.example/cb' }));
+      expect(foreign.status).toBe(400);
+      expect(foreign.headers.get('location')).toBeNull();
+      const tokens = await oauthTokens(s.url, clientId, await s.approvalCode('team'));
+      expect((await mcpStatus(s.url, tokens.access_token)).status).toBe(200);
+    } finally {
+      await s.close();
+      documents.close();
+    }
   });
 });

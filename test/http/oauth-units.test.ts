@@ -1,11 +1,18 @@
 /**
  * Issue 36: the pure parts of the authorization server — scopes, resources, the consent page's
- * escaping and CSP sources, and the wrong-code windows — at their edges.
+ * escaping and CSP sources, the wrong-code windows, and access-token checks (audience, last use) — at their edges.
  */
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { noopLogger } from '../../src/core/logger.js';
 import { cspSourceOf, escapeHtml, redirectHostOf } from '../../src/http/oauth/consent-page.js';
 import { grantedScope, requestedScopes, sameResource } from '../../src/http/oauth/options.js';
 import { SlidingWindow, WrongCodeLimiter } from '../../src/http/oauth/rate-limit.js';
+import { hashSecret } from '../../src/http/oauth/secrets.js';
+import { AccessTokenVerifier } from '../../src/http/oauth/verify.js';
+import type { OAuthStore } from '../../src/store/oauth-store.js';
+import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
+import { tempDir } from '../helpers/fixtures.js';
 
 describe('scopes and resources', () => {
   it('asks for both scopes without a scope; write implies read; an unknown scope is refused', () => {
@@ -71,5 +78,77 @@ describe('wrong-code limits', () => {
     for (let i = 0; i < 30; i++) busy.wrong(`address-${i}`, 1000);
     expect(busy.refusal('fresh', 1000)).toBe(60);
     expect(busy.refusal('fresh', 61_001)).toBeUndefined();
+  });
+});
+
+describe('access tokens', () => {
+  it('record a grant’s use at most once a minute per process, and only for this resource', async () => {
+    const { dir, cleanup } = tempDir('limbic-oauth-verify-');
+    const tokens = openSqliteTokenStore(join(dir, 'tokens.db'));
+    try {
+      const touches: number[] = [];
+      const counted: OAuthStore = new Proxy(tokens.oauth, {
+        get(target, property, receiver) {
+          if (property === 'touchGrant') {
+            return (grantId: string, now: number) => {
+              touches.push(now);
+              return target.touchGrant(grantId, now);
+            };
+          }
+          const value: unknown = Reflect.get(target, property, receiver);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const resource = 'http://127.0.0.1:7411/mcp';
+      const start = Date.now();
+      const grant = {
+        id: 'g_000000000001',
+        clientId: 'c_1',
+        clientName: 'x',
+        namespace: 'team',
+        readOnly: true,
+        resource,
+        createdAt: start,
+        lastUsedAt: undefined,
+      };
+      await counted.addGrantWithCode(grant, hashSecret('limbic_ac_x'), {
+        grantId: grant.id,
+        clientId: 'c_1',
+        redirectUri: 'http://127.0.0.1:9/cb',
+        codeChallenge: 'c'.repeat(43),
+        resource,
+        scope: 'memory:read',
+        expiresAt: start + 120_000,
+      });
+      const access = 'limbic_at_test-token';
+      await counted.issueTokens(grant.id, {
+        accessHash: hashSecret(access),
+        accessExpiresAt: start + 3_600_000,
+        refreshHash: hashSecret('limbic_rt_test-token'),
+        refreshExpiresAt: start + 86_400_000,
+        scope: 'memory:read',
+      });
+      let now = start;
+      const verifier = new AccessTokenVerifier(
+        () => counted,
+        noopLogger,
+        () => now,
+      );
+      const first = await verifier.verify(access, resource);
+      expect(first).toMatchObject({ ok: true, token: { id: grant.id, namespace: 'team', readOnly: true } });
+      now = start + 59_999;
+      await verifier.verify(access, `${resource}/`);
+      expect(touches).toEqual([start]);
+      now = start + 60_000;
+      await verifier.verify(access, resource);
+      expect(touches).toEqual([start, start + 60_000]);
+      expect(await verifier.verify(access, 'http://localhost:7411/mcp')).toEqual({ ok: false, why: 'audience' });
+      expect(await verifier.verify('limbic_at_other', resource)).toEqual({ ok: false, why: 'unknown' });
+      expect(await verifier.verify('limbic_not-an-access-token', resource)).toEqual({ ok: false, why: 'unknown' });
+      expect(touches).toHaveLength(2);
+    } finally {
+      await tokens.close();
+      cleanup();
+    }
   });
 });

@@ -194,7 +194,7 @@ export class AuthorizeEndpoint {
       },
     );
     this.d.logger.info(
-      `OAuth: granted ${scope} on namespace "${approval.namespace}" to ${request.client.clientName ?? request.client.clientId} (grant ${grantId})`,
+      `OAuth: granted ${scope} on namespace "${approval.namespace}" to client ${JSON.stringify(request.client.clientName ?? request.client.clientId)} (grant ${grantId})`,
     );
     redirect(res, request.redirectUri, { code }, request.state, issuer);
   }

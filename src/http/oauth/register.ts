@@ -89,8 +89,15 @@ export class RegisterEndpoint {
       sendOAuthError(res, 400, 'invalid_client_metadata', 'client_uri must be an http(s) URL');
       return;
     }
+    // A name shows on the consent page (escaped) and in `limbic token list`: no control characters.
+    const clientName =
+      meta.client_name
+        // eslint-disable-next-line no-control-regex
+        ?.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+        .replace(/ {2,}/g, ' ')
+        .trim() || undefined;
     const registeredBy = hashSecret(remoteAddressOf(req));
-    const run = this.chain.then(() => this.store(res, meta, registeredBy));
+    const run = this.chain.then(() => this.store(res, { ...meta, client_name: clientName }, registeredBy));
     this.chain = run.catch(() => undefined);
     await run;
   }
