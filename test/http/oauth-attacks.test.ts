@@ -237,6 +237,21 @@ describe('attacks on the authorization server, by hand', { timeout: 180_000 }, (
     expect((await refresh(next.refresh)).status).toBe(400);
   });
 
+  it('a refresh naming a foreign resource is refused (invalid_target) and gets no tokens', async () => {
+    const t = await tokens();
+    const foreign = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      refresh_token: t.refresh,
+      client_id: clientId,
+      resource: `${ATTACKER}/mcp`,
+    });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error).toBe('invalid_target');
+    expect(foreign.body.access_token).toBeUndefined();
+    // Refused before the token was looked at: the client's own refresh still works.
+    expect((await refresh(t.refresh)).status).toBe(200);
+  });
+
   it('a grant revoked with `limbic token revoke g_…` is refused at the next request (401, invalid_token)', async () => {
     const before = new Set(grantsOf(db).map((g) => g.id));
     const t = await tokens();
