@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixtures.js';
+import { httpClient } from '../helpers/mcp-eras.js';
 import { connect, rawRequest, textOf } from './http-helpers.js';
 import {
   approvalCode,
@@ -268,6 +269,38 @@ describe('attacks on the authorization server, by hand', { timeout: 180_000 }, (
     expect(after.challenge).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
     expect((await refresh(t.refresh)).body.error).toBe('invalid_grant');
     expect(grantsOf(db).map((g) => g.id)).not.toContain(grant!.id);
+  });
+
+  it("a grant's listen stream (2026-07-28) hears its namespace's writes while the grant lives, and is closed when it is revoked", async () => {
+    const before = new Set(grantsOf(db).map((g) => g.id));
+    const t = await tokens();
+    const grant = grantsOf(db).find((g) => !before.has(g.id));
+    const listening = await httpClient('modern', mcp, { token: t.access });
+    const heard: string[] = [];
+    listening.setNotificationHandler('notifications/resources/updated', (n) => void heard.push(n.params.uri));
+    try {
+      const subscription = await listening.listen({ resourceSubscriptions: ['memory://knowledge-graph'] });
+      const writer = await connect(base, limbic(db, 'token', 'create', '--namespace', 'team').stdout.trim());
+      const write = (name: string) =>
+        writer.ok('create_entities', {
+          entities: [{ name: `${name} ${randomBytes(3).toString('hex')}`, entityType: 't', observations: [] }],
+        });
+      try {
+        // While the grant lives, its stream hears a write in its namespace, and stays open.
+        await write('Before revoke');
+        await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(1);
+        expect(limbic(db, 'token', 'revoke', grant!.id).status).toBe(0);
+        // A write after the revocation: the revoked grant's stream is closed before it could hear it.
+        await write('After revoke');
+        const closed = await Promise.race([subscription.closed, new Promise((r) => setTimeout(() => r('open'), 15_000).unref())]);
+        expect(closed).toBe('remote');
+        expect(heard).toHaveLength(1);
+      } finally {
+        await writer.close();
+      }
+    } finally {
+      await listening.close().catch(() => undefined);
+    }
   });
 
   it('/revoke (RFC 7009) ends the grant; it answers 200 whatever it is given', async () => {
