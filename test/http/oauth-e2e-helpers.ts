@@ -367,7 +367,7 @@ export function testCertificates(dir: string): { caFile: string; key: string; ce
 
 /**
  * Serves client metadata documents over HTTPS on 127.0.0.1 (paths → documents, built when asked
- * so they can name their own URL); counts the fetches.
+ * so they can name their own URL; /clients/redirect.json is a 302, any other path a 404); counts the fetches.
  */
 export async function metadataServer(
   tls: { key: string; cert: string },
@@ -377,6 +377,11 @@ export async function metadataServer(
   let origin = '';
   const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     fetched.push(req.url ?? '');
+    if (req.url === '/clients/redirect.json') {
+      res.writeHead(302, { location: `${origin}/clients/v2.json` });
+      res.end();
+      return;
+    }
     const doc = documents(origin)[req.url ?? ''];
     if (doc === undefined) {
       res.writeHead(404, { 'content-type': 'application/json' });

@@ -281,6 +281,19 @@ describe('the SDK clients complete the OAuth flow against `limbic serve --http`'
     }
   });
 
+  it('a client_id whose document is missing (404) or redirects gets an error page, and the server goes on', async () => {
+    for (const missing of [`${documents.origin}/clients/missing.json`, `${documents.origin}/clients/redirect.json`]) {
+      const page = await openConsent(
+        authorizeUrl(served.base, { client_id: missing, redirect_uri: callback.redirectUri, code_challenge: pkce().challenge, state: 'x' }),
+      );
+      expect(page.status).toBe(400);
+      expect(page.headers.get('location')).toBeNull();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(served.child.exitCode).toBeNull();
+    expect((await fetch(`${served.base}/.well-known/oauth-authorization-server`)).status).toBe(200);
+  });
+
   it('without --oauth-client-host, the same document on 127.0.0.1 (same CA) is refused and never fetched', async () => {
     const other = await serveHttp(db, [], { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') });
     try {
