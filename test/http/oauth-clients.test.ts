@@ -4,7 +4,7 @@
  * metadata document fetcher with its guard against reaching private addresses
  * (src/http/oauth/client-metadata.ts), against real servers on 127.0.0.1.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -24,7 +24,7 @@ import { redirectUriMatches, redirectUriProblem } from '../../src/http/oauth/red
 import { hashSecret, newId } from '../../src/http/oauth/secrets.js';
 import type { OAuthStore, RegisteredClient } from '../../src/store/oauth-store.js';
 import { openSqliteTokenStore } from '../../src/store/sqlite/sqlite-tokens.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
 
 describe('redirectUriProblem: what a client may register', () => {
   const accepted = [
@@ -334,6 +334,34 @@ describe('client metadata documents: fetched from allowed hosts only', () => {
     expect(!notFound.ok && notFound.error).toMatch(/answered 404 instead of 200/);
     const notJson = await fetcher.fetch(`http://127.0.0.1:${html.port}/client.json`);
     expect(!notJson.ok && notJson.error).toMatch(/is not JSON/);
+  });
+
+  it('leaves no stray error behind a refused answer (404, redirect, declared oversize) that would end the server', async () => {
+    const missing = await localServer((_req, res) => res.writeHead(404).end('not found'));
+    const moved = await localServer((_req, res) => res.writeHead(302, { location: '/elsewhere' }).end());
+    const large = await localServer((_req, res) => res.writeHead(200, { 'content-length': '70000' }).end('x'.repeat(70_000)));
+    const urls = [missing, moved, large].map((server) => `http://127.0.0.1:${server.port}/client.json`);
+    // A process of its own, as `serve --http` is: an error emitted with no listener is an uncaught
+    // exception there, and it ends the process with a non-zero code.
+    const script = `
+      const { ClientMetadataFetcher } = await import(${JSON.stringify(join(REPO_ROOT, 'src', 'http', 'oauth', 'client-metadata.ts'))});
+      const fetcher = new ClientMetadataFetcher({ clientHosts: ['127.0.0.1'] });
+      for (const url of ${JSON.stringify(urls)}) console.log(JSON.stringify(await fetcher.fetch(url)));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      console.log('alive');`;
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        { cwd: REPO_ROOT },
+        (_e, out, err) => resolve({ code: child.exitCode, stdout: out, stderr: err }),
+      );
+    });
+    expect(stderr).not.toMatch(/Request aborted|UND_ERR/);
+    expect({ code, last: stdout.trim().split('\n').at(-1) }).toEqual({ code: 0, last: 'alive' });
+    expect(stdout).toMatch(/answered 404/);
+    expect(stdout).toMatch(/answered 302/);
+    expect(stdout).toMatch(/70000 bytes/);
   });
 
   it('caches a document for 5 minutes and a failure for 30 seconds, and asks once for concurrent requests', async () => {

@@ -21,6 +21,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { createRequire } from 'node:module';
 import { isIP, type LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
 import type * as IpAddr from 'ipaddr.js';
 import type * as Undici from 'undici';
 import { z } from 'zod';
@@ -366,7 +367,7 @@ export class ClientMetadataFetcher {
         signal: deadline,
       });
       if (response.statusCode !== 200) {
-        response.body.destroy();
+        discard(response.body);
         const redirect = response.statusCode >= 300 && response.statusCode < 400;
         throw new Refusal(
           redirect
@@ -376,7 +377,7 @@ export class ClientMetadataFetcher {
       }
       const declared = Number(response.headers['content-length']);
       if (Number.isFinite(declared) && declared > this.#maxBytes) {
-        response.body.destroy();
+        discard(response.body);
         throw new Refusal(`it is ${declared} bytes; at most ${this.#maxBytes} are accepted.`);
       }
       const chunks: Buffer[] = [];
@@ -385,7 +386,7 @@ export class ClientMetadataFetcher {
         const bytes = chunk as Buffer;
         size += bytes.length;
         if (size > this.#maxBytes) {
-          response.body.destroy();
+          discard(response.body);
           throw new Refusal(`it is larger than ${this.#maxBytes} bytes, the most accepted.`);
         }
         chunks.push(bytes);
@@ -395,6 +396,15 @@ export class ClientMetadataFetcher {
       await agent.destroy().catch(() => undefined);
     }
   }
+}
+
+/**
+ * Stops reading a body and closes its connection. undici's body emits an "aborted" error when
+ * destroyed unread; with no listener that error would be an uncaught exception and end the server.
+ */
+function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 /** `work`, or a rejection as soon as `deadline` fires (the lookup itself cannot be cancelled). */
