@@ -430,6 +430,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
       if (closing) return;
       closing = true;
       streams.stop();
+      oauth.close();
       http.close(); // no new connections; the callback would wait for listen streams, so it is not awaited
       http.closeIdleConnections();
       if (inFlight > 0) {

@@ -377,11 +377,28 @@ describe('OAuth: authorize, consent, tokens', () => {
     expect((await refresh(String(narrowed.body.refresh_token), { resource: 'https://other.example/mcp' })).body.error).toBe(
       'invalid_target',
     );
+    // Reached by another name, naming that name's resource: refused, and the refresh token is not spent.
+    const port = new URL(s.url).port;
+    const elsewhere = await rawRequest(s.url, {
+      path: '/token',
+      headers: { host: `localhost:${port}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: client,
+        refresh_token: String(narrowed.body.refresh_token),
+        resource: `http://localhost:${port}/mcp`,
+      }).toString(),
+    });
+    expect(elsewhere.status).toBe(400);
+    expect(JSON.parse(elsewhere.body).error).toBe('invalid_target');
+    const stillGood = await refresh(String(narrowed.body.refresh_token), { resource: `${s.url}/mcp` });
+    expect(stillGood.status).toBe(200);
+    expect(stillGood.body.scope).toBe('memory:read');
     const reused = await refresh(first.refresh_token);
     expect(reused.status).toBe(400);
     expect(reused.body.error).toBe('invalid_grant');
-    expect((await mcpStatus(s.url, String(narrowed.body.access_token))).status).toBe(401);
-    expect((await refresh(String(narrowed.body.refresh_token))).body.error).toBe('invalid_grant');
+    expect((await mcpStatus(s.url, String(stillGood.body.access_token))).status).toBe(401);
+    expect((await refresh(String(stillGood.body.refresh_token))).body.error).toBe('invalid_grant');
   });
 
   it('refuses at /mcp an access token issued for another resource (the audience check)', async () => {

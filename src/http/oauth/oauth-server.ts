@@ -34,6 +34,7 @@ export interface OAuthServerDeps {
 }
 
 const PROTECTED_RESOURCE = '/.well-known/oauth-protected-resource';
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const AUTHORIZATION_SERVER = '/.well-known/oauth-authorization-server';
 
 /** Paths answered to any origin, without cookies (CORS, and no Origin check). */
@@ -59,8 +60,18 @@ export class OAuthServer {
   private readonly tokenEndpoint: TokenEndpoint;
   private readonly registerEndpoint: RegisterEndpoint;
 
+  private readonly pruning: NodeJS.Timeout;
+
   constructor(private readonly d: OAuthServerDeps) {
     const clock = d.clock ?? Date.now;
+    // Nothing else removes expired codes, tokens and the grants left without one (listGrants shows
+    // a grant until then): at start and every hour, on every process (the deletes are idempotent).
+    const prune = (): void =>
+      void this.store()
+        .prune(clock())
+        .catch((error: unknown) => d.logger.warn('could not delete expired OAuth codes and tokens', error));
+    this.pruning = setInterval(prune, PRUNE_EVERY_MS);
+    this.pruning.unref();
     this.store = () => d.tokens.oauth;
     this.verifier = new AccessTokenVerifier(this.store, d.logger, clock);
     const o = d.options;
@@ -81,6 +92,12 @@ export class OAuthServer {
       refreshTtlMs: o.refreshTtlMs ?? DEFAULT_REFRESH_TTL_MS,
     });
     this.registerEndpoint = new RegisterEndpoint({ store: this.store, clock });
+    prune();
+  }
+
+  /** Stops the hourly pruning (the server is closing). */
+  close(): void {
+    clearInterval(this.pruning);
   }
 
   /** Whether `path` is one of the endpoints answered to any origin (the Origin check skips them). */

@@ -163,10 +163,16 @@ export class TokenEndpoint {
     const issued = this.newTokens(wanted, now);
     const rotation =
       refreshToken.length <= 200 && refreshToken.startsWith(REFRESH_TOKEN_PREFIX)
-        ? await this.d.store().rotateRefreshToken(hashSecret(refreshToken), client.clientId, now, issued.stored)
+        ? await this.d
+            .store()
+            .rotateRefreshToken(hashSecret(refreshToken), client.clientId, now, issued.stored, resource === undefined ? undefined : ours)
         : ({ ok: false, reason: 'unknown' } as const);
     if (!rotation.ok) {
       if (rotation.reason === 'reused') this.d.logger.warn('OAuth: a used refresh token came back; its grant is revoked');
+      if (rotation.reason === 'other-resource') {
+        // The grant is for this server under another name (or before --public-url changed); the token is not spent.
+        throw new OAuthFailure(400, 'invalid_target', `this grant is not for ${ours}: connect again to get one for it`);
+      }
       const why = {
         reused: 'this refresh token was used before; the access it granted is revoked',
         unknown: 'the refresh token is not valid',
@@ -174,11 +180,6 @@ export class TokenEndpoint {
         'other-client': 'the refresh token was issued to another client',
       }[rotation.reason];
       throw new OAuthFailure(400, 'invalid_grant', why);
-    }
-    if (resource !== undefined && !sameResource(rotation.grant.resource, resource)) {
-      // Granted for this server under another name: the used refresh token is spent and the new ones are not handed out.
-      await this.d.store().revokeGrant(rotation.grant.id);
-      throw new OAuthFailure(400, 'invalid_target', `this grant is for ${rotation.grant.resource}; connect again to get one for ${ours}`);
     }
     // What the new tokens may do is bounded by the grant too (verify.ts reads its read-only flag).
     const scope = rotation.grant.readOnly || !rotation.scope.split(' ').includes(WRITE_SCOPE) ? READ_SCOPE : rotation.scope;
