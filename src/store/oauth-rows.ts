@@ -1,9 +1,9 @@
 /**
  * The OAuth tables' rows as both backends name their columns (src/store/sqlite/sqlite-oauth.ts and
  * src/store/postgres/pg-oauth.ts keep the same names), mapped to the records of oauth-store.ts the
- * same way, and the one rule both apply when a refresh token is rotated.
+ * same way, and the rules both apply when a refresh token is rotated.
  */
-import type { AuthorizationCode, Grant, RegisteredClient } from './oauth-store.js';
+import type { AuthorizationCode, Grant, RegisteredClient, Rotation } from './oauth-store.js';
 
 /** SQLite gives 0/1 and numbers; PostgreSQL gives booleans and bigints as strings. */
 type Flag = number | boolean;
@@ -90,4 +90,32 @@ export function narrowScope(held: string, requested: string): string {
   const asked = new Set(requested.split(' ').filter((s) => s !== ''));
   const kept = held.split(' ').filter((s) => s !== '' && asked.has(s));
   return kept.length === 0 ? held : kept.join(' ');
+}
+
+/** What a rotation checks of the refresh token it was shown, read in one transaction. */
+export interface RefreshCheck {
+  /** The client of the token's grant. */
+  readonly clientId: string;
+  readonly used: boolean;
+  /** The resource of the token's grant. */
+  readonly resource: string;
+  readonly expiresAt: number;
+}
+
+/**
+ * Why a refresh token may not be rotated, or undefined when it may; the order is the rule. Another
+ * client's token changes nothing (neither used up nor ending the grant), so that is checked before
+ * reuse; on 'reused' the caller ends the grant. A foreign resource leaves the token unspent.
+ */
+export function rotationRefusal(
+  token: RefreshCheck,
+  clientId: string,
+  resource: string | undefined,
+  now: number,
+): Exclude<Rotation, { ok: true }>['reason'] | undefined {
+  if (token.clientId !== clientId) return 'other-client';
+  if (token.used) return 'reused';
+  if (resource !== undefined && resource !== token.resource) return 'other-resource';
+  if (token.expiresAt <= now) return 'expired';
+  return undefined;
 }

@@ -6,7 +6,7 @@
  * metadata document (HTTPS with a throwaway certificate authority the server is told to trust).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -14,6 +14,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { CLI } from '../helpers/fixtures.js';
+
+// PKCE and POST /token are the endpoint tests' (oauth-helpers.ts); the flows here use them too.
+export { pkce, tokenRequest } from './oauth-helpers.js';
 
 /** `limbic --db DB --no-model ARGS…`, as a user runs it. */
 export function limbic(db: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
@@ -81,10 +84,6 @@ export async function serveHttp(db: string, args: readonly string[] = [], env: R
 }
 
 /** PKCE S256 pair (RFC 7636). */
-export function pkce(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 /** Decodes the few entities an HTML attribute value may carry. */
 function unescapeHtml(text: string): string {
@@ -257,27 +256,6 @@ export function authorizeUrl(base: string, params: Record<string, string | undef
   };
   for (const [k, v] of Object.entries(all)) if (v !== undefined) url.searchParams.set(k, v);
   return url;
-}
-
-/** POST /token with form fields; the status and JSON body. */
-export async function tokenRequest(
-  base: string,
-  fields: Record<string, string>,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
-  const response = await fetch(`${base}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(fields).toString(),
-  });
-  const text = await response.text();
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    body = { raw: text };
-  }
-  return { status: response.status, body, headers: response.headers };
 }
 
 export const INITIALIZE_BODY = JSON.stringify({

@@ -155,6 +155,7 @@ export async function postConsent(
   });
 }
 
+/** POST /token with form fields; the status and JSON body. */
 export async function tokenRequest(
   url: string,
   fields: Record<string, string>,
@@ -165,7 +166,15 @@ export async function tokenRequest(
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(fields).toString(),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
+  // A body that is not JSON (a proxy's error page) is kept as `raw`, so the assertion shows it.
+  const text = await response.text();
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    body = { raw: text };
+  }
+  return { status: response.status, body, headers: response.headers };
 }
 
 /** The whole flow for a registered public client: an authorization code for `typed` (a code or bearer token), with its verifier. */

@@ -18,6 +18,7 @@ import {
   CODE_COLUMNS,
   GRANT_COLUMNS,
   narrowScope,
+  rotationRefusal,
   toClient,
   toCode,
   toGrant,
@@ -239,14 +240,10 @@ export function pgOAuthStore(pool: () => Promise<pg.Pool>): OAuthStore {
           )
         ).rows;
         if (grant === undefined || token === undefined) return { ok: false, reason: 'unknown' };
-        // Another client's token changes nothing: it is neither used up nor does it end the grant.
-        if (grant.client_id !== clientId) return { ok: false, reason: 'other-client' };
-        if (token.used) {
-          await c.query('DELETE FROM limbic_oauth_grants WHERE id = $1', [grant.id]);
-          return { ok: false, reason: 'reused' };
-        }
-        if (resource !== undefined && resource !== grant.resource) return { ok: false, reason: 'other-resource' };
-        if (Number(token.expires_at) <= now) return { ok: false, reason: 'expired' };
+        const check = { clientId: grant.client_id, used: token.used, resource: grant.resource, expiresAt: Number(token.expires_at) };
+        const refusal = rotationRefusal(check, clientId, resource, now);
+        if (refusal === 'reused') await c.query('DELETE FROM limbic_oauth_grants WHERE id = $1', [grant.id]);
+        if (refusal !== undefined) return { ok: false, reason: refusal };
         await c.query('UPDATE limbic_oauth_refresh_tokens SET used = true WHERE hash = $1', [refreshHash]);
         const scope = narrowScope(token.scope, next.scope);
         await storeTokens(c, grant.id, { ...next, scope });

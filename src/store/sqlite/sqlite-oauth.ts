@@ -17,6 +17,7 @@ import {
   CODE_COLUMNS,
   GRANT_COLUMNS,
   narrowScope,
+  rotationRefusal,
   toClient,
   toCode,
   toGrant,
@@ -206,14 +207,10 @@ export function openSqliteOAuthStore(db: Database.Database): OAuthStore {
   const rotate = db.transaction((refreshHash: string, clientId: string, now: number, next: IssuedTokens, resource?: string): Rotation => {
     const row = refreshByHash.get(refreshHash);
     if (row === undefined) return { ok: false, reason: 'unknown' };
-    // Another client's token changes nothing: it is neither used up nor does it end the grant.
-    if (row.client_id !== clientId) return { ok: false, reason: 'other-client' };
-    if (row.used === 1) {
-      endGrant(row.id);
-      return { ok: false, reason: 'reused' };
-    }
-    if (resource !== undefined && resource !== row.resource) return { ok: false, reason: 'other-resource' };
-    if (row.expires_at <= now) return { ok: false, reason: 'expired' };
+    const check = { clientId: row.client_id, used: row.used === 1, resource: row.resource, expiresAt: row.expires_at };
+    const refusal = rotationRefusal(check, clientId, resource, now);
+    if (refusal === 'reused') endGrant(row.id);
+    if (refusal !== undefined) return { ok: false, reason: refusal };
     markRefreshUsed.run(refreshHash);
     const scope = narrowScope(row.scope, next.scope);
     storeTokens(row.id, { ...next, scope });
