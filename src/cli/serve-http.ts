@@ -8,8 +8,8 @@ import { MemoryError, ERROR_CODES } from '../core/errors.js';
 import type { ToolProfile } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { LazyEmbedder } from '../embed/embedder.js';
-import { allowedHostNames, isLoopback } from '../http/guard.js';
-import { startHttpServer, type HttpLimits, type RunningHttpServer } from '../http/http-server.js';
+import { isLoopback } from '../http/guard.js';
+import { answeredHostNames, startHttpServer, type HttpLimits, type RunningHttpServer } from '../http/http-server.js';
 import { NamespaceRegistry, tokenFilePath } from '../http/namespaces.js';
 import type { ServerInfo } from '../mcp/server.js';
 import { redactPassword } from '../core/redact.js';
@@ -129,8 +129,6 @@ export async function startServeHttp(
   const publicUrl = options.publicUrl === undefined ? undefined : publicOrigin(options.publicUrl);
   // What the OAuth server is told (HttpServerOptions.oauth, an OAuthOptions).
   const oauth: OAuthOptions = { publicUrl, clientHosts: clientHostNames(options.oauthClientHosts ?? []) };
-  // The public URL's host is a name clients use: the rebinding guard must answer to it.
-  const allowedHosts = publicUrl === undefined ? options.allowedHosts : [...options.allowedHosts, new URL(publicUrl).hostname];
   const shown = redactPassword(deps.dbPath);
   const tokens = deps.openTokens(tokenFilePath(deps.dbPath));
   let count: number;
@@ -169,7 +167,7 @@ export async function startServeHttp(
     server = await startHttpServer({
       host: options.host,
       port: options.port,
-      allowedHosts,
+      allowedHosts: options.allowedHosts,
       registry,
       tokens,
       info: deps.info,
@@ -191,7 +189,7 @@ export async function startServeHttp(
   );
   // A wildcard address listens everywhere, but answers only to the names it knows (DNS-rebinding
   // protection): say which, so a client on the LAN is not left with a bare 403 (issue 25).
-  const names = [...allowedHostNames(options.host, allowedHosts)].join(', ');
+  const names = [...answeredHostNames({ host: options.host, allowedHosts: options.allowedHosts, oauth })].join(', ');
   const wildcard = options.host === '0.0.0.0' || options.host === '::';
   deps.logger.info(
     `it answers requests whose Host is one of: ${names}${wildcard ? "; to reach it by this machine's LAN name or address, add each with --allowed-host NAME" : '; add others with --allowed-host NAME'}`,

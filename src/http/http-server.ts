@@ -196,11 +196,18 @@ export function pathOf(target: string | undefined): string {
   return text.slice(0, end);
 }
 
+/**
+ * The host names requests may name (Host, Origin): loopback, the bound host, --allowed-host, and the
+ * public URL's host, since clients reach a server behind a proxy or tunnel by its public name.
+ */
+export function answeredHostNames(o: Pick<HttpServerOptions, 'host' | 'allowedHosts' | 'oauth'>): Set<string> {
+  const publicUrl = o.oauth?.publicUrl;
+  return allowedHostNames(o.host, publicUrl === undefined ? o.allowedHosts : [...o.allowedHosts, new URL(publicUrl).hostname]);
+}
+
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const oauthOptions: OAuthOptions = o.oauth ?? { publicUrl: undefined, clientHosts: [] };
-  // Clients reach a server behind a proxy or tunnel by its public name: requests naming it are ours.
-  const publicHost = oauthOptions.publicUrl === undefined ? [] : [new URL(oauthOptions.publicUrl).hostname];
-  const allowed = allowedHostNames(o.host, [...o.allowedHosts, ...publicHost]);
+  const allowed = answeredHostNames(o);
   const oauth = new OAuthServer({ options: oauthOptions, tokens: o.tokens, logger: o.logger });
   const gate = new RequestGate(o.limits);
   const heavyGate = new RequestGate({
