@@ -8,7 +8,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { OAuthStore } from '../../store/oauth-store.js';
 import { BodyTooLarge, readBody, sendJson } from '../guard.js';
-import { cleanClientName } from './client-metadata.js';
 import { redirectUriProblem } from './redirects.js';
 import { MAX_FORM_BYTES, remoteAddressOf, sendOAuthError } from './requests.js';
 import { hashSecret, newId, newSecret } from './secrets.js';
@@ -90,8 +89,13 @@ export class RegisterEndpoint {
       sendOAuthError(res, 400, 'invalid_client_metadata', 'client_uri must be an http(s) URL');
       return;
     }
-    // A name shows on the consent page (escaped) and in `limbic token list`: cleaned as a metadata document's is.
-    const clientName = cleanClientName(meta.client_name);
+    // A name shows on the consent page (escaped) and in `limbic token list`: no control characters.
+    const clientName =
+      meta.client_name
+        // eslint-disable-next-line no-control-regex
+        ?.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+        .replace(/ {2,}/g, ' ')
+        .trim() || undefined;
     const registeredBy = hashSecret(remoteAddressOf(req));
     const run = this.chain.then(() => this.store(res, { ...meta, client_name: clientName }, registeredBy));
     this.chain = run.catch(() => undefined);
