@@ -26,7 +26,7 @@ export const HYBRID_DEPTH = 150;
  * leg weighted by coverage, then the context stage), so a caller who leaves the options alone
  * ranks as well as search_semantic. RRF was the default until issue 37: on held-out questions it
  * gave hit@1 0.813 vs 0.900 (XQuAD) and LoCoMo recall@5 0.559 vs 0.658
- * (bench/results/quality-2026-11-27-hybrid-defaults.md). `rrf` and `weighted` stay selectable.
+ * (bench/results/quality-2026-11-28-hybrid-defaults.md). `rrf` and `weighted` stay selectable.
  */
 export const HYBRID_DEFAULT_FUSION: FusionMethod = 'zscore';
 
