@@ -8,8 +8,7 @@
  * plain store. The variant is chosen on half A (LoCoMo recall@5 over categories 1-4) and reported on
  * half B; depth and weights are all the study chooses.
  *
- *   npx tsx bench/quality/context.ts [--locomo-samples N] [--variants 'NAME;NAME'] [--grid cohesion] [--half A|B]
- *                                    [--no-relations] [--out FILE]
+ *   npx tsx bench/quality/context.ts [--locomo-samples N] [--variants 'NAME;NAME'] [--out FILE]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -30,47 +29,8 @@ const LIMIT = 10;
 /** How much half-A hit@1 a variant may lose against D=150 without context and still be chosen. */
 const HIT1_SLACK = 0.01;
 
-/**
- * Conversation cohesion (issue 37, item 2): the shipped weights with a wider window in the session
- * (span, and a decay of the lift with distance), and lifts from a strong lexical hit's neighbours.
- */
-function cohesionVariants(): [string, Partial<SearchRequest>][] {
-  const shipped = DEFAULT_CONTEXT_WEIGHTS;
-  const out: [string, Partial<SearchRequest>][] = [
-    ['D=150 no context', { depth: 150, context: undefined }],
-    ['shipped', { depth: 150, context: shipped }],
-  ];
-  for (const [span, weight, decay] of [
-    [3, 0.75, 1],
-    [4, 0.75, 1],
-    [4, 0.75, 0.7],
-    [6, 0.75, 0.7],
-    [6, 1, 0.7],
-    [10, 0.75, 0.8],
-    [10, 1, 0.8],
-    [4, 1, 1],
-  ] as const)
-    out.push([
-      `span=${span} near=${weight} decay=${decay}`,
-      { depth: 150, context: { ...shipped, neighbourSpan: span, neighbourWeight: weight, neighbourDecay: decay } },
-    ]);
-  for (const [span, lexical, decay] of [
-    [2, 0.25, 1],
-    [2, 0.5, 1],
-    [2, 1, 1],
-    [4, 0.5, 0.7],
-    [4, 1, 0.7],
-  ] as const)
-    out.push([
-      `span=${span} near=0.75 lexical=${lexical} decay=${decay}`,
-      { depth: 150, context: { ...shipped, neighbourSpan: span, lexicalWeight: lexical, neighbourDecay: decay } },
-    ]);
-  return out;
-}
-
 /** The variants: a name and search_semantic's request overrides. */
 function variants(): [string, Partial<SearchRequest>][] {
-  if (option('--grid') === 'cohesion') return cohesionVariants();
   const out: [string, Partial<SearchRequest>][] = [
     [`D=x${EXPANSION_FACTOR} no context (before)`, { depth: LIMIT * EXPANSION_FACTOR, context: undefined }],
     ['D=150 no context', { depth: 150, context: undefined }],
@@ -116,7 +76,6 @@ const started = performance.now();
 let questions = 0;
 for (const sample of data.slice(0, Number(option('--locomo-samples') ?? Infinity))) {
   const half = halves.get(sample.sample_id) ?? 'A';
-  if (option('--half') !== undefined && option('--half') !== half) continue;
   const { entities, additions, next, writtenAt } = turnsOf(sample, 'metadata');
   const corpus = new Corpus(embedder);
   await corpus.load(entities, now, [], additions, writtenAt);

@@ -41,17 +41,6 @@ export interface ContextWeights {
    * In every mode the final order keeps it behind the strong one (holdBehindSources). @default 'share'
    */
   readonly neighbourMode?: 'share' | 'below' | 'gap';
-  /**
-   * A neighbour d ids from the strong one gains neighbourDecay^(d − 1) of the lift: with a wide
-   * span, the turn next to the match gains most and one further along the session less. @default 1
-   */
-  readonly neighbourDecay?: number;
-  /**
-   * Share of the keyword leg's strength (its z-score) of a candidate written next to this one: the
-   * turns around a strong lexical hit come up with it, as the peers that gained most without an
-   * LLM do. Same span, window and mode as neighbourWeight. 0 or absent turns it off.
-   */
-  readonly lexicalWeight?: number;
 }
 
 /** Two writes further apart in time than this are not neighbours, however close their ids. */
@@ -85,8 +74,6 @@ export interface ContextInputs {
   readonly asked: readonly CalendarDate[];
   /** When each candidate was created (ms); needed only when neighbourWeight is on. */
   readonly createdAt?: ReadonlyMap<EntityId, number>;
-  /** The keyword leg's strength (z-score) of each candidate it found; needed only when lexicalWeight is on. */
-  readonly keywordStrength?: ReadonlyMap<EntityId, number>;
 }
 
 export interface ContextBoost {
@@ -106,28 +93,27 @@ export interface ContextBoost {
  */
 export function contextBoosts(inputs: ContextInputs, weights: ContextWeights): Map<EntityId, ContextBoost> {
   const neighbourWeight = weights.neighbourWeight ?? 0;
-  const lexicalWeight = weights.lexicalWeight ?? 0;
   const span = weights.neighbourSpan ?? 1;
-  const decay = weights.neighbourDecay ?? 1;
   for (const [name, value] of [
     ['timeWeight', weights.timeWeight],
     ['lateShare', weights.lateShare],
     ['graphWeight', weights.graphWeight],
     ['neighbourWeight', neighbourWeight],
-    ['lexicalWeight', lexicalWeight],
   ] as const) {
     if (!Number.isFinite(value) || value < 0) throw new RangeError(`Context weight ${name} is ${value}; it must be finite and >= 0.`);
   }
   if (!Number.isInteger(span) || span < 1) throw new RangeError(`Context neighbourSpan is ${span}; it must be an integer >= 1.`);
-  if (!(decay > 0 && decay <= 1)) throw new RangeError(`Context neighbourDecay is ${decay}; it must be in (0, 1].`);
   const { strength } = inputs;
   const graph = liftsAlong(inputs.edges, strength, weights.graphWeight, weights.graphBelowSource === true ? 'below' : 'share');
-  const mode = weights.neighbourMode ?? 'share';
-  const pairs = neighbourWeight > 0 || lexicalWeight > 0 ? writeNeighbours(strength, inputs.createdAt ?? new Map(), span, decay) : [];
-  const near = liftsAlong(pairs, strength, neighbourWeight, mode);
-  if (lexicalWeight > 0)
-    for (const [id, lift] of liftsAlong(pairs, strength, lexicalWeight, mode, inputs.keywordStrength ?? new Map()))
-      if (lift.lift > (near.get(id)?.lift ?? 0)) near.set(id, lift);
+  const near =
+    neighbourWeight > 0
+      ? liftsAlong(
+          writeNeighbours(strength, inputs.createdAt ?? new Map(), span),
+          strength,
+          neighbourWeight,
+          weights.neighbourMode ?? 'share',
+        )
+      : new Map<EntityId, Lift>();
   const boosts = new Map<EntityId, ContextBoost>();
   for (const id of strength.keys()) {
     let time = 0;
@@ -143,36 +129,33 @@ export function contextBoosts(inputs: ContextInputs, weights: ContextWeights): M
   return boosts;
 }
 
-type Edge = { readonly from: EntityId; readonly to: EntityId; readonly factor?: number };
+type Edge = { readonly from: EntityId; readonly to: EntityId };
 type Lift = { readonly lift: number; readonly from: EntityId };
 
 /**
- * Per candidate, the largest lift across its edges (either direction) from a positive strength s
- * (of `source`, the strengths themselves unless given), times the edge's factor: `share` weight × s;
- * `below` the same but never past the source's strength; `gap` weight × (s − own), never below 0.
+ * Per candidate, the largest lift across its edges (either direction) from a positive strength s:
+ * `share` weight × s; `below` the same but never past s; `gap` weight × (s − own), never below 0.
  */
 function liftsAlong(
   edges: readonly Edge[],
   strength: ReadonlyMap<EntityId, number>,
   weight: number,
   mode: 'share' | 'below' | 'gap',
-  source: ReadonlyMap<EntityId, number> = strength,
 ): Map<EntityId, Lift> {
   const best = new Map<EntityId, Lift>();
   if (weight === 0) return best;
-  const reach = (from: EntityId, to: EntityId, factor: number): void => {
+  const reach = (from: EntityId, to: EntityId): void => {
     const own = strength.get(from);
     if (from === to || own === undefined) return;
-    const s = source.get(to);
-    const level = strength.get(to);
-    if (s === undefined || !(s > 0) || level === undefined) return;
-    const w = weight * factor;
-    const lift = mode === 'gap' ? w * Math.max(0, s - own) : mode === 'below' ? Math.min(w * s, Math.max(0, level - own)) : w * s;
+    const s = strength.get(to);
+    if (s === undefined || !(s > 0)) return;
+    const lift =
+      mode === 'gap' ? weight * Math.max(0, s - own) : mode === 'below' ? Math.min(weight * s, Math.max(0, s - own)) : weight * s;
     if (lift > (best.get(from)?.lift ?? 0)) best.set(from, { lift, from: to });
   };
   for (const e of edges) {
-    reach(e.from, e.to, e.factor ?? 1);
-    reach(e.to, e.from, e.factor ?? 1);
+    reach(e.from, e.to);
+    reach(e.to, e.from);
   }
   return best;
 }
@@ -183,12 +166,7 @@ function liftsAlong(
  * in one sitting every entity is a neighbour in time of every other, so write order says nothing
  * of which belong together, and lifting by it alone put an unrelated note beside the match.
  */
-function writeNeighbours(
-  strength: ReadonlyMap<EntityId, number>,
-  createdAt: ReadonlyMap<EntityId, number>,
-  span: number,
-  decay = 1,
-): Edge[] {
+function writeNeighbours(strength: ReadonlyMap<EntityId, number>, createdAt: ReadonlyMap<EntityId, number>, span: number): Edge[] {
   const times = [...strength.keys()].map((id) => createdAt.get(id)).filter((t): t is number => t !== undefined);
   if (times.length === 0 || Math.max(...times) - Math.min(...times) <= NEIGHBOUR_WINDOW_MS) return [];
   const ids = [...strength.keys()].sort((x, y) => x - y);
@@ -200,8 +178,7 @@ function writeNeighbours(
     for (let j = i + 1; j < ids.length && (ids[j] as number) - from <= span; j++) {
       const to = ids[j] as EntityId;
       const other = createdAt.get(to);
-      if (other !== undefined && Math.abs(other - at) <= NEIGHBOUR_WINDOW_MS)
-        pairs.push({ from, to, factor: decay ** ((to as number) - (from as number) - 1) });
+      if (other !== undefined && Math.abs(other - at) <= NEIGHBOUR_WINDOW_MS) pairs.push({ from, to });
     }
   }
   return pairs;

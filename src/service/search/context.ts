@@ -8,7 +8,6 @@
  * other fusions' bases are not on a scale a fixed weight means anything on, so they pass through.
  */
 import { contextBoosts, type ContextBoost, type ContextWeights } from '../../core/rank/context-boost.js';
-import { zScores } from '../../core/rank/fuse-zscore.js';
 import { timeExpressions, type CalendarDate } from '../../core/rank/time-expression.js';
 import { METADATA_KIND, type EntityId } from '../../core/types.js';
 import type { EntityFacts } from '../../core/signals.js';
@@ -88,7 +87,7 @@ export async function contextStage(
   const asked = weights.timeWeight > 0 ? timeExpressions(query) : [];
   const useTime = asked.length > 0;
   const useGraph = weights.graphWeight > 0;
-  const useNeighbours = (weights.neighbourWeight ?? 0) > 0 || (weights.lexicalWeight ?? 0) > 0;
+  const useNeighbours = (weights.neighbourWeight ?? 0) > 0;
   if (!useTime && !useGraph && !useNeighbours) return none;
   const ids = fused.candidates.map((c) => c.candidate.id);
   const strength = new Map(fused.candidates.map((c) => [c.candidate.id, logit(c.base)]));
@@ -102,14 +101,7 @@ export async function contextStage(
       const at = facts.get(id)?.createdAt;
       if (at !== undefined) createdAt.set(id, at);
     }
-  const keywordStrength = new Map<EntityId, number>();
-  if ((weights.lexicalWeight ?? 0) > 0) {
-    const z = zScores(fused.candidates.map((c) => (c.candidate.keyword === undefined ? undefined : -c.candidate.keyword.bm25)));
-    fused.candidates.forEach((c, i) => {
-      if (c.candidate.keyword !== undefined) keywordStrength.set(c.candidate.id, z[i] ?? 0);
-    });
-  }
-  const boosts = contextBoosts({ strength, edges, dates, asked, createdAt, keywordStrength }, weights);
+  const boosts = contextBoosts({ strength, edges, dates, asked, createdAt }, weights);
   const rescored = (withNeighbours: boolean): Fused['candidates'] =>
     fused.candidates.map((c) => {
       const b = boosts.get(c.candidate.id);

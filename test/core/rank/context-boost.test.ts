@@ -167,47 +167,6 @@ describe('contextBoosts', () => {
     expect(contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, near).get(c)?.neighbourOf).toBe(a);
   });
 
-  it('with a decay, lifts a neighbour less the further it was written from the strong one', () => {
-    const e = asEntityId(5);
-    const strong = new Map([
-      [a, 2],
-      [b, -1],
-      [c, -1],
-      [d, -1],
-      [e, 3],
-    ]);
-    const createdAt = new Map([a, b, c, d].map((id, i) => [id, i * 1000]));
-    createdAt.set(e, 5 * NEIGHBOUR_WINDOW_MS); // written hours later: nobody's neighbour
-    const near: ContextWeights = { ...weights, graphWeight: 0, neighbourWeight: 0.5, neighbourSpan: 3, neighbourDecay: 0.5 };
-    const boosts = contextBoosts({ strength: strong, edges: [], dates: new Map(), asked: [], createdAt }, near);
-    expect(boosts.get(b)).toMatchObject({ neighbour: 0.5 * 2, neighbourOf: a }); // next to a
-    expect(boosts.get(c)).toMatchObject({ neighbour: 0.5 * 0.5 * 2, neighbourOf: a }); // two writes on
-    expect(boosts.get(d)).toMatchObject({ neighbour: 0.25 * 0.5 * 2, neighbourOf: a }); // three
-    expect(boosts.get(e)?.neighbour).toBe(0);
-    expect(() =>
-      contextBoosts({ strength: strong, edges: [], dates: new Map(), asked: [], createdAt }, { ...near, neighbourDecay: 0 }),
-    ).toThrow(/neighbourDecay/);
-  });
-
-  it('lifts the turns next to a strong keyword hit by its keyword strength, at most level with it', () => {
-    // c matches the query's words strongly (keyword z 3) but its fused strength is 0.5; b next to it is weak.
-    const createdAt = new Map([
-      [a, 0],
-      [b, 1000],
-      [c, 2000],
-      [d, 2000 + 24 * NEIGHBOUR_WINDOW_MS],
-    ]);
-    const keywordStrength = new Map([[c, 3]]);
-    const lexical: ContextWeights = { ...weights, graphWeight: 0, neighbourWeight: 0, lexicalWeight: 0.5, neighbourMode: 'below' };
-    const boosts = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt, keywordStrength }, lexical);
-    // 0.5 × 3 = 1.5, but below c's own strength: 0.5 − (−1).
-    expect(boosts.get(b)).toMatchObject({ neighbour: 1.5, neighbourOf: c });
-    expect(boosts.get(a)?.neighbour).toBe(0); // two ids from c
-    expect(boosts.get(d)?.neighbour).toBe(0); // a day later
-    const without = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], createdAt }, lexical);
-    expect([...without.values()].every((x) => x.neighbour === 0)).toBe(true);
-  });
-
   it('rejects a negative or non-finite weight, saying which', () => {
     expect(() => contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, graphWeight: -1 })).toThrow(
       /graphWeight/,
