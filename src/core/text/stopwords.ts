@@ -225,14 +225,13 @@ const marksOf = (words: readonly string[]): Marks[] =>
  * the text's English stopwords that are not theirs. One function word in ASCII is no language: "die
  * hard", "sin city" and "la abuela" stay as written.
  *
- * Snowball's languages are read first, the package's only when none of them is: Snowball's lists
- * hold function words alone, the package's also hold content words, which inflate their count
- * (Galician's "mes", "dos", "solo" would read Spanish sentences as Galician). And a package
- * language is read only with one of its words written outside ASCII ("są", "és", "že", any word of
- * Cyrillic, Greek, Arabic or Devanagari script): their ASCII words include English ones (Breton's
- * "just", "stop", "war"; Esperanto's "super", "ok"), so "just stop the war" would read as Breton.
- * Among languages with as many words, the first of STOPWORD_LANGUAGES wins: dropping every tied
- * language's words would drop "dos" (two) from Spanish because it is Portuguese for "of the".
+ * A language of the package's lists is read only with one of its words written outside ASCII
+ * ("są", "és", "že", any word of Cyrillic, Greek, Arabic or Devanagari script): their ASCII words
+ * include English ones (Breton's "just", "stop", "war"; Esperanto's "super", "ok"), so "just stop
+ * the war" would read as Breton. Indonesian, Basque or Lithuanian text, whose function words are
+ * all ASCII, is therefore not read (its words stay). Among languages with as many words, the
+ * first of STOPWORD_LANGUAGES (Spanish, then the other Snowball languages) wins: dropping every
+ * tied language's words would drop "dos" (two) from Spanish because it is Portuguese for "of the".
  * @example readLanguage(['wo', 'ist', 'der', 'garten']) // 'deu'
  * @example readLanguage(['my', 'son', 'was', 'born']) // undefined
  */
@@ -250,19 +249,15 @@ function readFromMarks(marks: readonly Marks[]): string | undefined {
     }
   }
   const against = (language: string): number => marks.filter((m) => m.en && !m.languages.has(language)).length;
-  const best = (languages: readonly string[], needsForeign: boolean): string | undefined => {
-    let found: { language: string; n: number } | undefined;
-    for (const language of languages) {
-      const e = evidence.get(language);
-      if (e === undefined || (needsForeign && !e.foreign)) continue;
-      // Function words in ASCII may be English words; one written outside ASCII is none.
-      const read = e.foreign ? e.n > against(language) : e.n >= MIN_LANGUAGE_EVIDENCE && e.n > ENGLISH_ODDS * against(language);
-      if (!read) continue;
-      if (found === undefined || e.n > found.n) found = { language, n: e.n };
-    }
-    return found?.language;
-  };
-  return best(SNOWBALL_LANGUAGES, false) ?? best(PACKAGE_LANGUAGES, true);
+  let found: { language: string; n: number } | undefined;
+  for (const language of STOPWORD_LANGUAGES) {
+    const e = evidence.get(language);
+    if (e === undefined || (!e.foreign && !SNOWBALL_LANGUAGES.includes(language))) continue;
+    // Function words in ASCII may be English words; one written outside ASCII is none.
+    const read = e.foreign ? e.n > against(language) : e.n >= MIN_LANGUAGE_EVIDENCE && e.n > ENGLISH_ODDS * against(language);
+    if (read && (found === undefined || e.n > found.n)) found = { language, n: e.n };
+  }
+  return found?.language;
 }
 
 /**
