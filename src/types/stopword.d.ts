@@ -2,6 +2,13 @@
 declare module 'stopword' {
   /** English stopwords, lower case. */
   export const eng: readonly string[];
+  export const fra: readonly string[];
+  export const ita: readonly string[];
+  export const nld: readonly string[];
+  export const nob: readonly string[];
+  export const ron: readonly string[];
+  export const rus: readonly string[];
+  export const tur: readonly string[];
   export const afr: readonly string[];
   export const ara: readonly string[];
   export const ben: readonly string[];
@@ -30,7 +37,6 @@ declare module 'stopword' {
   export const lav: readonly string[];
   export const lit: readonly string[];
   export const mar: readonly string[];
-  export const msa: readonly string[];
   export const mya: readonly string[];
   export const panGu: readonly string[];
   export const pol: readonly string[];

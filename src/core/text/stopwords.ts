@@ -6,19 +6,21 @@
  * whatever the graph's size; expert syntax keeps every word.
  *
  * The lists: English from the `stopword` package (plus question words); the Snowball project's
- * lists (function words only, as lunr-languages ships them) for the 14 languages Snowball covers —
- * Spanish, German, French, Italian, Portuguese, Dutch, Danish, Norwegian, Swedish, Finnish,
- * Hungarian, Romanian, Russian, Turkish —, because the `stopword` package's lists for those mix in
- * content words ("Jahr", "Zeit", "Mensch", "Uhr" in German; "hora", "lugar", "nome" in Brazilian
- * Portuguese); and the `stopword` package's list for each other language the model
- * (multilingual-e5-small, trained on the 100 languages of CC100) reads: 43 more. Its Lugbara,
- * Sesotho, Yoruba and Zulu lists are left out: the model was not trained on those languages.
+ * lists (function words only, as lunr-languages ships them) for Spanish, Portuguese, German,
+ * Danish, Swedish, Finnish and Hungarian, because the `stopword` package's lists for those mix in
+ * content words ("Jahr", "Zeit", "Mensch", "Uhr" in German; "dag", "beslut" in Swedish) or lack
+ * forms (Spanish "es", "fue"); the package's lists for French, Italian, Dutch, Norwegian, Romanian,
+ * Russian and Turkish, which are Snowball's or nearly; and the package's list for each other
+ * language the model (multilingual-e5-small, trained on the 100 languages of CC100) reads: 41
+ * more, from Arabic to Vietnamese. Its Lugbara, Sesotho, Yoruba and Zulu lists are left out: the
+ * model was not trained on those languages.
  *
  * English stopwords go from every text. Another language's go only from text that reads as that
  * language, so English words stay English: "son", "sin" and "era" in "my son's birthday", "die" in
  * "the die was cast", "bin" and "fast" in "the bin is fast". A text reads as the language whose
  * stopwords cover the most of its words that are not English stopwords, when those are at least
- * two and more than the English stopwords it does not share with it (readLanguage). A word is
+ * two and outnumber two to one the English stopwords it does not share with it, or one of them is
+ * written outside ASCII, which no English word is (readLanguage). A word is
  * compared with its accents folded as well as written, because the keyword index folds them
  * (unicode61 remove_diacritics): "dónde" is "donde" to it.
  */
@@ -27,17 +29,10 @@ import lunrDanish from 'lunr-languages/lunr.da.js';
 import lunrGerman from 'lunr-languages/lunr.de.js';
 import lunrSpanish from 'lunr-languages/lunr.es.js';
 import lunrFinnish from 'lunr-languages/lunr.fi.js';
-import lunrFrench from 'lunr-languages/lunr.fr.js';
 import lunrHungarian from 'lunr-languages/lunr.hu.js';
-import lunrItalian from 'lunr-languages/lunr.it.js';
-import lunrDutch from 'lunr-languages/lunr.nl.js';
-import lunrNorwegian from 'lunr-languages/lunr.no.js';
 import lunrPortuguese from 'lunr-languages/lunr.pt.js';
-import lunrRomanian from 'lunr-languages/lunr.ro.js';
-import lunrRussian from 'lunr-languages/lunr.ru.js';
 import lunrStemmerSupport from 'lunr-languages/lunr.stemmer.support.js';
 import lunrSwedish from 'lunr-languages/lunr.sv.js';
-import lunrTurkish from 'lunr-languages/lunr.tr.js';
 import * as packageLists from 'stopword';
 import { foldAccents } from './fold.js';
 
@@ -49,8 +44,8 @@ import { foldAccents } from './fold.js';
 const ENGLISH_QUESTION_WORDS = ['when', 'why', 'whom', 'whose', 'whenever', 'wherever', 'whatever', 'whoever', 'whichever', 'does'];
 
 /**
- * Question words the Snowball lists lack (issue 33's rule, in every language whose list is
- * Snowball's and whose questions a test asks): Spanish has qué, quién, cuál, cómo, dónde, cuándo
+ * Question words the lists lack (issue 33's rule, in the languages whose questions a test asks):
+ * Spanish has qué, quién, cuál, cómo, dónde, cuándo
  * but not cuáles, cuánto or adónde; German has wie and was but not wann, warum, wo or wer; French,
  * Dutch, Italian and Portuguese lack theirs for when, why, where, how many. Accents folded.
  */
@@ -69,38 +64,8 @@ const ENGLISH: ReadonlySet<string> = new Set([...packageLists.eng.map((w) => w.t
 // undefined for a stopword and the word otherwise. The filter passes nothing through for an empty
 // word, which is no stopword.
 lunrStemmerSupport(lunr);
-const SNOWBALL = {
-  spa: lunrSpanish,
-  deu: lunrGerman,
-  fra: lunrFrench,
-  ita: lunrItalian,
-  por: lunrPortuguese,
-  nld: lunrDutch,
-  dan: lunrDanish,
-  nob: lunrNorwegian,
-  swe: lunrSwedish,
-  fin: lunrFinnish,
-  hun: lunrHungarian,
-  ron: lunrRomanian,
-  rus: lunrRussian,
-  tur: lunrTurkish,
-} as const;
-const LUNR_CODE: Record<keyof typeof SNOWBALL, string> = {
-  spa: 'es',
-  deu: 'de',
-  fra: 'fr',
-  ita: 'it',
-  por: 'pt',
-  nld: 'nl',
-  dan: 'da',
-  nob: 'no',
-  swe: 'sv',
-  fin: 'fi',
-  hun: 'hu',
-  ron: 'ro',
-  rus: 'ru',
-  tur: 'tr',
-};
+const SNOWBALL = { spa: lunrSpanish, por: lunrPortuguese, deu: lunrGerman, dan: lunrDanish, swe: lunrSwedish, fin: lunrFinnish, hun: lunrHungarian } as const; // prettier-ignore
+const LUNR_CODE: Record<keyof typeof SNOWBALL, string> = { spa: 'es', por: 'pt', deu: 'de', dan: 'da', swe: 'sv', fin: 'fi', hun: 'hu' }; // prettier-ignore
 type Filter = (word: string) => string | undefined;
 const snowballFilters: { readonly language: string; readonly filter: Filter }[] = Object.entries(SNOWBALL).map(([language, register]) => {
   register(lunr);
@@ -109,10 +74,16 @@ const snowballFilters: { readonly language: string; readonly filter: Filter }[] 
 });
 
 /**
- * The `stopword` package's lists kept (its ISO 639-3 names): every language it has that the model
- * reads, less the Snowball ones above (Brazilian Portuguese is Portuguese), English, and Malay,
+ * The `stopword` package's lists that are function words alone: Snowball's, or nearly (French adds
+ * être, avoir, faire; Turkish a few adverbs). Read like Snowball's, on words in ASCII too.
+ */
+const PACKAGE_FUNCTION_WORDS = ['fra', 'ita', 'nld', 'nob', 'ron', 'rus', 'tur'] as const;
+
+/**
+ * The package's other lists kept (its ISO 639-3 names): every language it has that the model
+ * reads, less those above, English, Brazilian Portuguese (Portuguese is Snowball's), and Malay,
  * whose list is words frequent in news ("abdullah", "ahmad", "program", "air"; Indonesian's covers
- * Malay's function words).
+ * Malay's function words). These hold content words too, English ones among them.
  */
 const PACKAGE_LANGUAGES = [
   'afr', 'ara', 'ben', 'bre', 'bul', 'cat', 'ces', 'ell', 'epo', 'est', 'eus', 'fas', 'gle', 'glg', 'guj',
@@ -120,27 +91,40 @@ const PACKAGE_LANGUAGES = [
   'panGu', 'pol', 'slk', 'slv', 'som', 'swa', 'tgl', 'tha', 'ukr', 'urd', 'vie', 'zho',
 ] as const; // prettier-ignore
 
-const SNOWBALL_LANGUAGES: readonly string[] = snowballFilters.map((s) => s.language);
-/** Every language's name, in a fixed order: Snowball's, then the package's. */
-export const STOPWORD_LANGUAGES: readonly string[] = [...SNOWBALL_LANGUAGES, ...PACKAGE_LANGUAGES];
+/** The languages whose lists hold function words alone: a text reads as one on words in ASCII too. */
+const FUNCTION_WORD_LANGUAGES: readonly string[] = [...snowballFilters.map((s) => s.language), ...PACKAGE_FUNCTION_WORDS];
+/** Every language's name, in a fixed order (the first wins a tie): Spanish, the other function-word lists, the rest. */
+export const STOPWORD_LANGUAGES: readonly string[] = [...FUNCTION_WORD_LANGUAGES, ...PACKAGE_LANGUAGES];
 
-/** For the package's lists: each word, lower case as written → the languages it is a stopword of. */
-const PACKAGE_WRITTEN = new Map<string, string[]>();
-/** The same, accents folded. */
-const PACKAGE_FOLDED = new Map<string, string[]>();
-for (const language of PACKAGE_LANGUAGES) {
-  for (const word of packageLists[language]) {
-    // The lists that hold the alphabet (Slovenian, Croatian, …) would read initials as a language.
-    if (/^[a-z]$/i.test(word)) continue;
-    for (const [map, form] of [
-      [PACKAGE_WRITTEN, word.toLowerCase()],
-      [PACKAGE_FOLDED, foldAccents(word)],
-    ] as const) {
-      const languages = map.get(form) ?? [];
-      if (!languages.includes(language)) languages.push(language);
-      map.set(form, languages);
+interface PackageWords {
+  /** Each word of the package's lists, lower case as written → the languages it is a stopword of. */
+  readonly written: ReadonlyMap<string, readonly string[]>;
+  /** The same, accents folded. */
+  readonly folded: ReadonlyMap<string, readonly string[]>;
+}
+
+let packageWordsMade: PackageWords | undefined;
+/** Made on first use, not at import: folding some 15,000 words costs tens of milliseconds, which a process that never reads a text should not pay. */
+function packageWords(): PackageWords {
+  if (packageWordsMade !== undefined) return packageWordsMade;
+  const written = new Map<string, string[]>();
+  const folded = new Map<string, string[]>();
+  const add = (map: Map<string, string[]>, form: string, language: string): void => {
+    const languages = map.get(form);
+    if (languages === undefined) map.set(form, [language]);
+    else if (!languages.includes(language)) languages.push(language);
+  };
+  for (const language of [...PACKAGE_FUNCTION_WORDS, ...PACKAGE_LANGUAGES]) {
+    const curated = (PACKAGE_FUNCTION_WORDS as readonly string[]).includes(language);
+    for (const word of packageLists[language]) {
+      // The lists that hold the alphabet (Slovenian, Croatian, …) would read initials as a language.
+      if (!curated && /^[a-z]$/i.test(word)) continue;
+      add(written, word.toLowerCase(), language);
+      add(folded, foldAccents(word), language);
     }
   }
+  packageWordsMade = { written, folded };
+  return packageWordsMade;
 }
 
 /** The languages other than English whose stopwords hold a word (lower case), as written or with its accents folded. */
@@ -151,7 +135,8 @@ function languagesOf(lower: string, folded: string): Set<string> {
     if (filter(lower) === undefined || filter(folded) === undefined) found.add(language);
   }
   for (const [language, words] of Object.entries(QUESTION_WORDS)) if (words.includes(folded)) found.add(language);
-  for (const language of [...(PACKAGE_WRITTEN.get(lower) ?? []), ...(PACKAGE_FOLDED.get(folded) ?? [])]) found.add(language);
+  const lists = packageWords();
+  for (const language of [...(lists.written.get(lower) ?? []), ...(lists.folded.get(folded) ?? [])]) found.add(language);
   return found;
 }
 
@@ -164,7 +149,7 @@ function evidenceOf(lower: string, folded: string, languages: ReadonlySet<string
   if (lower === folded) return languages;
   const written = new Set<string>();
   for (const { language, filter } of snowballFilters) if (filter(lower) === undefined) written.add(language);
-  for (const language of PACKAGE_WRITTEN.get(lower) ?? []) written.add(language);
+  for (const language of packageWords().written.get(lower) ?? []) written.add(language);
   return written.size > 0 ? written : languages;
 }
 
@@ -252,7 +237,7 @@ function readFromMarks(marks: readonly Marks[]): string | undefined {
   let found: { language: string; n: number } | undefined;
   for (const language of STOPWORD_LANGUAGES) {
     const e = evidence.get(language);
-    if (e === undefined || (!e.foreign && !SNOWBALL_LANGUAGES.includes(language))) continue;
+    if (e === undefined || (!e.foreign && !FUNCTION_WORD_LANGUAGES.includes(language))) continue;
     // Function words in ASCII may be English words; one written outside ASCII is none.
     const read = e.foreign ? e.n > against(language) : e.n >= MIN_LANGUAGE_EVIDENCE && e.n > ENGLISH_ODDS * against(language);
     if (read && (found === undefined || e.n > found.n)) found = { language, n: e.n };
