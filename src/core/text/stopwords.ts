@@ -173,8 +173,18 @@ export function stopwordLanguages(word: string): string[] {
   return STOPWORD_LANGUAGES.filter((l) => found.has(l));
 }
 
-/** How many of a text's function words, at least, make it read as a language other than English (but see readLanguage). */
-export const MIN_LANGUAGE_EVIDENCE = 2;
+/**
+ * English words that are function words of another language's list: one of them alone does not make
+ * a text read as that language ("sin city", "die hard", "no parking", "see ya"), though it is dropped
+ * once the text reads as it. The words of the lists with function words only (Snowball's and the like)
+ * that XQuAD's English paragraphs and LoCoMo's English conversations use most, and a few more.
+ */
+const ENGLISH_WORDS_ELSEWHERE: ReadonlySet<string> = new Set([
+  'ad', 'ante', 'bin', 'care', 'cat', 'data', 'den', 'die', 'dies', 'dig', 'dog', 'dove', 'end', 'era', 'eras', 'face',
+  'fin', 'ha', 'hat', 'hay', 'hem', 'hoe', 'ill', 'inn', 'man', 'men', 'met', 'mine', 'mint', 'mod', 'multi', 'no',
+  'non', 'nun', 'per', 'pic', 'pot', 'pour', 'sale', 'sea', 'sin', 'sit', 'so', 'son', 'soy', 'sub', 'sue', 'tale',
+  'till', 'ton', 'tot', 'van', 'want', 'war', 'will', 'ya', 'zero',
+]); // prettier-ignore
 
 /**
  * How many times a language's function words, all in ASCII, must outnumber the text's English
@@ -190,6 +200,8 @@ interface Marks {
   readonly evidence: ReadonlySet<string>;
   /** Written with a letter outside ASCII, which no English word is ("qué", "für", "où", "и"). */
   readonly foreign: boolean;
+  /** No English word: written outside ASCII, or not one of ENGLISH_WORDS_ELSEWHERE ("der", "avec", "la"). */
+  readonly telling: boolean;
   readonly languages: ReadonlySet<string>;
 }
 
@@ -200,15 +212,19 @@ const marksOf = (words: readonly string[]): Marks[] =>
     const lower = w.toLowerCase();
     const folded = foldAccents(w);
     const languages = languagesOf(lower, folded);
-    return { en: english(lower, folded), foreign: NON_ASCII.test(w), languages, evidence: evidenceOf(lower, folded, languages) };
+    const foreign = NON_ASCII.test(w);
+    const telling = foreign || !ENGLISH_WORDS_ELSEWHERE.has(lower);
+    return { en: english(lower, folded), foreign, telling, languages, evidence: evidenceOf(lower, folded, languages) };
   });
 
 /**
  * The language other than English a text reads as, if any: the one whose stopwords cover the most
- * of its words that are not English stopwords, when they cover at least MIN_LANGUAGE_EVIDENCE of
- * them (or one written with a letter English does not use: "¿Qué cantó Lady Gaga?") and more than
- * the text's English stopwords that are not theirs. One function word in ASCII is no language: "die
- * hard", "sin city" and "la abuela" stay as written.
+ * of its words that are not English stopwords, when one of those is no English word (written
+ * outside ASCII, or not one of ENGLISH_WORDS_ELSEWHERE) and they outnumber the text's English
+ * stopwords that are not theirs: two to one when all are in ASCII, since English text is full of
+ * "the", "a", "of" and "will the man wear a hat" has three German function words against two
+ * English ones. So "la abuela" and "factura pagada con retraso" read as Spanish, "¿Qué cantó Lady
+ * Gaga?" too, while "die hard", "sin city" and "my son's birthday" stay English.
  *
  * A language of the package's lists is read only with one of its words written outside ASCII
  * ("są", "és", "že", any word of Cyrillic, Greek, Arabic or Devanagari script): their ASCII words
@@ -225,21 +241,21 @@ export function readLanguage(words: readonly string[]): string | undefined {
 }
 
 function readFromMarks(marks: readonly Marks[]): string | undefined {
-  const evidence = new Map<string, { n: number; foreign: boolean }>();
+  const evidence = new Map<string, { n: number; foreign: boolean; telling: boolean }>();
   for (const m of marks) {
     if (m.en) continue;
     for (const language of m.evidence) {
-      const e = evidence.get(language) ?? { n: 0, foreign: false };
-      evidence.set(language, { n: e.n + 1, foreign: e.foreign || m.foreign });
+      const e = evidence.get(language) ?? { n: 0, foreign: false, telling: false };
+      evidence.set(language, { n: e.n + 1, foreign: e.foreign || m.foreign, telling: e.telling || m.telling });
     }
   }
   const against = (language: string): number => marks.filter((m) => m.en && !m.languages.has(language)).length;
   let found: { language: string; n: number } | undefined;
   for (const language of STOPWORD_LANGUAGES) {
     const e = evidence.get(language);
-    if (e === undefined || (!e.foreign && !FUNCTION_WORD_LANGUAGES.includes(language))) continue;
+    if (e === undefined || !e.telling || (!e.foreign && !FUNCTION_WORD_LANGUAGES.includes(language))) continue;
     // Function words in ASCII may be English words; one written outside ASCII is none.
-    const read = e.foreign ? e.n > against(language) : e.n >= MIN_LANGUAGE_EVIDENCE && e.n > ENGLISH_ODDS * against(language);
+    const read = e.foreign ? e.n > against(language) : e.n > ENGLISH_ODDS * against(language);
     if (read && (found === undefined || e.n > found.n)) found = { language, n: e.n };
   }
   return found?.language;
