@@ -18,10 +18,10 @@
  * English stopwords go from every text. Another language's go only from text that reads as that
  * language, so English words stay English: "son", "sin" and "era" in "my son's birthday", "die" in
  * "the die was cast", "bin" and "fast" in "the bin is fast". A text reads as the language whose
- * stopwords cover the most of its words that are not English stopwords, when those are at least
- * two and outnumber two to one the English stopwords it does not share with it, or one of them is
- * written outside ASCII, which no English word is (readLanguage). A word is
- * compared with its accents folded as well as written, because the keyword index folds them
+ * stopwords cover the most of its words that are not English stopwords, when one of those is no
+ * English word and they outnumber the English stopwords it does not share with them, two to one
+ * when all are in ASCII (readLanguage). A word is compared with its accents folded as well as
+ * written, because the keyword index folds them
  * (unicode61 remove_diacritics): "dónde" is "donde" to it.
  */
 import lunr from 'lunr';
