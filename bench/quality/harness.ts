@@ -182,8 +182,8 @@ export class Corpus {
     const semantic = v === undefined ? [] : await this.store.requireVectors().search(v, depth);
     const match = await plainKeywordMatch(this.store.keywords, query);
     const keyword = match === undefined ? [] : await this.store.keywords.search(match, depth);
-    // The words plainKeywordMatch kept: not stopwords, and not pruned as weightless.
-    const stats = await this.store.keywords.termStats(distinctWords(query).filter((w) => !isStopword(w)));
+    // The words plainKeywordMatch kept: not stopwords (English's and Spanish's, as the study has always read them), and not pruned as weightless.
+    const stats = await this.store.keywords.termStats(distinctWords(query).filter((w) => !isStopword(w, 'spa')));
     const kept = new Set(informativeWords(stats.terms, stats.total));
     const terms = stats.terms.filter((t) => kept.has(t.word));
     return { semantic, keyword, terms, total: stats.total, floor: this.embedder.similarityFloor ?? 0 };

@@ -67,15 +67,17 @@ describe('fuzz: bad input at volume (issue 10, part 5)', () => {
     }, 600_000);
   }
 
-  it('over stdio against the built binary (--no-model): 400 calls, no crash, no protocol error', async () => {
+  // 600 calls: read_graph weighs 1 in 99, so 400 calls miss it about once in 55 call sequences, and
+  // which sequence a seed draws follows the server's answers (a split's or a consolidation's).
+  it('over stdio against the built binary (--no-model): 600 calls, no crash, no protocol error', async () => {
     const tmp = tempDir();
     const path = join(tmp.dir, 'memory.db');
     try {
       const server = await startStdioLimbic(CLI, path);
-      const report = await runFuzz(server.client, { seed: replay ?? 7, calls: 400, semantic: false, malformedShare: 0.02 });
+      const report = await runFuzz(server.client, { seed: replay ?? 7, calls: 600, semantic: false, malformedShare: 0.02 });
       const diff = report.crashes === 0 ? await compareGraph(server.client, report.model) : [`server died: ${server.stderr()}`];
       await server.close();
-      expectClean(report, 400, diff, checkStoreFile(path));
+      expectClean(report, 600, diff, checkStoreFile(path));
       expect(report.malformed.sent).toBeGreaterThan(0);
     } finally {
       tmp.cleanup();

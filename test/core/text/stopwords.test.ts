@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { contentWords, foldAccents, isStopword } from '../../../src/core/text/stopwords.js';
+import { queryWords } from '../../../src/core/text/fts-query.js';
+import { contentWords, foldAccents, isStopword, readLanguage } from '../../../src/core/text/stopwords.js';
 
 describe('isStopword', () => {
   it('knows English and Spanish function words in any case', () => {
@@ -19,7 +20,9 @@ describe('isStopword', () => {
     expect(contentWords(['cuántos', 'años', 'tiene', 'la', 'abuela'])).toEqual(['años', 'abuela']);
   });
   it('keeps words that carry meaning', () => {
-    for (const w of ['kettle', 'program', 'tetera', 'programa', 'abuelo', 'Ada', 'sqlite', '']) expect(isStopword(w)).toBe(false);
+    // "ada" is Indonesian for "there is": a stopword of that language, not of Spanish.
+    for (const w of ['kettle', 'program', 'tetera', 'programa', 'abuelo', 'Ada', 'sqlite', '']) expect(isStopword(w, 'spa')).toBe(false);
+    for (const w of ['kettle', 'program', 'tetera', 'programa', 'abuelo', 'sqlite', '']) expect(isStopword(w)).toBe(false);
   });
 });
 
@@ -39,5 +42,67 @@ describe('contentWords', () => {
     expect(contentWords(['the', 'of', 'and'])).toEqual([]);
     expect(contentWords(['es', 'de', 'la'])).toEqual([]);
     expect(contentWords([])).toEqual([]);
+  });
+});
+
+/** The content words of a text as the keyword leg splits it (queryWords: distinct words, clitics gone). */
+const content = (text: string): string[] => contentWords(queryWords(text));
+
+describe('function words of every language the model reads (issue 37)', () => {
+  it('drops German function words from German text, question words too', () => {
+    expect(content('Wo ist der Garten meiner Großmutter?')).toEqual(['Garten', 'Großmutter']);
+    expect(content('Was soll ich mit den Pflanzen machen?')).toEqual(['Pflanzen']);
+    expect(content('Wann hat der Zahnarzt Termin?')).toEqual(['Zahnarzt', 'Termin']);
+  });
+  it('drops French function words from French text (the issue: "avec", "les")', () => {
+    expect(content('Que dois-je faire avec les plantes ?')).toEqual(['dois', 'plantes']);
+    expect(content('Où est le jardin de ma grand-mère ?')).toEqual(['jardin', 'grand', 'mère']);
+  });
+  it('drops Italian function words from Italian text', () => {
+    expect(content('Dove si trova il giardino della nonna?')).toEqual(['trova', 'giardino', 'nonna']);
+    expect(content('Cosa devo fare con le piante?')).toEqual(['devo', 'fare', 'piante']);
+  });
+  it('drops Portuguese function words from Portuguese text', () => {
+    expect(content('Onde fica a casa do meu avô?')).toEqual(['fica', 'casa', 'avô']);
+    expect(content('O que devo fazer com as plantas?')).toEqual(['devo', 'fazer', 'plantas']);
+  });
+  it('drops Dutch function words from Dutch text', () => {
+    expect(content('Waar is de tuin van mijn oma?')).toEqual(['tuin', 'oma']);
+    expect(content('Wat moet ik met de planten doen?')).toEqual(['planten']);
+  });
+  it('drops the function words of languages outside Snowball when a word is written outside ASCII', () => {
+    expect(content('Gdzie są moje klucze?')).toEqual(['klucze']);
+    expect(content('Где мой сад?')).toEqual(['сад']);
+  });
+  it('keeps English content words that are function words elsewhere, in English text', () => {
+    expect(content("my son's birthday")).toEqual(['son', 'birthday']);
+    expect(content('the die was cast')).toEqual(['die', 'cast']);
+    expect(content('the bin is fast')).toEqual(['bin', 'fast']);
+    expect(content('he dies at the end of the war')).toEqual(['dies', 'end', 'war']);
+    expect(content('will the man wear a hat')).toEqual(['will', 'man', 'wear', 'hat']);
+    expect(content('the sea was calm that era, a sin')).toEqual(['sea', 'calm', 'era', 'sin']);
+    // Breton's and Esperanto's lists hold English words; their languages need a word outside ASCII.
+    expect(content('just stop the war')).toEqual(['just', 'stop', 'war']);
+    expect(content('super ok')).toEqual(['super', 'ok']);
+  });
+  it('reads no language from one function word that is also an English word; one that is none is enough', () => {
+    expect(content('die hard')).toEqual(['die', 'hard']);
+    expect(content('sin city')).toEqual(['sin', 'city']);
+    expect(content('no parking zone')).toEqual(['no', 'parking', 'zone']);
+    expect(content('la abuela')).toEqual(['abuela']);
+    expect(content('factura pagada con retraso')).toEqual(['factura', 'pagada', 'retraso']);
+    expect(content('der Garten')).toEqual(['Garten']);
+    // One written outside ASCII is no English word.
+    expect(content('¿Qué cantó Lady Gaga?')).toEqual(['cantó', 'Lady', 'Gaga']);
+  });
+  it('an English question about a Spanish name keeps the name whole; a Spanish one about an English name reads as Spanish', () => {
+    expect(content('what did the dentist say about El Niño de la Calle')).toEqual(['dentist', 'say', 'El', 'Niño', 'de', 'la', 'Calle']);
+    expect(content('¿Qué metro cubre gran parte de Tyne and Wear?')).toEqual(['metro', 'cubre', 'gran', 'parte', 'Tyne', 'Wear']);
+  });
+  it('reads Spanish over its neighbours when they tie or the accents say so, so a Spanish content word stays', () => {
+    // "dos" is Portuguese for "of the" and Spanish for "two"; "qué" is written as only Spanish writes it.
+    expect(readLanguage(queryWords('¿Qué ley sudafricana reconoce dos tipos de escuelas?'))).toBe('spa');
+    expect(content('¿Qué ley sudafricana reconoce dos tipos de escuelas?')).toContain('dos');
+    expect(readLanguage(queryWords('de dónde es mi abuelo'))).toBe('spa');
   });
 });
