@@ -56,6 +56,28 @@ export const HOUR_MS = 3_600_000;
  * tried; docs/ranking.md).
  */
 export const USAGE_BAND = 0.02;
+/**
+ * Re-finding (issue 37, docs/ranking.md "Re-finding"): the most a candidate gains because the query
+ * is like past queries after which the agent used it (ACT-R's context term beside the base level),
+ * at the balanced route. Routes scale it as they scale USAGE_BAND. Chosen on half A of bench:stream.
+ */
+export const REFIND_BAND = 0.04;
+/**
+ * The most usage of both kinds adds together (base level + re-finding), at the balanced route: two
+ * candidates further apart than this × the route's share keep their order whatever their use.
+ * The base-level lift keeps its own USAGE_BAND inside it.
+ */
+export const LIFT_BAND = 0.05;
+/**
+ * Rescaled query similarity (cosineSimilarity over the model's floor) below which a past query says
+ * nothing about the present one; above it the score rises linearly to 1 at identity.
+ */
+export const REFIND_THRESHOLD = 0.5;
+/** Days after which a re-finding pair counts half (exponential forgetting from when it was made). */
+export const REFIND_HALF_LIFE_DAYS = 30;
+/** Re-finding pairs kept per entity (the newest) and in all (the oldest go first). */
+export const REFIND_PAIRS_PER_ENTITY = 8;
+export const REFIND_PAIRS_MAX = 20_000;
 /** Uses at which the global access scale reaches one half: n / (n + USE_PIVOT); one use is weak evidence. */
 export const USE_PIVOT = 10;
 /** Distinct days of use at which consolidation reaches one half: d / (d + DAYS_PIVOT). */
