@@ -11,12 +11,15 @@
  *          self-reinforcing case (what it opens is lifted, so it is opened again);
  *   gold   opens the right entity the first time it is asked about: the feedback study. A question
  *          whose entity was opened before it was asked is "used"; the rest are "unused".
+ *   shown  opens the right entity (every gold entity) whenever it is among the results listed
+ *          (the tool's limit), every time it is listed: an agent that recognises the answer when
+ *          it sees it. "Used" as for gold.
  * Reported per tool and policy: hit@1 / hit@5 (XQuAD, small memories) or recall@5 (LoCoMo) in
  * windows of the stream, then the first window asked again at the end, and the worst of these
  * against the same questions fresh; the largest share of top-5 lists one entity was in; and for
  * `gold`, hit@1 of used and unused questions against fresh.
  * `hybrid_search` with `limbic: false` is the null design (usage read nowhere).
- * Options: --only small,xquad,locomo  --policies none,top1,gold  --tools semantic,hybrid
+ * Options: --only small,xquad,locomo  --policies none,top1,gold,shown  --tools semantic,hybrid
  *          --locomo-samples N  --tag NAME
  * Scores count half B (held out) unless --half A|all says otherwise.
  */
@@ -39,7 +42,7 @@ import { smallMemories } from './small-memory.js';
 import type { Half } from './tally.js';
 import { articleHalves, loadXquad } from './xquad.js';
 
-type Policy = 'fresh' | 'none' | 'top1' | 'gold';
+type Policy = 'fresh' | 'none' | 'top1' | 'gold' | 'shown';
 type Tool = 'semantic' | 'hybrid' | 'hybrid-off';
 
 interface Question {
@@ -208,7 +211,14 @@ async function runStream(embedder: Embedder, suite: Suite, stream: Stream, tool:
       if (counts(q)) add((into.windows[q.window] ??= cell()), names, q.gold);
       into.hit1.push(names[0] !== undefined && q.gold.has(names[0]));
       into.used.push(used);
-      const open = policy === 'top1' ? names.slice(0, 1) : policy === 'gold' ? [...q.gold].filter((g) => !opened.has(g)) : [];
+      const open =
+        policy === 'top1'
+          ? names.slice(0, 1)
+          : policy === 'gold'
+            ? [...q.gold].filter((g) => !opened.has(g))
+            : policy === 'shown'
+              ? names.filter((n) => q.gold.has(n))
+              : [];
       if (open.length > 0) {
         now += step / 4;
         await service.openNodes(open);
@@ -216,7 +226,7 @@ async function runStream(embedder: Embedder, suite: Suite, stream: Stream, tool:
       }
       for (const name of open) opened.add(name);
     }
-    if (policy === 'top1' || policy === 'gold') {
+    if (policy === 'top1' || policy === 'gold' || policy === 'shown') {
       const report = await runTune(store, {}, now);
       const o = report.optimal;
       into.tunes.push({
@@ -287,22 +297,23 @@ async function runSuite(embedder: Embedder, suite: Suite): Promise<string> {
   // The feedback study: hit@1 of questions whose entity was opened before they were asked, against
   // the same questions in the stream where nothing is opened (all halves: it is a difference).
   const study: string[] = [];
-  for (const tool of tools.filter((t) => t !== 'hybrid-off')) {
-    const gold = runs.get(`${tool}/gold`);
-    const none = runs.get(`${tool}/fresh`);
-    if (gold === undefined || none === undefined) continue;
-    const group = (used: boolean) => {
-      const idx = gold.used.map((u, i) => (u === used ? i : -1)).filter((i) => i >= 0);
-      const rate = (r: Run) => idx.filter((i) => r.hit1[i]).length / Math.max(1, idx.length);
-      return { n: idx.length, none: rate(none), gold: rate(gold) };
-    };
-    const u = group(true);
-    const f = group(false);
-    study.push(
-      `| ${tool === 'semantic' ? 'search_semantic' : 'hybrid_search'} | ${u.n} | ${u.none.toFixed(3)} | ${u.gold.toFixed(3)} | ${(u.gold - u.none).toFixed(3)} | ` +
-        `${f.n} | ${f.none.toFixed(3)} | ${f.gold.toFixed(3)} | ${(f.gold - f.none).toFixed(3)} |`,
-    );
-  }
+  for (const tool of tools.filter((t) => t !== 'hybrid-off'))
+    for (const agent of ['gold', 'shown'] as const) {
+      const gold = runs.get(`${tool}/${agent}`);
+      const none = runs.get(`${tool}/fresh`);
+      if (gold === undefined || none === undefined) continue;
+      const group = (used: boolean) => {
+        const idx = gold.used.map((u, i) => (u === used ? i : -1)).filter((i) => i >= 0);
+        const rate = (r: Run) => idx.filter((i) => r.hit1[i]).length / Math.max(1, idx.length);
+        return { n: idx.length, none: rate(none), gold: rate(gold) };
+      };
+      const u = group(true);
+      const f = group(false);
+      study.push(
+        `| ${tool === 'semantic' ? 'search_semantic' : 'hybrid_search'} | ${agent} | ${u.n} | ${u.none.toFixed(3)} | ${u.gold.toFixed(3)} | ${(u.gold - u.none).toFixed(3)} | ` +
+          `${f.n} | ${f.none.toFixed(3)} | ${f.gold.toFixed(3)} | ${(f.gold - f.none).toFixed(3)} |`,
+      );
+    }
   // What `limbic tune` would learn from each stream's own log (searches whose listed entity was opened).
   const tuned: string[] = [];
   for (const [key, run] of runs) {
@@ -326,10 +337,10 @@ async function runSuite(embedder: Embedder, suite: Suite): Promise<string> {
   if (study.length > 0)
     lines.push(
       '',
-      'Feedback study (agent `gold`: opens the right entity the first time it is asked about), hit@1 against the same questions on a store nobody used, both halves:',
+      'Feedback study (`gold`: opens the right entity the first time it is asked about; `shown`: opens it whenever it is listed), hit@1 against the same questions on a store nobody used, both halves:',
       '',
-      '| tool | used: n | fresh | gold opened | gain | unused: n | fresh | gold opened | change |',
-      '|---|---|---|---|---|---|---|---|---|',
+      '| tool | agent | used: n | fresh | agent | gain | unused: n | fresh | agent | change |',
+      '|---|---|---|---|---|---|---|---|---|---|',
       ...study,
     );
   return lines.join('\n');
