@@ -163,9 +163,9 @@ export interface RefindOptions {
   /** The model's cosine of unrelated texts (cosineSimilarity's floor). */
   readonly similarityFloor: number;
   /** @default REFIND_THRESHOLD */
-  readonly threshold?: number;
-  /** @default REFIND_HALF_LIFE_DAYS */
-  readonly halfLifeDays?: number;
+  readonly threshold?: number | undefined;
+  /** 0: no forgetting. @default REFIND_HALF_LIFE_DAYS */
+  readonly halfLifeDays?: number | undefined;
 }
 
 /** Cosine of two vectors (0 when either has no direction or their sizes differ). */

@@ -66,7 +66,7 @@ export interface RankOptions {
    */
   readonly refinding?: ReadonlyMap<EntityId, number> | undefined;
   /** The re-finding lift of score 1 at the balanced route. @default REFIND_BAND */
-  readonly refindBand?: number;
+  readonly refindBand?: number | undefined;
 }
 
 export interface RankedCandidate {

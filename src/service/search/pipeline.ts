@@ -23,7 +23,15 @@ import { contextStage } from './context.js';
 import { fuse, type Fused } from './fuse.js';
 import { chooseLegs, keywordLeg, semanticLeg, type KeywordLeg } from './legs.js';
 import { showObservations } from './shown.js';
-import { countFilters, timed, type SearchFilters, type SearchMode, type SearchRequest, type StageTimings } from './request.js';
+import {
+  countFilters,
+  timed,
+  type RefindParameters,
+  type SearchFilters,
+  type SearchMode,
+  type SearchRequest,
+  type StageTimings,
+} from './request.js';
 
 export interface SearchDeps {
   readonly store: Store;
@@ -77,11 +85,16 @@ async function refindingStage(
   query: { readonly vector: Float32Array; readonly model: string },
   similarityFloor: number,
   now: number,
+  parameters: RefindParameters | undefined,
 ): Promise<Map<EntityId, number>> {
   const scores = new Map<EntityId, number>();
   const pairs = await store.usage.refinding(ids, query.model);
   for (const [id, list] of pairs) {
-    const score = refindScore(query.vector, list, now, { similarityFloor });
+    const score = refindScore(query.vector, list, now, {
+      similarityFloor,
+      threshold: parameters?.threshold,
+      halfLifeDays: parameters?.halfLifeDays,
+    });
     if (score > 0) scores.set(id, score);
   }
   return scores;
@@ -210,6 +223,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
             query,
             similarityFloor,
             now,
+            request.refind,
           ),
         )
       : undefined;
@@ -223,6 +237,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
           betaSal: parameters.betaSal,
           project: request.project,
           refinding,
+          refindBand: request.refind?.band,
         })
       : rankWithoutLimbic(candidates);
   const refindMs = timings.limbic ?? 0;
