@@ -352,6 +352,8 @@ const MIGRATIONS: readonly Migration[] = [
     vector    BLOB NOT NULL
   );
   CREATE INDEX refind_pairs_entity ON refind_pairs(entity_id, at);
+  -- The shadow log keeps each candidate's re-finding score, so the tuner replays the lift as served.
+  ALTER TABLE tuning_candidates ADD COLUMN refind REAL NOT NULL DEFAULT 0;
   `,
 ];
 
