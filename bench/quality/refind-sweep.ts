@@ -15,7 +15,7 @@
  * changes little: the final numbers come from bench:stream.
  * Options: --only small,xquad  --half A|B|all  --tools semantic,hybrid
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIFT_BAND, REFIND_BAND, REFIND_THRESHOLD } from '../../src/core/rank/constants.js';
@@ -236,64 +236,129 @@ function hit1(t: Trace, s: Setting | 'fresh'): boolean {
 
 const rate = (ts: readonly Trace[], s: Setting | 'fresh'): number => ts.filter((t) => hit1(t, s)).length / Math.max(1, ts.length);
 
-const embedder = cachedEmbedder(await loadModel());
-const settings: Setting[] = [];
-for (const threshold of [0.2, 0.3, 0.4, 0.5, 0.6])
-  for (const refindBand of [0.02, 0.04, 0.06, 0.1])
-    settings.push({ threshold, refindBand, liftBand: Math.max(LIFT_BAND, refindBand + 0.01) });
-console.log(`In force: threshold ${REFIND_THRESHOLD}, REFIND_BAND ${REFIND_BAND}, LIFT_BAND ${LIFT_BAND}. Half ${half}.`);
-for (const [name, make] of [
-  ['small', smallSuite],
-  ['xquad', xquadSuite],
-] as const) {
-  if (!only.includes(name)) continue;
-  const suite = make();
-  for (const tool of tools) {
-    const byAgent = new Map<Agent, Trace[]>();
-    for (const agent of agents) {
-      const all: Trace[] = [];
-      // Only the scored half is asked: questions about one paragraph (XQuAD) or memory (small) are in one half.
-      for (const stream of suite.streams)
-        all.push(
-          ...(await pass(
-            embedder,
-            suite,
-            { ...stream, questions: stream.questions.filter((q) => half === 'all' || q.half === half) },
-            tool,
-            agent,
-          )),
-        );
-      byAgent.set(
-        agent,
-        all.filter((t) => half === 'all' || t.q.half === half),
-      );
-    }
-    console.log(`\n## ${suite.name}, ${tool === 'semantic' ? 'search_semantic' : 'hybrid_search'} (hit@1; change against fresh)`);
-    console.log(
-      '| θ | refind band | lift band | shown: siblings n | fresh | gain | top1: worst window | top1: re-asked | wrong: re-asked | shown: worst window |',
+/**
+ * The bound on what an adversary costs: the share of questions whose answer is first on a fresh
+ * store by less than the route's lift band over the runner-up. Lifting any one other candidate by
+ * at most that band can take first place only from those.
+ */
+function atRisk(ts: readonly Trace[], liftBand: number): number {
+  const risky = ts.filter((t) => {
+    const fresh = t.candidates.map((c) => ({ id: c.id, score: c.base * c.multiplier })).sort((a, b) => b.score - a.score || a.id - b.id);
+    const [first, second] = fresh;
+    if (first === undefined || !t.gold.has(first.id) || t.named.has(first.id)) return false;
+    return (
+      second !== undefined &&
+      first.score - second.score < routedBand(t.strategy, liftBand) * Math.max(...t.candidates.map((c) => c.multiplier))
     );
-    console.log('|---|---|---|---|---|---|---|---|---|---|');
-    for (const s of settings) {
-      const shown = byAgent.get('shown') ?? [];
-      const siblings = shown.filter((t) => t.sibling && !t.reasked);
-      const worst = (ts: readonly Trace[]): number => {
-        let w = 0;
-        for (let i = 0; i < suite.windows; i++) {
-          const win = ts.filter((t) => !t.reasked && t.q.window === i);
-          if (win.length > 0) w = Math.min(w, rate(win, s) - rate(win, 'fresh'));
-        }
-        return w;
-      };
-      const reask = (ts: readonly Trace[]): number => {
-        const r = ts.filter((t) => t.reasked);
-        return rate(r, s) - rate(r, 'fresh');
-      };
-      const top1 = byAgent.get('top1') ?? [];
-      const wrong = byAgent.get('wrong') ?? [];
-      console.log(
-        `| ${s.threshold} | ${s.refindBand} | ${s.liftBand} | ${siblings.length} | ${rate(siblings, 'fresh').toFixed(3)} | ${(rate(siblings, s) - rate(siblings, 'fresh')).toFixed(3)} | ` +
-          `${worst(top1).toFixed(3)} | ${reask(top1).toFixed(3)} | ${reask(wrong).toFixed(3)} | ${worst(shown).toFixed(3)} |`,
-      );
-    }
+  });
+  return risky.length / Math.max(1, ts.length);
+}
+
+/** Traces as JSON (sets as arrays), so settings are replayed again without asking anything. */
+interface Saved {
+  readonly suite: string;
+  readonly windows: number;
+  readonly tool: Tool;
+  readonly agent: Agent;
+  readonly traces: (Omit<Trace, 'q' | 'gold' | 'named'> & { half: Half; window: number; gold: EntityId[]; named: EntityId[] })[];
+}
+
+const tracesFile = option('--traces') ?? join(tmpdir(), 'limbic-refind-traces.json');
+let saved: Saved[];
+if (args.includes('--replay') && existsSync(tracesFile)) saved = JSON.parse(readFileSync(tracesFile, 'utf8')) as Saved[];
+else {
+  const embedder = cachedEmbedder(await loadModel());
+  saved = [];
+  for (const [name, make] of [
+    ['small', smallSuite],
+    ['xquad', xquadSuite],
+  ] as const) {
+    if (!only.includes(name)) continue;
+    const suite = make();
+    for (const tool of tools)
+      for (const agent of agents) {
+        const all: Trace[] = [];
+        // Questions about one paragraph (XQuAD) or memory (small) are all in one half: a half alone is a stream of its own.
+        for (const stream of suite.streams)
+          all.push(
+            ...(await pass(
+              embedder,
+              suite,
+              { ...stream, questions: stream.questions.filter((q) => half === 'all' || q.half === half) },
+              tool,
+              agent,
+            )),
+          );
+        saved.push({
+          suite: suite.name,
+          windows: suite.windows,
+          tool,
+          agent,
+          traces: all.map(({ q, gold, named, ...t }) => ({ ...t, half: q.half, window: q.window, gold: [...gold], named: [...named] })),
+        });
+      }
   }
+  writeFileSync(tracesFile, JSON.stringify(saved));
+  console.error(`traces written to ${tracesFile}`);
+}
+
+const settings: Setting[] = [{ threshold: 1, refindBand: 0, liftBand: 0.02 }];
+for (const threshold of [0.3, 0.5, 0.6, 0.7, 0.8])
+  for (const refindBand of [0.005, 0.01, 0.02, 0.04])
+    for (const liftBand of [0.02, 0.02 + refindBand])
+      settings.push({ threshold, refindBand, liftBand: Math.round(liftBand * 1000) / 1000 });
+console.log(
+  `In force: threshold ${REFIND_THRESHOLD}, REFIND_BAND ${REFIND_BAND}, LIFT_BAND ${LIFT_BAND}. Asked: half ${half}. The first row is today's ranking (no re-finding).`,
+);
+const load = (x: Saved['traces'][number]): Trace => ({
+  ...x,
+  q: { text: '', gold: new Set(), half: x.half, window: x.window },
+  gold: new Set(x.gold),
+  named: new Set(x.named),
+});
+for (const scored of ['A', 'B'] as const) {
+  for (const suiteName of [...new Set(saved.map((x) => x.suite))])
+    for (const tool of tools) {
+      const of = (agent: Agent): Trace[] =>
+        (saved.find((x) => x.suite === suiteName && x.tool === tool && x.agent === agent)?.traces ?? [])
+          .map(load)
+          .filter((t) => t.q.half === scored);
+      const windows = saved.find((x) => x.suite === suiteName)?.windows ?? 0;
+      const [shown, top1, wrong] = [of('shown'), of('top1'), of('wrong')];
+      if (shown.length === 0) continue;
+      console.log(
+        `\n## Half ${scored}: ${suiteName}, ${tool === 'semantic' ? 'search_semantic' : 'hybrid_search'} (hit@1; change against fresh)`,
+      );
+      const reaskedWrong = wrong.filter((t) => t.reasked);
+      console.log(
+        `Wrong agent's re-asked questions whose answer leads the runner-up by less than x on a fresh store: ${[
+          0.002, 0.005, 0.01, 0.02, 0.03, 0.05,
+        ]
+          .map((x) => `${x}: ${atRisk(reaskedWrong, x).toFixed(3)}`)
+          .join(', ')} (x at the balanced route; n ${reaskedWrong.length}).`,
+      );
+      console.log(
+        '| θ | refind band | lift band | shown: siblings n | fresh | gain | top1: worst window | top1: re-asked | wrong: re-asked | bound | shown: worst window |',
+      );
+      console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+      for (const s of settings) {
+        const siblings = shown.filter((t) => t.sibling && !t.reasked);
+        const worst = (ts: readonly Trace[]): number => {
+          let w = 0;
+          for (let i = 0; i < windows; i++) {
+            const win = ts.filter((t) => !t.reasked && t.q.window === i);
+            if (win.length > 0) w = Math.min(w, rate(win, s) - rate(win, 'fresh'));
+          }
+          return w;
+        };
+        const reask = (ts: readonly Trace[]): number => {
+          const r = ts.filter((t) => t.reasked);
+          return rate(r, s) - rate(r, 'fresh');
+        };
+        console.log(
+          `| ${s.threshold} | ${s.refindBand} | ${s.liftBand} | ${siblings.length} | ${rate(siblings, 'fresh').toFixed(3)} | ${(rate(siblings, s) - rate(siblings, 'fresh')).toFixed(3)} | ` +
+            `${worst(top1).toFixed(3)} | ${reask(top1).toFixed(3)} | ${reask(wrong).toFixed(3)} | −${atRisk(reaskedWrong, s.liftBand).toFixed(3)} | ${worst(shown).toFixed(3)} |`,
+        );
+      }
+    }
 }

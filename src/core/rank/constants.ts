@@ -59,18 +59,24 @@ export const USAGE_BAND = 0.02;
 /**
  * Re-finding (issue 37, docs/ranking.md "Re-finding"): the most a candidate gains because the query
  * is like past queries after which the agent used it (ACT-R's context term beside the base level),
- * at the balanced route. Routes scale it as they scale USAGE_BAND. Chosen on half A of bench:stream.
+ * at the balanced route; routes scale it as they scale USAGE_BAND. Chosen on half A of the XQuAD and
+ * small-memory streams (bench/quality/refind-sweep.ts): 0.02 to 0.1 tried; wider bands bought little
+ * on siblings (XQuAD +0.01 to +0.03 hit@1) and cost the agents that open the first or a wrong result more.
  */
-export const REFIND_BAND = 0.04;
+export const REFIND_BAND = 0.02;
 /**
  * The most usage of both kinds adds together (base level + re-finding), at the balanced route: two
- * candidates further apart than this × the route's share keep their order whatever their use.
- * The base-level lift keeps its own USAGE_BAND inside it.
+ * candidates further apart than this × the route's share keep their order whatever their use. The
+ * same band as USAGE_BAND alone (issue 37: "the sum of both stays within one band"), so re-finding
+ * widens no guarantee: an agent that keeps opening a wrong result can cost no more than before.
  */
-export const LIFT_BAND = 0.05;
+export const LIFT_BAND = 0.02;
 /**
  * Rescaled query similarity (cosineSimilarity over the model's floor) below which a past query says
- * nothing about the present one; above it the score rises linearly to 1 at identity.
+ * nothing about the present one; above it the score rises linearly to 1 at identity. 0.5 is e5's
+ * cosine 0.87: a paraphrase, or the same question in another language (≈ 0.58), lifts; a neighbouring
+ * question on the same topic (≈ 0.26) does not. 0.2 to 0.6 tried: lower thresholds lifted paragraphs
+ * of the same article past the right one; 0.6 left out the other language for little safety.
  */
 export const REFIND_THRESHOLD = 0.5;
 /** Days after which a re-finding pair counts half (exponential forgetting from when it was made). */
