@@ -214,16 +214,23 @@ interface Setting {
   readonly threshold: number;
   readonly refindBand: number;
   readonly liftBand: number;
+  /** Each candidate's score less the best other candidate's: a query like past ones of several candidates lifts none much. */
+  readonly contrast?: boolean;
 }
 
 /** hit@1 of a trace under a setting; `fresh`: base × multiplier alone (nothing used). */
 function hit1(t: Trace, s: Setting | 'fresh'): boolean {
   let best: { id: EntityId; score: number } | undefined;
-  for (const c of t.candidates) {
+  const raw = (x: number): number => (s !== 'fresh' && x > s.threshold ? (x - s.threshold) / (1 - s.threshold) : 0);
+  const scores = t.candidates.map((c) => raw(c.similarity));
+  const sorted = [...scores].sort((a, b) => b - a);
+  for (const [i, c] of t.candidates.entries()) {
     let score: number;
     if (s === 'fresh') score = c.base * c.multiplier;
     else {
-      const r = c.similarity > s.threshold ? (c.similarity - s.threshold) / (1 - s.threshold) : 0;
+      const own = scores[i] ?? 0;
+      const other = own === sorted[0] ? (sorted[1] ?? 0) : (sorted[0] ?? 0);
+      const r = s.contrast === true ? Math.max(0, own - other) : own;
       const lift = Math.min(routedBand(t.strategy, s.liftBand), c.baseLevel + r * routedBand(t.strategy, s.refindBand));
       score = (c.base + lift) * c.multiplier;
     }
@@ -356,7 +363,7 @@ for (const scored of ['A', 'B'] as const) {
           return rate(r, s) - rate(r, 'fresh');
         };
         console.log(
-          `| ${s.threshold} | ${s.refindBand} | ${s.liftBand} | ${siblings.length} | ${rate(siblings, 'fresh').toFixed(3)} | ${(rate(siblings, s) - rate(siblings, 'fresh')).toFixed(3)} | ` +
+          `| ${s.threshold}${s.contrast === true ? ' contrast' : ''} | ${s.refindBand} | ${s.liftBand} | ${siblings.length} | ${rate(siblings, 'fresh').toFixed(3)} | ${(rate(siblings, s) - rate(siblings, 'fresh')).toFixed(3)} | ` +
             `${worst(top1).toFixed(3)} | ${reask(top1).toFixed(3)} | ${reask(wrong).toFixed(3)} | −${atRisk(reaskedWrong, s.liftBand).toFixed(3)} | ${worst(shown).toFixed(3)} |`,
         );
       }
