@@ -314,6 +314,10 @@ for (const threshold of [0.3, 0.5, 0.6, 0.7, 0.8])
   for (const refindBand of [0.005, 0.01, 0.02, 0.04])
     for (const liftBand of [0.02, 0.02 + refindBand])
       settings.push({ threshold, refindBand, liftBand: Math.round(liftBand * 1000) / 1000 });
+for (const threshold of [0.3, 0.5])
+  for (const refindBand of [0.02, 0.04])
+    for (const liftBand of [0.02, 0.02 + refindBand])
+      settings.push({ threshold, refindBand, liftBand: Math.round(liftBand * 1000) / 1000, contrast: true });
 console.log(
   `In force: threshold ${REFIND_THRESHOLD}, REFIND_BAND ${REFIND_BAND}, LIFT_BAND ${LIFT_BAND}. Asked: half ${half}. The first row is today's ranking (no re-finding).`,
 );
