@@ -63,6 +63,7 @@ export const MODES = [
   'hybrid-limbic-fused',
   'hybrid-limbic',
   'hybrid-weighted',
+  'hybrid-defaults',
 ] as const;
 /** Run only on a corpus with relations: hybrid_search with RRF and the 1-hop graph boost (weight 0.1). */
 export const GRAPH_MODES = ['hybrid-rrf', 'hybrid-graph'] as const;
@@ -228,11 +229,14 @@ export class Corpus {
         return [...response.ids];
       }
       case 'hybrid-weighted':
+      case 'hybrid-defaults':
       case 'hybrid-graph': {
         const options = toHybridOptions(
           mode === 'hybrid-weighted'
             ? { query, limit, fusion_method: 'weighted' }
-            : { query, limit, fusion_method: 'rrf', limbic: false, weights: { graph: 0.1 } },
+            : mode === 'hybrid-defaults'
+              ? { query, limit }
+              : { query, limit, fusion_method: 'rrf', limbic: false, weights: { graph: 0.1 } },
         );
         const response = await hybridSearch({ store: this.store, indexer: this.indexer, reranker: undefined }, options, now);
         return [...response.ids];

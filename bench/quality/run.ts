@@ -55,7 +55,7 @@ const parts = [
   "hybrid-limbic = search_semantic as shipped (engrava's keyword and vector weights on the leg scores, limbic re-rank, routing);",
   "hybrid-limbic-spec / -fused = the limbic re-rank over the spec's bases (cosine for KNN hits / the RRF rank);",
   'hybrid-weighted = hybrid_search with weighted fusion',
-  "(engrava's default weights) and the limbic re-rank; hybrid-graph = hybrid_search with RRF and the 1-hop graph boost (weight 0.1),",
+  "(engrava's default weights) and the limbic re-rank; hybrid-defaults = hybrid_search with no options; hybrid-graph = hybrid_search with RRF and the 1-hop graph boost (weight 0.1),",
   'on a second store whose turns are linked to the next turn (+followed_by). Reranking: no cross-encoder model is installable here.',
   'No access history: every entity is new. Half A is where parameters are chosen; half B is held out.',
   '',

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { DEFAULT_OBSERVATION_BOUND, type ObservationBound } from '../core/rank/shown-observations.js';
 import { parseStatus, type EntityStatus } from '../core/types.js';
-import type { HybridSearchOptions } from '../service/search/hybrid-search.js';
+import { HYBRID_DEFAULT_FUSION, type HybridSearchOptions } from '../service/search/hybrid-search.js';
 import { hybridSearchInput } from './schemas.js';
 
 export const HybridSearchInputSchema = hybridSearchInput;
@@ -24,7 +24,8 @@ export function toHybridOptions(input: HybridSearchInput): HybridSearchOptions {
     limit: input.limit ?? 10,
     offset: input.offset ?? 0,
     searchModes: input.search_modes,
-    fusionMethod: input.fusion_method ?? 'rrf',
+    // search_semantic's fusion unless another is asked for (HYBRID_DEFAULT_FUSION: hybrid-search.ts).
+    fusionMethod: input.fusion_method ?? HYBRID_DEFAULT_FUSION,
     rrfK: input.rrf_k, // undefined: the value in force (tuned, or 60)
     weights: Object.fromEntries(Object.entries(input.weights ?? {}).filter(([, v]) => v !== undefined)),
     limbic: input.limbic ?? true,

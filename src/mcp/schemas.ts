@@ -382,7 +382,7 @@ export const hybridSearchInput = withinCallText(
     fusion_method: z
       .enum(['rrf', 'weighted', 'zscore'])
       .optional()
-      .describe("rrf (default), weighted (by weights) or zscore (search_semantic's)"),
+      .describe("zscore (default: search_semantic's fusion and context stage), rrf, or weighted (by weights)"),
     rrf_k: wholeNumber('rrf_k', 1, 1000).optional().describe('RRF constant (default 60, or as tuned: get_statistics.ranking)'),
     weights: strict({
       fts: weight('fts'),

@@ -47,7 +47,7 @@ describe('answer text (issue 25, item 7)', () => {
   });
 
   it('hybrid_search with explain_query: compact text without nulls, routing_strategy once; structuredContent complete', async () => {
-    const result = await h.call('hybrid_search', { query: 'rocket', limit: 3, explain_query: true });
+    const result = await h.call('hybrid_search', { query: 'rocket', limit: 3, explain_query: true, fusion_method: 'rrf' });
     const shown = expectCompactJson(result);
     const text = textOf(result);
     expect(keyCount(text, 'routing_strategy')).toBe(1);
@@ -66,9 +66,9 @@ describe('answer text (issue 25, item 7)', () => {
     expect(text.length).toBeLessThan(JSON.stringify(full).length);
   });
 
-  it('hybrid_search under weighted or z-score fusion: no rrf score in the text, whose order it would contradict', async () => {
-    for (const fusion_method of ['weighted', 'zscore']) {
-      const result = await h.call('hybrid_search', { query: 'rocket', fusion_method });
+  it('hybrid_search under weighted or z-score fusion (the default): no rrf score in the text, whose order it would contradict', async () => {
+    for (const fusion_method of ['weighted', 'zscore', undefined]) {
+      const result = await h.call('hybrid_search', { query: 'rocket', ...(fusion_method === undefined ? {} : { fusion_method }) });
       const text = textOf(result);
       expectCompactJson(result);
       expect(keyCount(text, 'rrf'), fusion_method).toBe(0);

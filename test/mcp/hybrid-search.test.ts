@@ -76,7 +76,8 @@ describe.each(ERAS)('$name', ({ era }) => {
     it('runs both legs by default and explains every score', async () => {
       const r = await search({ explain_query: true });
       expect(r.search_modes_used).toEqual(['fts', 'semantic']);
-      expect(r.fusion_method).toBe('rrf');
+      // search_semantic's fusion by default (issue 37); rrf and weighted on request.
+      expect(r.fusion_method).toBe('zscore');
       expect(r.count).toBe(4);
       expect(r.fts_count).toBe(4);
       const top = r.results[0];
@@ -197,6 +198,32 @@ describe.each(ERAS)('$name', ({ era }) => {
       }
       expect(seen).toEqual(names(all));
       expect(new Set(seen).size).toBe(45);
+      await h.close();
+    });
+
+    it('never repeats or skips a result across pages with the defaults, turns written together lifted', async () => {
+      let clock = Date.UTC(2026, 0, 10);
+      const h = await harness({ embedder: 'fake', clock: () => clock, era });
+      // Three sittings hours apart, so the context stage lifts candidates written next to a strong one.
+      for (let sitting = 0; sitting < 3; sitting++) {
+        const entities = Array.from({ length: 15 }, (_, i) => ({
+          name: `Turn ${sitting}-${String(i).padStart(2, '0')}`,
+          entityType: 'Turn',
+          observations: [i % 3 === 0 ? `alpha keyword ${'beta '.repeat(1 + (i % 4))} ${i}` : `small talk ${i} of sitting ${sitting}`],
+        }));
+        await h.ok('create_entities', { entities });
+        clock += 3 * 3_600_000;
+      }
+      await h.service.drainEmbeddings();
+      const all = await h.ok<Response>('hybrid_search', { query: 'alpha keyword', limit: 100 });
+      expect(all.fusion_method).toBe('zscore');
+      const seen: string[] = [];
+      for (let offset = 0; offset < all.count; offset += 4) {
+        const page = await h.ok<Response>('hybrid_search', { query: 'alpha keyword', limit: 4, offset });
+        seen.push(...names(page));
+      }
+      expect(seen).toEqual(names(all));
+      expect(new Set(seen).size).toBe(all.count);
       await h.close();
     });
 

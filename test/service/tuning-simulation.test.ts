@@ -7,7 +7,8 @@
  * preference asks (less weight on use, on co-occurrence, and a smaller k so the keyword rank counts),
  * NDCG@5 improves on held-out topics, and a second store on the same file, and a second server
  * process over stdio, rank with the new values without a restart. Keyword-only (no model): meaning
- * does not matter here, and both processes then have the same legs.
+ * does not matter here, and both processes then have the same legs. The user asks for RRF fusion
+ * (hybrid_search's default is z-score fusion, where k plays no part), so all three constants count.
  */
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -56,7 +57,7 @@ describe('tuning simulation: a user who prefers fresh entities over frequently u
 
   const search = async (h: Harness, t: number): Promise<HybridAnswer> => {
     now += MINUTE;
-    const answer = await h.ok<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, explain_query: true });
+    const answer = await h.ok<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, fusion_method: 'rrf', explain_query: true });
     await h.settle();
     return answer;
   };
@@ -185,12 +186,12 @@ describe('tuning simulation: a user who prefers fresh entities over frequently u
     };
     try {
       const t = TOPICS - 1;
-      const first = await call<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, explain_query: true });
+      const first = await call<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, fusion_method: 'rrf', explain_query: true });
       expect(first.stats?.fusion_stats.rrf_k).toBe(RRF_K);
       const report = await runTune(a.store, { apply: true }, now);
       expect(report.status).toBe('tuned');
       const applied = report.applied ?? DEFAULT_PARAMETERS;
-      const second = await call<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, explain_query: true });
+      const second = await call<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, fusion_method: 'rrf', explain_query: true });
       expect(second.stats?.fusion_stats.rrf_k).toBe(applied.rrfK);
       expect((await call<{ ranking: { source: string; beta_sal: number } }>('get_statistics')).ranking).toMatchObject({
         source: 'tuned',
@@ -198,7 +199,13 @@ describe('tuning simulation: a user who prefers fresh entities over frequently u
       });
       expect(ndcgOf(second, t)).toBeGreaterThan(ndcgOf(first, t));
       // A caller's own rrf_k still wins over the tuned one.
-      const pinned = await call<HybridAnswer>('hybrid_search', { query: word(t), limit: 5, rrf_k: 60, explain_query: true });
+      const pinned = await call<HybridAnswer>('hybrid_search', {
+        query: word(t),
+        limit: 5,
+        fusion_method: 'rrf',
+        rrf_k: 60,
+        explain_query: true,
+      });
       expect(pinned.stats?.fusion_stats.rrf_k).toBe(60);
     } finally {
       await client.close();

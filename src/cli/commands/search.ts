@@ -21,7 +21,7 @@ export function registerSearchCommand(program: Command, app: App): void {
     .option('-l, --limit <n>', 'results per page (1-100)', '10')
     .option('--offset <n>', 'results to skip, for paging', '0')
     .option('--modes <modes>', 'legs to run: fts, semantic or fts,semantic', collect)
-    .option('--fusion <method>', 'rrf, weighted or zscore', 'rrf')
+    .option('--fusion <method>', "zscore (default: search_semantic's ranking), rrf or weighted")
     .option('--rrf-k <k>', 'RRF smoothing constant (1-1000; default the value in force, see limbic tune)')
     .option('--weight <signal=w>', 'weighted-fusion weight, repeatable: fts, vector, recency, priority, graph', collect)
     .option('--no-limbic', 'rank by fusion alone, without the limbic re-rank')

@@ -4,6 +4,7 @@
  * the query's words only, so one query has one ordering and its pages never repeat or skip a row;
  * every result explains its score.
  */
+import { DEFAULT_CONTEXT_WEIGHTS } from '../../core/rank/context-boost.js';
 import { DEFAULT_SIGNAL_WEIGHTS, type Signal, type SignalWeights } from '../../core/rank/fuse-weighted.js';
 import type { ObservationBound } from '../../core/rank/shown-observations.js';
 import type { RoutingStrategy } from '../../core/rank/routing.js';
@@ -19,6 +20,15 @@ export type HybridFilters = SearchFilters;
 
 /** Candidates each leg keeps for hybrid_search; fixed so every page of a query ranks the same set. */
 export const HYBRID_DEPTH = 150;
+
+/**
+ * The fusion hybrid_search runs when none is asked for: search_semantic's (z-scores, the keyword
+ * leg weighted by coverage, then the context stage), so a caller who leaves the options alone
+ * ranks as well as search_semantic. RRF was the default until issue 37: on held-out questions it
+ * gave hit@1 0.813 vs 0.900 (XQuAD) and LoCoMo recall@5 0.559 vs 0.658
+ * (bench/results/quality-2026-11-28-hybrid-defaults.md). `rrf` and `weighted` stay selectable.
+ */
+export const HYBRID_DEFAULT_FUSION: FusionMethod = 'zscore';
 
 export interface HybridSearchOptions {
   readonly query: string;
@@ -153,6 +163,9 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
       o.reflections === undefined || o.reflections.boost === 1 ? undefined : { entityType: REFLECTION_TYPE, factor: o.reflections.boost },
     observations: o.observations,
     project: o.project,
+    // z-score fusion is search_semantic's base, context stage included (stored dates, relations,
+    // turns written next to a strong match); it reads only the candidate set, so pages stay stable.
+    context: o.fusionMethod === 'zscore' ? DEFAULT_CONTEXT_WEIGHTS : undefined,
   };
   const outcome = await runSearch(deps, request, now);
   const { fused } = outcome;
