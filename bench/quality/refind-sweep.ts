@@ -19,6 +19,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIFT_BAND, REFIND_BAND, REFIND_THRESHOLD } from '../../src/core/rank/constants.js';
+import { DEFAULT_CONTEXT_WEIGHTS } from '../../src/core/rank/context-boost.js';
 import { DEFAULT_SIGNAL_WEIGHTS } from '../../src/core/rank/fuse-weighted.js';
 import { routedBand } from '../../src/core/rank/rank-candidates.js';
 import type { RoutingStrategy } from '../../src/core/rank/routing.js';
@@ -140,6 +141,8 @@ function request(tool: Tool, query: string, limit: number): SearchRequest {
     routingLimit: undefined,
     rerank: false,
     filters: o.filters,
+    // As hybrid-search.ts: z-score fusion with the context stage.
+    context: o.fusionMethod === 'zscore' ? DEFAULT_CONTEXT_WEIGHTS : undefined,
     refind: sweep,
   };
 }
