@@ -12,7 +12,13 @@ export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many
 /** What usage did to a result's place, from the limbic factors both searches return. */
 function useClause(l) {
   const { usage_lift: lift, usage_places: places } = l;
-  const use = `importance ${fmt(l.importance, 2)}, recency ${fmt(l.temporal_factor, 2)}, co-use ${fmt(l.cooc_boost, 2)}`;
+  const factors = `importance ${fmt(l.importance, 2)}, recency ${fmt(l.temporal_factor, 2)}, co-use ${fmt(l.cooc_boost, 2)}`;
+  // The lift's two parts (answers older than re-finding give neither: all of it was the base level).
+  const refind = l.usage_lift_refinding ?? 0;
+  const use =
+    refind > 0
+      ? `re-finding +${fmt(refind, 4)}, asked like this before it was used; base level +${fmt(l.usage_lift_base_level ?? lift - refind, 4)}: ${factors}`
+      : factors;
   if (places > 0) return `moved up ${places} place${places === 1 ? '' : 's'} by use (+${fmt(lift, 4)}: ${use})`;
   if (places < 0) return `moved down ${-places} place${places === -1 ? '' : 's'}: used entities lifted past it`;
   if (lift > 0) return `used (+${fmt(lift, 4)}: ${use}), its place unchanged`;
@@ -51,6 +57,8 @@ export function scoreRows(s) {
     ['semantic rank', s.semantic_rank],
     ['distance', s.semantic_distance],
     ['usage lift', s.limbic?.usage_lift],
+    ['base-level lift', s.limbic?.usage_lift_base_level],
+    ['re-finding lift', s.limbic?.usage_lift_refinding],
     ['usage places', s.limbic?.usage_places],
     ['status ×', s.limbic?.multiplier],
     ['importance', s.limbic?.importance],
@@ -84,6 +92,8 @@ export function semanticRows(r) {
     ['limbic score', r.limbic_score],
     ['distance', r.distance],
     ['usage lift', r.scoring.usage_lift],
+    ['base-level lift', r.scoring.usage_lift_base_level],
+    ['re-finding lift', r.scoring.usage_lift_refinding],
     ['usage places', r.scoring.usage_places],
     ['importance', r.scoring.importance],
     ['recency', r.scoring.temporal_factor],

@@ -52,6 +52,7 @@ import { hybridSearch, type HybridResponse, type HybridSearchOptions } from './s
 import { searchSemantic, type SemanticResponse } from './search/search-semantic.js';
 import { FEEDBACK_WINDOW_MS } from './search/shadow-log.js';
 import { parametersInForce } from './tuning.js';
+import { RecentSearches } from './refinding.js';
 import { TextBatch } from './redaction-batch.js';
 import type { ShadowEvent } from '../core/tune/shadow.js';
 
@@ -218,6 +219,8 @@ export class MemoryService {
   /** Every write's text goes through it; the null object NO_REDACTION when redaction is off. */
   readonly redactor: Redactor;
   private readonly pending = new Set<Promise<void>>();
+  /** The last searches' query vectors and pages, which a use pairs with what it used (re-finding). */
+  private readonly recent = new RecentSearches();
   /** Supersedes, end_relation, duplicates, consolidation report, splits (maintenance.ts). */
   readonly maintenance: Maintenance;
   /** add_reflection, search_reflections and the consolidation run (reflections.ts). */
@@ -241,7 +244,8 @@ export class MemoryService {
       clock: deps.clock,
       afterWrite: () => this.afterWrite(),
       redactor: this.redactor,
-      hybridSearch: (options) => this.hybridSearch(options),
+      // The consolidation's own searches are not the agent's: a use never answers them.
+      hybridSearch: (options) => this.runHybridSearch(options, false),
     });
   }
 
@@ -373,7 +377,9 @@ export class MemoryService {
           const [from, to] = [idOf.get(r.from), idOf.get(r.to)];
           return from === undefined || to === undefined ? [] : [[from, to] as const];
         });
-        await this.deps.store.usage.recordAccess([...idOf.values()], this.deps.clock(), pairs);
+        const now = this.deps.clock();
+        await this.deps.store.usage.recordAccess([...idOf.values()], now, pairs);
+        await this.recordRefinding([...idOf.values()], now);
       });
     return added;
   }
@@ -446,7 +452,18 @@ export class MemoryService {
   noteExtended(results: readonly { readonly entityName: string; readonly addedObservations: readonly string[] }[]): void {
     const extended = results.filter((r) => r.addedObservations.length > 0).map((r) => r.entityName);
     if (extended.length > 0 && extended.length <= USES_PER_CALL)
-      this.later(async () => this.deps.store.usage.recordAccess(await this.deps.store.graph.idsByName(extended), this.deps.clock(), []));
+      this.later(async () => {
+        const now = this.deps.clock();
+        const ids = await this.deps.store.graph.idsByName(extended);
+        await this.deps.store.usage.recordAccess(ids, now, []);
+        await this.recordRefinding(ids, now);
+      });
+  }
+
+  /** A use of these entities pairs each with the recent search that listed it, if one did (refinding.ts). */
+  private async recordRefinding(ids: readonly EntityId[], now: number): Promise<void> {
+    const pairs = this.recent.pairsFor(ids, now);
+    if (pairs.length > 0) await this.deps.store.usage.recordRefinding(pairs);
   }
 
   /**
@@ -607,6 +624,7 @@ export class MemoryService {
       const now = this.deps.clock();
       const ids = await this.deps.store.graph.idsByName(opened);
       await this.deps.store.usage.recordAccess(ids, now);
+      if (ids.length <= USES_PER_CALL) await this.recordRefinding(ids, now);
       // Opening what a search listed is the implicit relevance the tuner learns from.
       await this.deps.store.tuning?.recordFeedback(ids, now, FEEDBACK_WINDOW_MS);
     });
@@ -655,31 +673,30 @@ export class MemoryService {
     const [query = given] = await this.redactNames([given]);
     const now = this.deps.clock();
     const deps = { store: this.deps.store, indexer: this.indexer, reranker: undefined };
-    const {
-      ids: _ids,
-      shadow,
-      ...response
-    } = await searchSemantic(deps, query, limit, now, {
+    const { ids, shadow, refindQuery, ...response } = await searchSemantic(deps, query, limit, now, {
       project: this.searchProject(project),
       ...(observations === undefined ? {} : { observations }),
     });
+    this.recent.note(now, refindQuery, ids);
     this.later(() => this.recordSearch(shadow));
     return response;
   }
 
   /** hybrid_search: every option, scores explained; what it showed goes to the shadow log afterwards. */
   async hybridSearch(given: HybridSearchOptions): Promise<Omit<HybridResponse, 'ids' | 'shadow'>> {
+    return this.runHybridSearch(given, true);
+  }
+
+  /** hybrid_search; `agents`: the agent asked it, so a use after it may answer it (re-finding). */
+  private async runHybridSearch(given: HybridSearchOptions, agents: boolean): Promise<Omit<HybridResponse, 'ids' | 'shadow'>> {
     const options = await this.redactSearch(given);
     const now = this.deps.clock();
-    const {
-      ids: _ids,
-      shadow,
-      ...response
-    } = await hybridSearch(
+    const { ids, shadow, refindQuery, ...response } = await hybridSearch(
       { store: this.deps.store, indexer: this.indexer, reranker: this.deps.reranker },
       { ...options, project: this.searchProject(options.project) },
       now,
     );
+    if (agents) this.recent.note(now, refindQuery, ids);
     this.later(() => this.recordSearch(shadow));
     return response;
   }

@@ -68,6 +68,8 @@ export interface CandidateRow {
   relevance: number;
   /** SQLite stores 0/1, Postgres a boolean. */
   boosted: number | boolean;
+  /** The re-finding score (SQLite schema 17, PostgreSQL 14; 0 for searches logged before). */
+  refind: number;
 }
 
 /** Events in id order with their candidates, from both tables read whole (candidates by event, then position). */
@@ -88,6 +90,7 @@ export function toShadowEvents(events: readonly EventRow[], candidates: Iterable
       multiplier: r.multiplier,
       relevance: r.relevance,
       boosted: r.boosted === true || r.boosted === 1,
+      refind: r.refind,
     });
   }
   return events.map((r) => ({

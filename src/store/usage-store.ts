@@ -3,6 +3,7 @@
  * The tables keep the spec's names (entity_access, co_occurrences), but since issue 24 an access is
  * a use: an entity opened, extended or related by the agent; a search listing it is not one.
  */
+import type { RefindPair } from '../core/rank/limbic.js';
 import type { CandidateSignals } from '../core/signals.js';
 import type { EntityId } from '../core/types.js';
 
@@ -14,6 +15,35 @@ export interface UsageStore {
    * `ids` (`'all'`, the spec's open_nodes), or the pairs given (the two ends of a new relation).
    */
   recordAccess(ids: readonly EntityId[], now: number, pairs?: CoUse): Promise<void>;
+  /**
+   * Stores re-finding pairs (docs/ranking.md, "Re-finding"): the vector of a query after which the
+   * agent used the entity, never its text. Pairs of an entity that no longer exists are dropped;
+   * each entity keeps its REFIND_PAIRS_PER_ENTITY newest, the store its REFIND_PAIRS_MAX newest.
+   */
+  recordRefinding(pairs: readonly RefindingPair[]): Promise<void>;
+  /** The re-finding pairs of the candidates made with this model, newest first. */
+  refinding(ids: readonly EntityId[], model: string): Promise<Map<EntityId, RefindPair[]>>;
+}
+
+/** One re-finding pair to store. */
+export interface RefindingPair {
+  readonly entityId: EntityId;
+  /** The embedding model's id: a vector is compared only with queries the same model embedded. */
+  readonly model: string;
+  readonly vector: Float32Array;
+  readonly at: number;
+}
+
+/** A vector as the bytes the stores keep (float32, the machine's order: little-endian everywhere Node runs). */
+export function vectorBytes(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+/** The vector a stored blob holds (copied: the driver's buffer may be reused). */
+export function bytesVector(bytes: Uint8Array): Float32Array {
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return new Float32Array(copy.buffer, 0, Math.floor(copy.byteLength / 4));
 }
 
 /** Which pairs of a use count as used together. */

@@ -32,7 +32,13 @@ interface HybridScores {
   final: number;
   fts_rank: number | null;
   semantic_rank: number | null;
-  limbic: { importance: number; usage_lift: number; usage_places: number } | null;
+  limbic: {
+    importance: number;
+    usage_lift: number;
+    usage_lift_base_level: number;
+    usage_lift_refinding: number;
+    usage_places: number;
+  } | null;
 }
 interface HybridAnswer {
   results: { name: string; scores: HybridScores }[];
@@ -173,10 +179,11 @@ describe.skipIf(!CHROMIUM_PRESENT)('the MCP App view in chromium, fed real answe
   });
 
   it('hybrid_search: each result with the legs that found it, its factors and the sentence on why it ranked there', async () => {
-    // Opened twice, Basil has been used: the limbic re-rank says so.
+    const args = { query: 'tomato plants and aphids', explain_query: true };
+    // Asked before, and Basil opened twice after it: used (base level), and re-found by this query.
+    await call('hybrid_search', args);
     await call('open_nodes', { names: ['Basil'] });
     await call('open_nodes', { names: ['Basil', 'Tomato'] });
-    const args = { query: 'tomato plants and aphids', explain_query: true };
     const result = await call('hybrid_search', args);
     const answer = result.structuredContent as unknown as HybridAnswer;
     expect(answer.results.length).toBeGreaterThanOrEqual(3);
@@ -212,9 +219,19 @@ describe.skipIf(!CHROMIUM_PRESENT)('the MCP App view in chromium, fed real answe
           .textContent();
       expect(await factor('final')).toBe(fmt(s.final));
       expect(await factor('importance')).toBe(fmt(s.limbic!.importance));
+      // The usage lift's two parts, each as the answer gives it.
+      expect(await factor('base-level lift')).toBe(fmt(s.limbic!.usage_lift_base_level));
+      expect(await factor('re-finding lift')).toBe(fmt(s.limbic!.usage_lift_refinding));
+      if (s.limbic!.usage_lift_refinding > 0 && s.limbic!.usage_places >= 0)
+        expect(sentence).toMatch(/re-finding \+[\d.]+, asked like this before/);
     }
     const basil = answer.results.find((r) => r.name === 'Basil');
-    expect(basil?.scores.limbic?.usage_lift).toBeGreaterThan(0);
+    expect(basil?.scores.limbic?.usage_lift_base_level).toBeGreaterThan(0);
+    expect(basil?.scores.limbic?.usage_lift_refinding).toBeGreaterThan(0);
+    expect(basil?.scores.limbic?.usage_lift).toBeCloseTo(
+      (basil?.scores.limbic?.usage_lift_base_level ?? 0) + (basil?.scores.limbic?.usage_lift_refinding ?? 0),
+      5,
+    );
     // explain_query's stats: how the legs overlapped.
     expect(await view.locator('#stats').textContent()).toContain(`${answer.stats?.fusion_stats.documents_in_both} found by both legs`);
     await page.locator('#hybrid').screenshot({ path: join(ARTIFACTS, 'mcp-app-hybrid-search.png') });

@@ -59,7 +59,15 @@ describe('search_semantic (real model)', () => {
           (k) => k !== 'distance' || result.distance !== undefined,
         ),
       );
-      expect(Object.keys(result.scoring).sort()).toEqual(['cooc_boost', 'importance', 'temporal_factor', 'usage_lift', 'usage_places']);
+      expect(Object.keys(result.scoring).sort()).toEqual([
+        'cooc_boost',
+        'importance',
+        'temporal_factor',
+        'usage_lift',
+        'usage_lift_base_level',
+        'usage_lift_refinding',
+        'usage_places',
+      ]);
     }
   });
 

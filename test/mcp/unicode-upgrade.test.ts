@@ -107,6 +107,7 @@ describe('a memory stored before NFC keeps working (issue 26)', () => {
       const insert = db.prepare('INSERT INTO entity_trigram (rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)');
       for (const r of rows) insert.run(r.id, r.name, r.entity_type, r.obs);
       db.exec('DROP INDEX entities_project; ALTER TABLE entities DROP COLUMN project;'); // schema 15's
+      db.exec('DROP TABLE refind_pairs; ALTER TABLE tuning_candidates DROP COLUMN refind;'); // schema 17's
       db.pragma('user_version = 13');
       db.close();
       const h = await harness({ path });
@@ -142,6 +143,7 @@ describe('a memory stored before NFC keeps working (issue 26)', () => {
       // Schema 10's queue order rolled back too, so the upgrade runs 10 and 11 again.
       await client.query('DROP INDEX embedding_queue_order; ALTER TABLE embedding_queue DROP COLUMN queued_at');
       await client.query('DROP INDEX entities_project; ALTER TABLE entities DROP COLUMN project'); // schema 12's
+      await client.query('DROP TABLE refind_pairs; ALTER TABLE tuning_candidates DROP COLUMN refind'); // schema 14's
       await client.query('DELETE FROM limbic_schema WHERE version >= 10');
     } finally {
       await client.end();

@@ -139,6 +139,7 @@ describe('usage signals: being listed is not being used', () => {
       'DROP INDEX embedding_queue_order; DROP INDEX embedding_queue_claims; ALTER TABLE embedding_queue DROP COLUMN queued_at; ALTER TABLE embedding_queue DROP COLUMN claimed_until; ALTER TABLE embedding_queue DROP COLUMN claimed_by;',
     ); // schema 13's
     db.exec('DROP INDEX entities_project; ALTER TABLE entities DROP COLUMN project;'); // schema 15's
+    db.exec('DROP TABLE refind_pairs; ALTER TABLE tuning_candidates DROP COLUMN refind;'); // schema 17's
     db.pragma('user_version = 9');
     db.close();
 

@@ -33,6 +33,7 @@ describe('SqliteMaintenance', () => {
       'DROP INDEX embedding_queue_order; DROP INDEX embedding_queue_claims; ALTER TABLE embedding_queue DROP COLUMN queued_at; ALTER TABLE embedding_queue DROP COLUMN claimed_until; ALTER TABLE embedding_queue DROP COLUMN claimed_by;',
     ); // schema 13's
     db.exec('DROP INDEX entities_project; ALTER TABLE entities DROP COLUMN project;'); // schema 15's
+    db.exec('DROP TABLE refind_pairs; ALTER TABLE tuning_candidates DROP COLUMN refind;'); // schema 17's
     db.pragma('user_version = 6');
     db.close();
 
@@ -69,6 +70,7 @@ describe('SqliteMaintenance', () => {
       'DROP INDEX embedding_queue_order; DROP INDEX embedding_queue_claims; ALTER TABLE embedding_queue DROP COLUMN queued_at; ALTER TABLE embedding_queue DROP COLUMN claimed_until; ALTER TABLE embedding_queue DROP COLUMN claimed_by;',
     ); // schema 13's
     db.exec('DROP INDEX entities_project; ALTER TABLE entities DROP COLUMN project;'); // schema 15's
+    db.exec('DROP TABLE refind_pairs; ALTER TABLE tuning_candidates DROP COLUMN refind;'); // schema 17's
     db.pragma('user_version = 11');
     db.close();
 

@@ -56,6 +56,34 @@ export const HOUR_MS = 3_600_000;
  * tried; docs/ranking.md).
  */
 export const USAGE_BAND = 0.02;
+/**
+ * Re-finding (issue 37, docs/ranking.md "Re-finding"): the most a candidate gains because the query
+ * is like past queries after which the agent used it (ACT-R's context term beside the base level),
+ * at the balanced route; routes scale it as they scale USAGE_BAND. Chosen on half A of the XQuAD and
+ * small-memory streams (bench/quality/refind-sweep.ts): 0.02 to 0.1 tried; wider bands bought little
+ * on siblings (XQuAD +0.01 to +0.03 hit@1) and cost the agents that open the first or a wrong result more.
+ */
+export const REFIND_BAND = 0.02;
+/**
+ * The most usage of both kinds adds together (base level + re-finding), at the balanced route: two
+ * candidates further apart than this × the route's share keep their order whatever their use. The
+ * same band as USAGE_BAND alone (issue 37: "the sum of both stays within one band"), so re-finding
+ * widens no guarantee: an agent that keeps opening a wrong result can cost no more than before.
+ */
+export const LIFT_BAND = 0.02;
+/**
+ * Rescaled query similarity (cosineSimilarity over the model's floor) below which a past query says
+ * nothing about the present one; above it the score rises linearly to 1 at identity. 0.5 is e5's
+ * cosine 0.87: a paraphrase, or the same question in another language (≈ 0.58), lifts; a neighbouring
+ * question on the same topic (≈ 0.26) does not. 0.2 to 0.6 tried: lower thresholds lifted paragraphs
+ * of the same article past the right one; 0.6 left out the other language for little safety.
+ */
+export const REFIND_THRESHOLD = 0.5;
+/** Days after which a re-finding pair counts half (exponential forgetting from when it was made). */
+export const REFIND_HALF_LIFE_DAYS = 30;
+/** Re-finding pairs kept per entity (the newest) and in all (the oldest go first). */
+export const REFIND_PAIRS_PER_ENTITY = 8;
+export const REFIND_PAIRS_MAX = 20_000;
 /** Uses at which the global access scale reaches one half: n / (n + USE_PIVOT); one use is weak evidence. */
 export const USE_PIVOT = 10;
 /** Distinct days of use at which consolidation reaches one half: d / (d + DAYS_PIVOT). */

@@ -11,6 +11,8 @@ import {
   GAMMA,
   HOUR_MS,
   LAMBDA_HOURLY,
+  REFIND_HALF_LIFE_DAYS,
+  REFIND_THRESHOLD,
   TEMPORAL_FLOOR,
   USE_PIVOT,
 } from './constants.js';
@@ -149,4 +151,55 @@ export function usageLift(importance: number, temporalFactor: number, coocBoost:
  */
 export function cosineSimilarity(distance: number, floor = 0): number {
   return Math.max(0, (1 - distance - floor) / (1 - floor));
+}
+
+/** A past query after which the agent used an entity: its vector and when the use was. */
+export interface RefindPair {
+  readonly vector: Float32Array;
+  readonly at: number;
+}
+
+export interface RefindOptions {
+  /** The model's cosine of unrelated texts (cosineSimilarity's floor). */
+  readonly similarityFloor: number;
+  /** @default REFIND_THRESHOLD */
+  readonly threshold?: number | undefined;
+  /** 0: no forgetting. @default REFIND_HALF_LIFE_DAYS */
+  readonly halfLifeDays?: number | undefined;
+}
+
+/** Cosine of two vectors (0 when either has no direction or their sizes differ). */
+function cosine(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return 0;
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return aa > 0 && bb > 0 ? ab / Math.sqrt(aa * bb) : 0;
+}
+
+/**
+ * How much the query is a past query that led to this entity, in [0, 1]: the best over its pairs of
+ * the rescaled similarity s = cosineSimilarity(1 − cos(q, q_past), floor) above the threshold θ,
+ * as (s − θ) / (1 − θ), times 2^(−age / half-life). Zero below θ: a neighbouring topic is not the
+ * same need again. A pair made in the future counts as made now.
+ * @example refindScore(q, [{ vector: q, at: now }], now, { similarityFloor: 0.74 }) // 1: the same query, just now
+ */
+export function refindScore(query: Float32Array, pairs: readonly RefindPair[], nowMs: number, options: RefindOptions): number {
+  const theta = options.threshold ?? REFIND_THRESHOLD;
+  const halfLifeMs = (options.halfLifeDays ?? REFIND_HALF_LIFE_DAYS) * 24 * HOUR_MS;
+  let best = 0;
+  for (const p of pairs) {
+    const s = cosineSimilarity(1 - cosine(query, p.vector), options.similarityFloor);
+    if (!(s > theta)) continue;
+    const forget = halfLifeMs > 0 ? Math.pow(2, -Math.max(0, nowMs - p.at) / halfLifeMs) : 1;
+    best = Math.max(best, Math.min(1, ((s - theta) / (1 - theta)) * forget));
+  }
+  return best;
 }

@@ -15,9 +15,11 @@ import type { EntityId } from '../types.js';
 import {
   FTS_BASE_FLOOR,
   FTS_BASE_SPAN,
+  LIFT_BAND,
   METADATA_PENALTY,
   METADATA_THRESHOLD,
   PROJECT_BOOST,
+  REFIND_BAND,
   RRF_K,
   STATUS_DEBOOST,
   USAGE_BAND,
@@ -58,6 +60,13 @@ export interface RankOptions {
   readonly betaSal?: number;
   /** The project the search runs in: its entities' multiplier is times PROJECT_BOOST. @default none */
   readonly project?: string | undefined;
+  /**
+   * Each candidate's re-finding score in [0, 1] (limbic.ts refindScore: how much the query is one
+   * after which the agent used it); a candidate absent scores 0. @default none
+   */
+  readonly refinding?: ReadonlyMap<EntityId, number> | undefined;
+  /** The re-finding lift of score 1 at the balanced route. @default REFIND_BAND */
+  readonly refindBand?: number | undefined;
 }
 
 export interface RankedCandidate {
@@ -71,8 +80,14 @@ export interface RankedCandidate {
   readonly importance: number;
   readonly temporalFactor: number;
   readonly coocBoost: number;
-  /** What usage added to the base, in [0, the route's band]. */
+  /** What usage of both kinds added to the base (baseLevelLift + refindLift), in [0, the route's LIFT_BAND]. */
   readonly usageLift: number;
+  /** The part of usageLift from the entity's uses (importance, forgetting, co-use), in [0, the route's USAGE_BAND]. */
+  readonly baseLevelLift: number;
+  /** The part of usageLift from past queries like this one after which it was used (re-finding). */
+  readonly refindLift: number;
+  /** The candidate's re-finding score in [0, 1] (0 when none), for the shadow log's replay. */
+  readonly refindScore: number;
   /** Places usage moved it: its place without any lift minus its place with them (> 0: up). */
   readonly usagePlaces: number;
   /** Status × metadata (× project) multiplier that was applied (1 when none). */
@@ -127,8 +142,20 @@ export function rankByBase(
     // Never used: neutral (1), not decayed from its creation: age alone is no evidence it is not needed.
     const temporalFactor = access === undefined ? 1 : computeTemporalFactor(access.lastAccess, access.lastAccess, options.now);
     const coocBoost = computeCoocBoost(id, signals.coOccurrences, ids, options.now);
-    const lift = usageLift(importance, temporalFactor, coocBoost, { band, gamma: options.gamma, betaSal: options.betaSal });
-    return { c, importance, temporalFactor, coocBoost, lift, multiplier: statusMultiplier(facts, options.project) };
+    const baseLevel = usageLift(importance, temporalFactor, coocBoost, { band, gamma: options.gamma, betaSal: options.betaSal });
+    const refindScore = options.refinding?.get(id) ?? 0;
+    const { lift, refind } = combinedLift(baseLevel, refindScore, options.strategy, options.refindBand);
+    return {
+      c,
+      importance,
+      temporalFactor,
+      coocBoost,
+      lift,
+      baseLevel,
+      refind,
+      refindScore,
+      multiplier: statusMultiplier(facts, options.project),
+    };
   });
   const scores = limbicScores(partial.map((p) => ({ base: p.c.base, lift: p.lift, multiplier: p.multiplier })));
   const unlifted = placesBy(partial.map((p, i) => ({ id: p.c.candidate.id, score: p.c.base * p.multiplier, i })));
@@ -142,6 +169,9 @@ export function rankByBase(
     temporalFactor: p.temporalFactor,
     coocBoost: p.coocBoost,
     usageLift: p.lift,
+    baseLevelLift: p.baseLevel,
+    refindLift: p.refind,
+    refindScore: p.refindScore,
     usagePlaces: (unlifted[i] ?? 0) - (lifted[i] ?? 0),
     multiplier: p.multiplier,
     candidate: p.c.candidate,
@@ -155,9 +185,34 @@ export function routedBand(strategy: RoutingStrategy, band = USAGE_BAND): number
   return (band * ROUTING_WEIGHTS[strategy].limbic) / ROUTING_WEIGHTS.hybrid_balanced.limbic;
 }
 
-/** The largest lift any route allows: two candidates further apart than this keep their order. */
-export const USAGE_BOUND =
-  Math.max(...Object.values(ROUTING_WEIGHTS).map((w) => w.limbic / ROUTING_WEIGHTS.hybrid_balanced.limbic)) * USAGE_BAND;
+const WIDEST_ROUTE = Math.max(...Object.values(ROUTING_WEIGHTS).map((w) => w.limbic / ROUTING_WEIGHTS.hybrid_balanced.limbic));
+
+/** The largest base-level lift any route allows. */
+export const USAGE_BOUND = WIDEST_ROUTE * USAGE_BAND;
+
+/**
+ * The largest lift of both kinds together any route allows: two candidates further apart than this
+ * keep their order whatever their use and whatever queries led to them.
+ */
+export const LIFT_BOUND = WIDEST_ROUTE * LIFT_BAND;
+
+/**
+ * The base-level lift (already within the route's USAGE_BAND) plus the re-finding lift (score × the
+ * route's REFIND_BAND, or `refindBand`), their sum clamped to the route's LIFT_BAND: the re-finding
+ * part gives way when the sum would pass it. Shared with the tuner's replay.
+ * @example combinedLift(0.02, 1, 'hybrid_balanced') // { lift: 0.05, refind: 0.03 }
+ */
+export function combinedLift(
+  baseLevel: number,
+  refindScore: number,
+  strategy: RoutingStrategy,
+  refindBand = REFIND_BAND,
+): { lift: number; refind: number } {
+  const score = Math.min(1, Math.max(0, Number.isFinite(refindScore) ? refindScore : 0));
+  const wanted = score * routedBand(strategy, Math.max(0, Number.isFinite(refindBand) ? refindBand : 0));
+  const lift = Math.min(routedBand(strategy, LIFT_BAND), baseLevel + wanted);
+  return { lift, refind: Math.max(0, lift - baseLevel) };
+}
 
 /**
  * Final scores from base, usage lift and multiplier: (base + lift) × multiplier. Shared with the
@@ -233,6 +288,9 @@ export function rankWithoutLimbic(candidates: readonly BaseCandidate[]): RankedC
       temporalFactor: 1,
       coocBoost: 0,
       usageLift: 0,
+      baseLevelLift: 0,
+      refindLift: 0,
+      refindScore: 0,
       usagePlaces: 0,
       multiplier: 1,
       candidate: c.candidate,

@@ -6,7 +6,7 @@
  */
 import { BETA_SAL, GAMMA, RRF_K } from '../rank/constants.js';
 import { usageLift } from '../rank/limbic.js';
-import { limbicScores, routedBand } from '../rank/rank-candidates.js';
+import { combinedLift, limbicScores, routedBand } from '../rank/rank-candidates.js';
 import type { RoutingStrategy } from '../rank/routing.js';
 import type { EntityId } from '../types.js';
 
@@ -43,6 +43,8 @@ export interface ShadowCandidate {
   readonly relevance: number;
   /** A reflection whose final score the search multiplied by the event's reflectionBoost. */
   readonly boosted: boolean;
+  /** Its re-finding score in [0, 1] (rankByBase's refinding); absent in searches logged before re-finding: 0. */
+  readonly refind?: number;
 }
 
 export interface ShadowEvent {
@@ -86,7 +88,9 @@ export function replayBase(event: ShadowEvent, c: ShadowCandidate, k: number): n
 export function replay(event: ShadowEvent, p: RankParameters): ShadowCandidate[] {
   const items = event.candidates.map((c) => {
     const base = replayBase(event, c, p.rrfK);
-    const lift = usageLift(c.importance, c.temporal, c.cooc, { band: routedBand(event.strategy), gamma: p.gamma, betaSal: p.betaSal });
+    const baseLevel = usageLift(c.importance, c.temporal, c.cooc, { band: routedBand(event.strategy), gamma: p.gamma, betaSal: p.betaSal });
+    // The re-finding part as the search added it (REFIND_BAND; the tuner does not change it).
+    const { lift } = combinedLift(baseLevel, c.refind ?? 0, event.strategy);
     return { base, lift, multiplier: c.multiplier };
   });
   const scores = limbicScores(items);

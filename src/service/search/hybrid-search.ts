@@ -84,8 +84,12 @@ export interface HybridScores {
     readonly importance: number;
     readonly temporal_factor: number;
     readonly cooc_boost: number;
-    /** What usage added to the base relevance (at most the route's band). */
+    /** What usage added to the base relevance: usage_lift_base_level + usage_lift_refinding (at most the route's band). */
     readonly usage_lift: number;
+    /** The part from the entity's uses (importance, forgetting, co-use). */
+    readonly usage_lift_base_level: number;
+    /** The part from past queries like this one after which it was used (re-finding). */
+    readonly usage_lift_refinding: number;
     /** Places usage moved this result: > 0 up, < 0 down (others lifted past it), 0 none. */
     readonly usage_places: number;
     readonly multiplier: number;
@@ -132,6 +136,8 @@ export interface HybridResponse {
   readonly ids: readonly EntityId[];
   /** What the shadow log records of this search, after the answer; undefined when nothing. */
   readonly shadow: ShadowEvent | undefined;
+  /** The query's vector and model, for re-finding pairs; never part of the answer. */
+  readonly refindQuery?: SearchOutcome['query'];
 }
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
@@ -184,6 +190,8 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
               temporal_factor: round(r.temporalFactor),
               cooc_boost: round(r.coocBoost),
               usage_lift: round(r.usageLift),
+              usage_lift_base_level: round(r.baseLevelLift),
+              usage_lift_refinding: round(r.refindLift),
               usage_places: r.usagePlaces,
               multiplier: round(r.multiplier),
               routing_strategy: outcome.strategy,
@@ -219,6 +227,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
       : {}),
     ...(o.explainQuery ? { stats: explain(outcome, o, round(performance.now() - started)) } : {}),
     ids: outcome.page.map((p) => p.ranked.id),
+    refindQuery: outcome.query,
     shadow: shadowEvent(
       'hybrid_search',
       request,

@@ -6,6 +6,7 @@
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { holdBehindSources } from '../../core/rank/context-boost.js';
+import { refindScore } from '../../core/rank/limbic.js';
 import { isNameMatch, nameKey, pinNameMatches } from '../../core/rank/name-match.js';
 import { rankByBase, rankWithoutLimbic, type RankedCandidate } from '../../core/rank/rank-candidates.js';
 import { detectQueryType, type RoutingStrategy } from '../../core/rank/routing.js';
@@ -22,7 +23,15 @@ import { contextStage } from './context.js';
 import { fuse, type Fused } from './fuse.js';
 import { chooseLegs, keywordLeg, semanticLeg, type KeywordLeg } from './legs.js';
 import { showObservations } from './shown.js';
-import { countFilters, timed, type SearchFilters, type SearchMode, type SearchRequest, type StageTimings } from './request.js';
+import {
+  countFilters,
+  timed,
+  type RefindParameters,
+  type SearchFilters,
+  type SearchMode,
+  type SearchRequest,
+  type StageTimings,
+} from './request.js';
 
 export interface SearchDeps {
   readonly store: Store;
@@ -59,6 +68,36 @@ export interface SearchOutcome {
   readonly named: ReadonlySet<EntityId>;
   /** With request.observations: what each page entity shows of its observations; undefined, all of them. */
   readonly shown: ReadonlyMap<EntityId, ShownObservations> | undefined;
+  /**
+   * The query's vector and the model that made it, when the semantic leg ran: what a use after this
+   * search pairs with the entity used (re-finding, memory-service.ts). Never part of an answer.
+   */
+  readonly query: { readonly vector: Float32Array; readonly model: string } | undefined;
+}
+
+/**
+ * Each candidate's re-finding score (limbic.ts refindScore) from the pairs the store holds for it:
+ * how much this query is one after which the agent used it. Only candidates with a score are kept.
+ */
+async function refindingStage(
+  store: Store,
+  ids: readonly EntityId[],
+  query: { readonly vector: Float32Array; readonly model: string },
+  similarityFloor: number,
+  now: number,
+  parameters: RefindParameters | undefined,
+): Promise<Map<EntityId, number>> {
+  const scores = new Map<EntityId, number>();
+  const pairs = await store.usage.refinding(ids, query.model);
+  for (const [id, list] of pairs) {
+    const score = refindScore(query.vector, list, now, {
+      similarityFloor,
+      threshold: parameters?.threshold,
+      halfLifeDays: parameters?.halfLifeDays,
+    });
+    if (score > 0) scores.set(id, score);
+  }
+  return scores;
 }
 
 const DEFAULTS_IN_FORCE: ParametersInForce = { ...DEFAULT_PARAMETERS, source: 'default', tunedAt: undefined };
@@ -170,6 +209,24 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
         );
 
   const strategy = detectQueryType(request.query, request.routingLimit);
+  const model = legs.vectors?.embedder.id;
+  const query =
+    model === undefined || semantic?.vector === undefined || !semantic.vector.some((x) => x !== 0)
+      ? undefined
+      : { vector: semantic.vector, model };
+  const refinding =
+    request.limbic && query !== undefined
+      ? await timed(timings, 'limbic', () =>
+          refindingStage(
+            store,
+            fused.candidates.map((c) => c.candidate.id),
+            query,
+            similarityFloor,
+            now,
+            request.refind,
+          ),
+        )
+      : undefined;
   const rank = (candidates: Fused['candidates']): RankedCandidate[] =>
     request.limbic
       ? rankByBase(candidates, filtered.signals, {
@@ -179,8 +236,11 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
           gamma: parameters.gamma,
           betaSal: parameters.betaSal,
           project: request.project,
+          refinding,
+          refindBand: request.refind?.band,
         })
       : rankWithoutLimbic(candidates);
+  const refindMs = timings.limbic ?? 0;
   let ranked = await timed(timings, 'limbic', () => {
     const all = rank(fused.candidates);
     // Write-order neighbours stay behind the match that lifted them, whatever usage adds (context-boost.ts).
@@ -188,6 +248,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
       ? all
       : holdBehindSources(all, rank(withoutNeighbours.candidates), boosts);
   });
+  timings.limbic = (timings.limbic ?? 0) + refindMs;
   const boost = request.typeBoost;
   const boosted = new Set<EntityId>();
   if (boost !== undefined && boost.factor !== 1) {
@@ -249,5 +310,6 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
     ranked,
     boosted,
     named,
+    query,
   };
 }

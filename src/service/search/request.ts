@@ -58,6 +58,18 @@ export interface SearchRequest {
    * left out, its own are preferred (PROJECT_BOOST); global entities stay. Undefined: nothing hidden.
    */
   readonly project?: string | undefined;
+  /**
+   * The re-finding lift's threshold, band and forgetting (docs/ranking.md, "Re-finding");
+   * undefined takes the constants (REFIND_THRESHOLD, REFIND_BAND, REFIND_HALF_LIFE_DAYS). The
+   * benches sweep them through this.
+   */
+  readonly refind?: RefindParameters | undefined;
+}
+
+export interface RefindParameters {
+  readonly threshold?: number;
+  readonly band?: number;
+  readonly halfLifeDays?: number;
 }
 
 /** How long each stage took, in ms; a stage that did not run is absent. */

@@ -15,7 +15,7 @@ import type { RoutingStrategy } from '../../core/rank/routing.js';
 import type { ShadowEvent } from '../../core/tune/shadow.js';
 import type { EntityId } from '../../core/types.js';
 import { modelNeededError } from '../../embed/model-state.js';
-import { runSearch, type SearchDeps } from './pipeline.js';
+import { runSearch, type SearchDeps, type SearchOutcome } from './pipeline.js';
 import type { SearchRequest } from './request.js';
 import { shadowEvent } from './shadow-log.js';
 import { moreObservationsHint, shownOf } from './shown.js';
@@ -50,8 +50,12 @@ export interface SemanticResult {
     readonly importance: number;
     readonly temporal_factor: number;
     readonly cooc_boost: number;
-    /** What usage added to the base relevance, and the places that moved it (> 0 up). */
+    /** What usage added to the base relevance (base level + re-finding), and the places that moved it (> 0 up). */
     readonly usage_lift: number;
+    /** The part from the entity's uses (importance, forgetting, co-use). */
+    readonly usage_lift_base_level: number;
+    /** The part from past queries like this one after which it was used (re-finding). */
+    readonly usage_lift_refinding: number;
     readonly usage_places: number;
   };
   readonly distance?: number;
@@ -79,6 +83,8 @@ export interface SemanticResponse {
   readonly ids: readonly EntityId[];
   /** What the shadow log records of this search, after the answer; undefined when nothing. */
   readonly shadow: ShadowEvent | undefined;
+  /** The query's vector and model, for re-finding pairs; never part of the answer. */
+  readonly refindQuery?: SearchOutcome['query'];
 }
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
@@ -132,6 +138,8 @@ export async function searchSemantic(
       temporal_factor: round(r.temporalFactor),
       cooc_boost: round(r.coocBoost),
       usage_lift: round(r.usageLift),
+      usage_lift_base_level: round(r.baseLevelLift),
+      usage_lift_refinding: round(r.refindLift),
       usage_places: r.usagePlaces,
     },
     ...(r.candidate.semantic === undefined ? {} : { distance: round(r.candidate.semantic.distance) }),
@@ -143,6 +151,7 @@ export async function searchSemantic(
   return {
     results,
     ids: outcome.page.map((p) => p.ranked.id),
+    refindQuery: outcome.query,
     shadow: shadowEvent('search_semantic', request, outcome, now),
     mode: hybrid ? (semantic ? 'hybrid' : 'keyword') : 'semantic',
     routing_strategy: outcome.strategy,

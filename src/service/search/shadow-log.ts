@@ -56,6 +56,7 @@ export function shadowEvent(
       multiplier: r.multiplier,
       relevance: 0,
       boosted: outcome.boosted.has(r.id),
+      refind: r.refindScore,
     })),
   };
 }

@@ -54,9 +54,9 @@ export class PgTuning implements TuningStore {
       const id = row?.id ?? 0;
       const c = e.candidates;
       await db.query(
-        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted)
-         SELECT $1, i - 1, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted FROM unnest($2::int[], $3::float8[], $4::int[], $5::int[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::float8[], $11::int[], $12::boolean[])
-           WITH ORDINALITY AS x(entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted, i)`,
+        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted, refind)
+         SELECT $1, i - 1, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted, refind FROM unnest($2::int[], $3::float8[], $4::int[], $5::int[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::float8[], $11::int[], $12::boolean[], $13::float8[])
+           WITH ORDINALITY AS x(entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted, refind, i)`,
         [
           id,
           c.map((x) => x.id),
@@ -70,6 +70,7 @@ export class PgTuning implements TuningStore {
           c.map((x) => x.multiplier),
           c.map((x) => x.relevance),
           c.map((x) => x.boosted),
+          c.map((x) => x.refind ?? 0),
         ],
       );
       // Bounded: ids only grow, so everything this far behind the newest is the oldest.

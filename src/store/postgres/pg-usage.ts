@@ -6,7 +6,9 @@
 import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import { toFacts, type FactsRow } from '../rows.js';
-import { coUsePairs, type CoUse, type UsageStore } from '../usage-store.js';
+import { REFIND_PAIRS_MAX, REFIND_PAIRS_PER_ENTITY } from '../../core/rank/constants.js';
+import type { RefindPair } from '../../core/rank/limbic.js';
+import { bytesVector, coUsePairs, vectorBytes, type CoUse, type RefindingPair, type UsageStore } from '../usage-store.js';
 import type { PgConnection } from './pg-connection.js';
 
 const DAY_MS = 86_400_000;
@@ -90,5 +92,41 @@ export class PgUsage implements UsageStore {
         [pairs.map((p) => p[0]), pairs.map((p) => p[1]), now],
       );
     });
+  }
+
+  async recordRefinding(pairs: readonly RefindingPair[]): Promise<void> {
+    if (pairs.length === 0) return;
+    await this.conn.write(async (db) => {
+      await db.query(
+        `INSERT INTO refind_pairs (entity_id, at, model, vector)
+         SELECT p.id, p.at, p.model, p.vector FROM unnest($1::int[], $2::bigint[], $3::text[], $4::bytea[]) AS p(id, at, model, vector)
+          WHERE EXISTS (SELECT 1 FROM entities e WHERE e.id = p.id)`,
+        [pairs.map((p) => p.entityId), pairs.map((p) => p.at), pairs.map((p) => p.model), pairs.map((p) => vectorBytes(p.vector))],
+      );
+      await db.query(
+        `DELETE FROM refind_pairs r USING (
+           SELECT id, row_number() OVER (PARTITION BY entity_id ORDER BY at DESC, id DESC) AS n FROM refind_pairs WHERE entity_id = ANY($1)
+         ) k WHERE r.id = k.id AND k.n > $2`,
+        [[...new Set(pairs.map((p) => p.entityId))], REFIND_PAIRS_PER_ENTITY],
+      );
+      // Ids only grow, so at most REFIND_PAIRS_MAX rows hold the newest REFIND_PAIRS_MAX ids.
+      await db.query('DELETE FROM refind_pairs WHERE id <= (SELECT max(id) FROM refind_pairs) - $1', [REFIND_PAIRS_MAX]);
+    });
+  }
+
+  async refinding(ids: readonly EntityId[], model: string): Promise<Map<EntityId, RefindPair[]>> {
+    const out = new Map<EntityId, RefindPair[]>();
+    if (ids.length === 0) return out;
+    const rows = await this.conn.query<{ entity_id: number; at: number; vector: Buffer }>(
+      'SELECT entity_id, at, vector FROM refind_pairs WHERE entity_id = ANY($1) AND model = $2 ORDER BY entity_id, at DESC, id DESC',
+      [[...new Set(ids)], model],
+    );
+    for (const r of rows) {
+      const id = asEntityId(r.entity_id);
+      let list = out.get(id);
+      if (list === undefined) out.set(id, (list = []));
+      list.push({ at: r.at, vector: bytesVector(r.vector) });
+    }
+    return out;
   }
 }

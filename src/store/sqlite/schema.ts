@@ -340,6 +340,21 @@ const MIGRATIONS: readonly Migration[] = [
   // and token totals bm25() reads (contentless_delete: fts5-totals.ts); from now on each commit does.
   // The totals a memory gathered so far are recounted once from the rows the table holds.
   (db) => recountTotals(db, 'entity_fts'),
+  // 17 (issue 37): re-finding pairs (sqlite-usage.ts recordRefinding): the vector of a query after
+  // which the agent used an entity (never its text), for the re-finding lift (docs/ranking.md).
+  // Cleared with the entity; not exported; bounded per entity and in all by the writer.
+  `
+  CREATE TABLE refind_pairs (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    at        INTEGER NOT NULL,
+    model     TEXT NOT NULL,
+    vector    BLOB NOT NULL
+  );
+  CREATE INDEX refind_pairs_entity ON refind_pairs(entity_id, at);
+  -- The shadow log keeps each candidate's re-finding score, so the tuner replays the lift as served.
+  ALTER TABLE tuning_candidates ADD COLUMN refind REAL NOT NULL DEFAULT 0;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

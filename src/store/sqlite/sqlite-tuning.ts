@@ -72,8 +72,8 @@ export class SqliteTuning implements TuningStore {
         .run(...eventValues(e, (b) => (b ? 1 : 0)));
       const id = Number(info.lastInsertRowid);
       const insert = this.conn.stmt(
-        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO tuning_candidates (event_id, position, entity_id, base, semantic_rank, keyword_rank, graph_part, importance, temporal, cooc, multiplier, relevance, boosted, refind)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       e.candidates.forEach((c, i) => {
         insert.run(
@@ -90,6 +90,7 @@ export class SqliteTuning implements TuningStore {
           c.multiplier,
           c.relevance,
           c.boosted ? 1 : 0,
+          c.refind ?? 0,
         );
       });
       // Bounded: ids only grow (AUTOINCREMENT), so everything this far behind the newest is the oldest.

@@ -5,7 +5,9 @@
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { AccessFacts, CandidateSignals, CoOccurrencePair, EntityFacts } from '../../core/signals.js';
 import { toFacts, type FactsRow } from '../rows.js';
-import { coUsePairs, type CoUse, type UsageStore } from '../usage-store.js';
+import type { RefindPair } from '../../core/rank/limbic.js';
+import { REFIND_PAIRS_MAX, REFIND_PAIRS_PER_ENTITY } from '../../core/rank/constants.js';
+import { bytesVector, coUsePairs, vectorBytes, type CoUse, type RefindingPair, type UsageStore } from '../usage-store.js';
 import { json, type SqliteConnection } from './sqlite-connection.js';
 
 const DAY_MS = 86_400_000;
@@ -112,6 +114,40 @@ export class SqliteUsage implements UsageStore {
       }, false);
       if (i + PAIRS_PER_WRITE < pairs.length) await new Promise((resolve) => setImmediate(resolve));
     }
+  }
+
+  async recordRefinding(pairs: readonly RefindingPair[]): Promise<void> {
+    if (pairs.length === 0) return;
+    this.conn.write(() => {
+      const insert = this.conn.stmt(
+        `INSERT INTO refind_pairs (entity_id, at, model, vector) SELECT @id, @at, @model, @vector WHERE EXISTS (SELECT 1 FROM entities WHERE id = @id)`,
+      );
+      const keep = this.conn.stmt(
+        `DELETE FROM refind_pairs WHERE entity_id = @id AND id NOT IN
+           (SELECT id FROM refind_pairs WHERE entity_id = @id ORDER BY at DESC, id DESC LIMIT @per)`,
+      );
+      for (const p of pairs) insert.run({ id: p.entityId, at: p.at, model: p.model, vector: vectorBytes(p.vector) });
+      for (const id of new Set(pairs.map((p) => p.entityId))) keep.run({ id, per: REFIND_PAIRS_PER_ENTITY });
+      // Ids only grow, so at most REFIND_PAIRS_MAX rows hold the newest REFIND_PAIRS_MAX ids.
+      this.conn.stmt('DELETE FROM refind_pairs WHERE id <= (SELECT max(id) FROM refind_pairs) - ?').run(REFIND_PAIRS_MAX);
+    }, false);
+  }
+
+  async refinding(ids: readonly EntityId[], model: string): Promise<Map<EntityId, RefindPair[]>> {
+    const out = new Map<EntityId, RefindPair[]>();
+    if (ids.length === 0) return out;
+    for (const r of this.conn
+      .stmt<[string, string], { entity_id: number; at: number; vector: Buffer }>(
+        `SELECT entity_id, at, vector FROM refind_pairs WHERE entity_id IN (SELECT value FROM json_each(?)) AND model = ?
+          ORDER BY entity_id, at DESC, id DESC`,
+      )
+      .all(json(ids), model)) {
+      const id = asEntityId(r.entity_id);
+      let list = out.get(id);
+      if (list === undefined) out.set(id, (list = []));
+      list.push({ at: r.at, vector: bytesVector(r.vector) });
+    }
+    return out;
   }
 
   /**

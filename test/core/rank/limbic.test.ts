@@ -18,6 +18,7 @@ import {
   computeTemporalFactor,
   cosineSimilarity,
   decay,
+  refindScore,
 } from '../../../src/core/rank/limbic.js';
 import type { CoOccurrencePair } from '../../../src/core/signals.js';
 import { asEntityId } from '../../../src/core/types.js';
@@ -308,5 +309,56 @@ describe('computeLimbicScore and cosineSimilarity', () => {
 
   it('a zero base stays zero whatever the limbic signals', () => {
     expect(computeLimbicScore(0, 1.38, 1, 50)).toBe(0);
+  });
+});
+
+describe('refindScore (issue 37): how much the query is a past one after which the entity was used', () => {
+  const NOW_MS = Date.UTC(2026, 5, 1);
+  const unit = (...xs: number[]) => {
+    const n = Math.hypot(...xs);
+    return Float32Array.from(xs.map((x) => x / n));
+  };
+  const q = unit(1, 0, 0);
+  const options = { similarityFloor: 0.74, threshold: 0.5, halfLifeDays: 30 };
+
+  it('is 1 for the same query just now, 0 with no pairs or below the threshold, linear between', () => {
+    expect(refindScore(q, [{ vector: q, at: NOW_MS }], NOW_MS, options)).toBeCloseTo(1, 6);
+    expect(refindScore(q, [], NOW_MS, options)).toBe(0);
+    // cos 0.80: rescaled (0.80 − 0.74) / 0.26 ≈ 0.23, below θ 0.5.
+    const below = unit(0.8, Math.sqrt(1 - 0.64), 0);
+    expect(refindScore(q, [{ vector: below, at: NOW_MS }], NOW_MS, options)).toBe(0);
+    // cos 0.935: rescaled 0.75, halfway from θ to 1.
+    const between = unit(0.935, Math.sqrt(1 - 0.935 ** 2), 0);
+    expect(refindScore(q, [{ vector: between, at: NOW_MS }], NOW_MS, options)).toBeCloseTo(0.5, 4);
+    // The best pair counts; vectors of another size, or of no direction, count as unrelated.
+    expect(
+      refindScore(
+        q,
+        [
+          { vector: below, at: NOW_MS },
+          { vector: q, at: NOW_MS },
+        ],
+        NOW_MS,
+        options,
+      ),
+    ).toBeCloseTo(1, 6);
+    expect(
+      refindScore(
+        q,
+        [
+          { vector: unit(1, 0), at: NOW_MS },
+          { vector: new Float32Array(3), at: NOW_MS },
+        ],
+        NOW_MS,
+        options,
+      ),
+    ).toBe(0);
+  });
+
+  it('forgets: half after the half-life, a pair from the future counts as now', () => {
+    const day = 86_400_000;
+    expect(refindScore(q, [{ vector: q, at: NOW_MS - 30 * day }], NOW_MS, options)).toBeCloseTo(0.5, 6);
+    expect(refindScore(q, [{ vector: q, at: NOW_MS - 60 * day }], NOW_MS, options)).toBeCloseTo(0.25, 6);
+    expect(refindScore(q, [{ vector: q, at: NOW_MS + day }], NOW_MS, options)).toBeCloseTo(1, 6);
   });
 });

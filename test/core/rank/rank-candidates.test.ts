@@ -1,6 +1,15 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { HOUR_MS, METADATA_PENALTY, PROJECT_BOOST, STATUS_DEBOOST, USAGE_BAND, USE_PIVOT } from '../../../src/core/rank/constants.js';
+import {
+  HOUR_MS,
+  LIFT_BAND,
+  METADATA_PENALTY,
+  PROJECT_BOOST,
+  REFIND_BAND,
+  STATUS_DEBOOST,
+  USAGE_BAND,
+  USE_PIVOT,
+} from '../../../src/core/rank/constants.js';
 import { computeLimbicScore } from '../../../src/core/rank/limbic.js';
 import { reciprocalRankFusion, type FusedCandidate } from '../../../src/core/rank/fuse-rrf.js';
 import {
@@ -8,6 +17,9 @@ import {
   rankByBase,
   rankCandidates,
   USAGE_BOUND,
+  LIFT_BOUND,
+  combinedLift,
+  routedBand,
   rrfShareOfMaximum,
   rankHybridCandidates,
   statusMultiplier,
@@ -554,6 +566,9 @@ describe('the usage bound (issue 24): usage reorders only near-ties', () => {
       bases: fc.array(baseArb, { minLength: s.candidates.length, maxLength: s.candidates.length }),
       gamma: fc.double({ min: 0, max: 10, noNaN: true }),
       betaSal: fc.double({ min: 0, max: 10, noNaN: true }),
+      // Re-finding scores (any value a caller might pass, out of range too) and any re-finding weight.
+      refind: fc.array(fc.double({ min: -1, max: 2, noNaN: true }), { minLength: s.candidates.length, maxLength: s.candidates.length }),
+      refindBand: fc.double({ min: 0, max: 1, noNaN: true }),
     }),
   );
   const sameStatus = (signals: CandidateSignals<RankFacts>): CandidateSignals<RankFacts> => ({
@@ -561,26 +576,69 @@ describe('the usage bound (issue 24): usage reorders only near-ties', () => {
     facts: new Map([...signals.facts].map(([k, f]) => [k, { ...f, status: 'active', metadataRatio: 0 }])),
   });
 
-  it('never puts a candidate ahead of one whose base is more than USAGE_BOUND higher, whatever its usage and weights', () => {
+  it('never puts a candidate ahead of one whose base is more than LIFT_BOUND higher, whatever its usage, the queries that led to it and the weights', () => {
     fc.assert(
-      fc.property(boundArb, ({ s, bases, gamma, betaSal }) => {
+      fc.property(boundArb, ({ s, bases, gamma, betaSal, refind, refindBand }) => {
         const candidates = s.candidates.map((candidate, i) => ({ candidate, base: bases[i] ?? 0 }));
         const signals = sameStatus(s.signals);
-        const ranked = rankByBase(candidates, signals, { limit: candidates.length, strategy: s.strategy, now: NOW, gamma, betaSal });
+        const refinding = new Map(candidates.map((c, i) => [c.candidate.id, refind[i] ?? 0]));
+        const ranked = rankByBase(candidates, signals, {
+          limit: candidates.length,
+          strategy: s.strategy,
+          now: NOW,
+          gamma,
+          betaSal,
+          refinding,
+          refindBand,
+        });
         const base = new Map(candidates.map((c) => [c.candidate.id, c.base]));
         for (let i = 0; i < ranked.length; i++)
           for (let j = i + 1; j < ranked.length; j++) {
             const ahead = base.get(ranked[i]!.id)!;
             const behind = base.get(ranked[j]!.id)!;
-            expect(behind - ahead).toBeLessThanOrEqual(USAGE_BOUND + 1e-12);
+            expect(behind - ahead).toBeLessThanOrEqual(LIFT_BOUND + 1e-12);
           }
         for (const r of ranked) {
+          // Both lifts together within the route's total band, each part within its own.
           expect(r.usageLift).toBeGreaterThanOrEqual(0);
-          expect(r.usageLift).toBeLessThanOrEqual(USAGE_BOUND);
+          expect(r.usageLift).toBeLessThanOrEqual(LIFT_BOUND);
+          expect(r.baseLevelLift).toBeGreaterThanOrEqual(0);
+          expect(r.baseLevelLift).toBeLessThanOrEqual(USAGE_BOUND);
+          expect(r.refindLift).toBeGreaterThanOrEqual(0);
+          expect(r.usageLift).toBeCloseTo(r.baseLevelLift + r.refindLift, 12);
+          expect(r.usageLift).toBeLessThanOrEqual(routedBand(s.strategy, LIFT_BAND) + 1e-15);
         }
       }),
       { numRuns: 400 },
     );
+  });
+
+  it('a re-found candidate passes near-ties (not one a band ahead); its re-finding lift gives way so that both stay within LIFT_BAND', () => {
+    const candidates = [1, 2, 3].map((n) => ({ candidate: fused(n, 0, 0.2), base: 0.5 - n * 0.01 }));
+    // Entity 2 was used after a query exactly like this one; entity 3 after one far less like it.
+    const refinding = new Map([
+      [id(2), 1],
+      [id(3), 0.1],
+    ]);
+    const ranked = rankByBase(candidates, NO_SIGNALS, { ...opts(3), refinding });
+    expect(ranked.map((r) => r.id)).toEqual([id(2), id(1), id(3)]);
+    expect(byId(ranked, 2).refindLift).toBeCloseTo(REFIND_BAND, 12);
+    expect(byId(ranked, 2).baseLevelLift).toBe(0);
+    expect(byId(ranked, 2).usagePlaces).toBe(1);
+    expect(byId(ranked, 3).refindLift).toBeCloseTo(0.1 * REFIND_BAND, 12);
+    // One more than the band ahead keeps its place.
+    const far = [
+      { candidate: fused(1, 0, 0.2), base: 0.5 },
+      { candidate: fused(2, 0, 0.2), base: 0.5 - REFIND_BAND - 0.001 },
+    ];
+    expect(rankByBase(far, NO_SIGNALS, { ...opts(2), refinding }).map((r) => r.id)).toEqual([id(1), id(2)]);
+    // The base level fills USAGE_BAND; the re-finding part takes what is left of LIFT_BAND.
+    expect(combinedLift(USAGE_BAND, 1, 'hybrid_balanced', 1)).toEqual({ lift: LIFT_BAND, refind: LIFT_BAND - USAGE_BAND });
+    expect(combinedLift(0, 1, 'cosine_heavy').lift).toBeCloseTo(routedBand('cosine_heavy', REFIND_BAND), 12);
+    // Without re-finding scores every existing caller ranks as before.
+    const plain = rankByBase(candidates, NO_SIGNALS, opts(3));
+    expect(plain.map((r) => r.id)).toEqual([id(1), id(2), id(3)]);
+    expect(plain.every((r) => r.refindLift === 0 && r.refindScore === 0)).toBe(true);
   });
 
   it('without usage the order is the relevance order, and usage moves a used entity past an equal one', () => {

@@ -69,6 +69,8 @@ const candidateSet = fc.record({
       hoursAgo: fc.integer({ min: 0, max: 20_000 }),
       degree: fc.integer({ min: 0, max: 20 }),
       status: fc.constantFrom<EntityStatus>('active', 'paused', 'completed', 'archived'),
+      // Its re-finding score (issue 37): how much the query was one after which it was used.
+      refind: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true })),
     }),
     { minLength: 12, maxLength: 12 },
   ),
@@ -120,6 +122,7 @@ function logged(
     now: NOW,
     gamma: p.gamma,
     betaSal: p.betaSal,
+    refinding: new Map(s.seed.slice(0, s.n).map((r, i) => [id(i + 1), r.refind])),
   })
     .map((r) => (boosted(r) ? { ...r, score: r.score * boost.factor } : r))
     .sort((a, b) => b.score - a.score || a.id - b.id);
@@ -148,6 +151,7 @@ function logged(
       multiplier: r.multiplier,
       relevance: 0,
       boosted: boosted(r),
+      refind: r.refindScore,
     })),
   };
   return { event, order: ranked.map((r) => r.id) };

@@ -37,6 +37,7 @@ export function shadowOf(at: number, ids: readonly number[], extra: Partial<Shad
       multiplier: 0.85,
       relevance: 0,
       boosted: false,
+      refind: i * 0.25,
     })),
     ...extra,
   };

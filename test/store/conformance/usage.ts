@@ -1,5 +1,6 @@
 /** The usage capability: what the re-ranker reads of candidates, and the accesses it learns from. */
 import { describe, expect, it } from 'vitest';
+import { REFIND_PAIRS_PER_ENTITY } from '../../../src/core/rank/constants.js';
 import { asEntityId } from '../../../src/core/types.js';
 import { seed, T0, useStore, type StoreFactory } from './fixture.js';
 
@@ -85,6 +86,64 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
         metadataRatio: 3 / 4,
       });
       expect(facts.get(bob)).toMatchObject({ name: 'Bob', status: 'archived', metadataRatio: 0 });
+    });
+
+    it('keeps re-finding pairs per model, newest first, at most REFIND_PAIRS_PER_ENTITY an entity, and clears them with the entity', async () => {
+      const { graph, usage } = store();
+      await seed(graph);
+      const [alice, acme] = await graph.idsByName(['Alice', 'Acme']);
+      if (alice === undefined || acme === undefined) throw new Error('seed missing');
+      const vector = (x: number) => Float32Array.from([x, 1 - x, 0.5, -0.25]);
+      const extra = 3;
+      await usage.recordRefinding(
+        Array.from({ length: REFIND_PAIRS_PER_ENTITY + extra }, (_, i) => ({
+          entityId: alice,
+          model: 'e5',
+          vector: vector(i / 16),
+          at: T0 + i,
+        })),
+      );
+      await usage.recordRefinding([
+        { entityId: acme, model: 'e5', vector: vector(0.75), at: T0 },
+        { entityId: acme, model: 'minilm', vector: vector(0.5), at: T0 + 1 },
+        // An entity that does not exist stores nothing.
+        { entityId: asEntityId(987_654), model: 'e5', vector: vector(0), at: T0 },
+      ]);
+      const e5 = await usage.refinding([alice, acme, asEntityId(987_654)], 'e5');
+      const kept = e5.get(alice) ?? [];
+      expect(kept.map((p) => p.at)).toEqual(
+        Array.from({ length: REFIND_PAIRS_PER_ENTITY }, (_, i) => T0 + REFIND_PAIRS_PER_ENTITY + extra - 1 - i),
+      );
+      expect([...(kept[0]?.vector ?? [])]).toEqual([...vector((REFIND_PAIRS_PER_ENTITY + extra - 1) / 16)]);
+      expect(e5.get(acme)?.map((p) => [...p.vector])).toEqual([[...vector(0.75)]]);
+      expect(e5.has(asEntityId(987_654))).toBe(false);
+      expect((await usage.refinding([acme], 'minilm')).get(acme)?.map((p) => p.at)).toEqual([T0 + 1]);
+
+      await graph.deleteEntities(['Alice']);
+      expect((await usage.refinding([alice, acme], 'e5')).has(alice)).toBe(false);
+      // A new entity given the deleted one's name inherits none of its pairs.
+      await graph.createEntities([{ name: 'Alice', entityType: 'person', observations: [] }], T0 + 100);
+      const again = await graph.idsByName(['Alice']);
+      expect((await usage.refinding(again, 'e5')).size).toBe(0);
+    });
+
+    it('never exports re-finding pairs: the transfer reads carry entities, relations and use counts, not query vectors', async () => {
+      const { graph, usage, transfer } = store();
+      if (transfer === undefined) return;
+      await seed(graph);
+      const [alice] = await graph.idsByName(['Alice']);
+      if (alice === undefined) throw new Error('seed missing');
+      await usage.recordAccess([alice], T0);
+      await usage.recordRefinding([{ entityId: alice, model: 'e5', vector: Float32Array.from([0.125, 0.5]), at: T0 }]);
+      expect((await usage.refinding([alice], 'e5')).get(alice)).toHaveLength(1);
+      const read = JSON.stringify([
+        await transfer.readEntities(0, 100),
+        await transfer.readRelations(0, 100),
+        await transfer.readCoOccurrences(0, 100),
+        await transfer.counts(),
+      ]);
+      expect(read).toContain('Alice');
+      expect(read).not.toMatch(/refind|0\.125/i);
     });
   });
 }
