@@ -165,6 +165,9 @@ describe.skipIf(!CHROMIUM_PRESENT)('the web page in chromium', () => {
     expect(await page.evaluate('document.activeElement?.id')).toBe('q');
     await page.keyboard.type('aphids');
     await page.keyboard.press('Enter');
+    // The search's own answer, not the newest entities the search view showed before it: once it is
+    // drawn, the page moves focus to the main region, which must happen before the keys below.
+    await expect.poll(() => page.textContent('#search-summary')).toMatch(/ of \d+ results? /);
     await expect.poll(() => page.locator('#results li').count()).toBeGreaterThan(0);
     // Tab from the search box reaches the first result; Enter opens it.
     await page.focus('#q');
