@@ -200,7 +200,7 @@ export const LIFT_BOUND = WIDEST_ROUTE * LIFT_BAND;
  * The base-level lift (already within the route's USAGE_BAND) plus the re-finding lift (score × the
  * route's REFIND_BAND, or `refindBand`), their sum clamped to the route's LIFT_BAND: the re-finding
  * part gives way when the sum would pass it. Shared with the tuner's replay.
- * @example combinedLift(0.02, 1, 'hybrid_balanced') // { lift: 0.05, refind: 0.03 }
+ * @example combinedLift(0.005, 1, 'hybrid_balanced') // { lift: 0.02, refind: 0.015 }: the sum reaches LIFT_BAND
  */
 export function combinedLift(
   baseLevel: number,
