@@ -4,7 +4,7 @@
  * background, and any process sharing the database can drain what another one queued.
  */
 import type { Logger } from '../core/logger.js';
-import { observationText } from '../core/text/entity-text.js';
+import { entityAsideText, observationText, ownObservations, splitAsides } from '../core/text/entity-text.js';
 import { plural } from '../core/text/plural.js';
 import type { Embedder, EmbedderState, LazyEmbedder } from '../embed/embedder.js';
 import { keywordOnlyNote } from '../embed/model-state.js';
@@ -186,7 +186,11 @@ export class EmbeddingIndexer {
         vectors === undefined || index.keepsObservationVectors !== true
           ? []
           : await unlessAborted(observationVectors(embedder, jobs), this.stopping.signal);
-      if (vectors === undefined || observations === undefined) {
+      const asides =
+        vectors === undefined || observations === undefined || index.keepsObservationVectors !== true
+          ? []
+          : await unlessAborted(asideVectors(embedder, jobs), this.stopping.signal);
+      if (vectors === undefined || observations === undefined || asides === undefined) {
         // Abandoned by stop(): given back, so the next process (or another one running) takes them at once.
         await index.releaseJobs(jobs.map((j) => j.id));
         return done;
@@ -197,6 +201,7 @@ export class EmbeddingIndexer {
           version: j.version,
           vector: vectors[i] ?? new Float32Array(embedder.dims),
           ...(observations[i] === undefined ? {} : { observations: observations[i] }),
+          ...(asides[i] === undefined ? {} : { asides: asides[i] }),
         })),
       );
       done += jobs.length;
@@ -213,19 +218,40 @@ export class EmbeddingIndexer {
  */
 async function observationVectors(embedder: Embedder, jobs: readonly EmbeddingJob[]): Promise<(Float32Array[] | undefined)[]> {
   const fits = (await embedder.fitsOneVector?.(jobs)) ?? jobs.map(() => true);
-  const long = jobs.filter((j, i) => fits[i] === false && j.entity.observations.length > 1);
+  // The entity's own observations: its asides have vectors of their own (asideVectors).
+  const own = jobs.map((j) => ownObservations(j.entity.observations));
+  const long = jobs.flatMap((j, i) => (fits[i] === false && (own[i]?.length ?? 0) > 1 ? [{ job: j, own: own[i] ?? [] }] : []));
   if (long.length === 0) return [];
   const vectors = await embedder.embed(
-    long.flatMap((j) => j.entity.observations.map((o) => observationText(j.entity, o))),
+    long.flatMap(({ job, own }) => own.map((o) => observationText(job.entity, o))),
     'passage',
   );
   const byId = new Map<EmbeddingJob['id'], Float32Array[]>();
   let at = 0;
-  for (const j of long) {
-    byId.set(j.id, vectors.slice(at, at + j.entity.observations.length));
-    at += j.entity.observations.length;
+  for (const { job, own } of long) {
+    byId.set(job.id, vectors.slice(at, at + own.length));
+    at += own.length;
   }
   return jobs.map((j) => byId.get(j.id));
+}
+
+/**
+ * A vector per aside (entity-text.ts splitAsides: an observation in another language than the
+ * entity's), made from entityAsideText; undefined for an entity without asides.
+ */
+async function asideVectors(embedder: Embedder, jobs: readonly EmbeddingJob[]): Promise<(Float32Array[] | undefined)[]> {
+  const split = jobs.map((j) => splitAsides(j.entity.observations));
+  if (split.every((s) => s.asides.length === 0)) return [];
+  const vectors = await embedder.embed(
+    jobs.flatMap((j, i) => (split[i]?.asides ?? []).map((a) => entityAsideText(j.entity, split[i]?.own ?? [], a))),
+    'passage',
+  );
+  let at = 0;
+  return split.map((s) => {
+    if (s.asides.length === 0) return undefined;
+    at += s.asides.length;
+    return vectors.slice(at - s.asides.length, at);
+  });
 }
 
 /**

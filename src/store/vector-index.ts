@@ -22,6 +22,12 @@ export interface EmbeddingResult {
    * it had go).
    */
   readonly observations?: readonly Float32Array[];
+  /**
+   * One vector per aside (core/text/entity-text.ts splitAsides: an observation in another language
+   * than the entity's, left out of its vector), where the index keeps observation vectors; search
+   * answers the entity at an aside's distance plus ASIDE_DISTANCE. Absent: none (any it had go).
+   */
+  readonly asides?: readonly Float32Array[];
 }
 
 export interface VectorStatus {

@@ -43,6 +43,7 @@ if (server === undefined) {
   await import('./maintenance-semantic.test.js');
   await import('./reflections.test.js');
   await import('./long-entities.test.js');
+  await import('./notes-in-another-language.test.js');
   await import('./seed-behaviours.test.js');
   await import('./unicode.test.js');
   await import('./search-precision.test.js');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrateMemory } from '../../src/cli/migrate.js';
+import { ASIDE_DISTANCE } from '../../src/core/text/entity-text.js';
 import type { EntityId } from '../../src/core/types.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { EmbeddingJob } from '../../src/store/vector-index.js';
@@ -137,6 +138,59 @@ describe('observation vectors (SQLite)', () => {
     expect(await store.requireVectors().countPending(10)).toBe(0);
     await store.requireVectors().configure('fake-model', 4);
     expect([...(await jobs()).keys()]).toEqual(['Diary']); // Long's 3 short observations are under 1,000 characters
+    await store.requireVectors().configure('fake-model', 4);
+    expect(await store.requireVectors().countPending(10)).toBe(1); // the same one: not queued again
+  });
+
+  it("answers an entity at an aside's distance plus ASIDE_DISTANCE, and keeps asides apart from its observations' vectors", async () => {
+    await store.graph.addObservations([{ entityName: 'Short', contents: ['Der Nutzer hat mich gefragt, wo der Garten ist.'] }], NOW);
+    const job = (await jobs()).get('Short');
+    // Short's aside points exactly at the query; Long's second observation is a little farther from it.
+    const query = unit(0, 1, 0, 0);
+    await store
+      .requireVectors()
+      .put([{ id: ids.get('Short') as EntityId, version: job?.version ?? 0, vector: unit(1, 1, 0, 0), asides: [unit(0, 0.99, 0.141, 0)] }]);
+    const hits = await store.requireVectors().search(query, 2);
+    const aside = 1 - 0.99 / Math.hypot(0.99, 0.141);
+    expect(hits.map((h) => h.id)).toEqual([ids.get('Long'), ids.get('Short')]); // Long at 0, Short at its aside's + the handicap
+    expect(hits[1]?.distance).toBeCloseTo(Math.min(aside + ASIDE_DISTANCE, 1 - Math.SQRT1_2), 5);
+    expect(hits[1]?.distance).toBeCloseTo(aside + ASIDE_DISTANCE, 5);
+    expect(rows()).toEqual({ keys: 4, vectors: 4 });
+    // Not an observation vector: a search's shown observations are ordered by those alone.
+    expect((await store.requireVectors().observationVectors?.([ids.get('Short') as EntityId]))?.has(ids.get('Short') as EntityId)).toBe(
+      false,
+    );
+    // Gone with the next embedding that has none.
+    await store.graph.deleteObservations([{ entityName: 'Short', observations: ['Der Nutzer hat mich gefragt, wo der Garten ist.'] }], NOW);
+    const again = (await jobs()).get('Short');
+    await store.requireVectors().put([{ id: ids.get('Short') as EntityId, version: again?.version ?? 0, vector: unit(1, 1, 0, 0) }]);
+    expect(rows()).toEqual({ keys: 3, vectors: 3 });
+  });
+
+  it('queues, once, the entities with asides of a memory whose vectors were made with them (before entity text 2)', async () => {
+    await store.graph.createEntities(
+      [
+        {
+          name: 'Marisol',
+          entityType: 'persona',
+          observations: [
+            'Cultiva tomates y pimientos en el huerto detrás de su casa.',
+            'Der Nutzer hat mich gefragt, wer das Gemüse anbaut.',
+          ],
+        },
+        { name: 'Abuelo', entityType: 'persona', observations: ['Nació en un pueblo de Galicia.', 'Le gusta mucho el café de la mañana.'] },
+      ],
+      NOW,
+    );
+    for (const j of (await jobs()).values()) await store.requireVectors().put([{ id: j.id, version: j.version, vector: unit(1, 0, 0, 0) }]);
+    await store.close();
+    const db = new Database(path());
+    db.exec("DELETE FROM meta WHERE key = 'entity_text'"); // as a memory made before asides has it
+    db.close();
+    store = openSqliteStore({ path: path() });
+    expect(await store.requireVectors().countPending(10)).toBe(0);
+    await store.requireVectors().configure('fake-model', 4);
+    expect([...(await jobs()).keys()]).toEqual(['Marisol']);
     await store.requireVectors().configure('fake-model', 4);
     expect(await store.requireVectors().countPending(10)).toBe(1); // the same one: not queued again
   });

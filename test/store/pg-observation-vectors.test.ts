@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateMemory } from '../../src/cli/migrate.js';
+import { ASIDE_DISTANCE } from '../../src/core/text/entity-text.js';
 import type { EntityId } from '../../src/core/types.js';
 import { openPgStore } from '../../src/store/postgres/pg-store.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -120,6 +121,66 @@ if (server === undefined) {
         expect(await rows()).toBe(1);
         await store.graph.deleteEntities(['Long']);
         expect(await rows()).toBe(0);
+      } finally {
+        await client.end();
+        await store.close();
+        await server.dropDatabase(url);
+      }
+    });
+
+    it("answer an entity at an aside's distance plus ASIDE_DISTANCE, apart from its observations, and an upgraded memory queues the entities with asides once", async () => {
+      const url = await server.createDatabase();
+      const store = openPgStore({ url, poolSize: 2 });
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const jobs = async (): Promise<Map<string, EmbeddingJob>> =>
+        new Map((await store.requireVectors().takeJobs(10)).map((j) => [j.entity.name, j]));
+      try {
+        const vectors = store.requireVectors();
+        await vectors.configure('fake-model', 4);
+        await store.graph.createEntities(
+          [
+            {
+              name: 'Marisol',
+              entityType: 'persona',
+              observations: [
+                'Cultiva tomates y pimientos en el huerto detrás de su casa.',
+                'Der Nutzer hat mich gefragt, wer das Gemüse anbaut.',
+              ],
+            },
+            {
+              name: 'Abuelo',
+              entityType: 'persona',
+              observations: ['Nació en un pueblo de Galicia.', 'Le gusta mucho el café de la mañana.'],
+            },
+          ],
+          NOW,
+        );
+        const [marisol, abuelo] = (await store.graph.idsByName(['Marisol', 'Abuelo'])) as EntityId[];
+        const queued = await jobs();
+        await vectors.put([
+          {
+            id: marisol as EntityId,
+            version: queued.get('Marisol')?.version ?? 0,
+            vector: unit(1, 1, 0, 0),
+            asides: [unit(0, 0.99, 0.141, 0)],
+          },
+          { id: abuelo as EntityId, version: queued.get('Abuelo')?.version ?? 0, vector: unit(0.2, 1, 0, 0) },
+        ]);
+        // Marisol's aside points nearly at the query, nearer than Abuelo's vector; handicapped, it is farther.
+        const hits = await vectors.search(unit(0, 1, 0, 0), 2);
+        const aside = 1 - 0.99 / Math.hypot(0.99, 0.141);
+        expect(hits.map((h) => h.id)).toEqual([abuelo, marisol]);
+        expect(hits[1]?.distance).toBeCloseTo(aside + ASIDE_DISTANCE, 5);
+        expect((await vectors.observationVectors?.([marisol as EntityId]))?.has(marisol as EntityId)).toBe(false);
+
+        // A memory whose vectors were made before asides: configure queues Marisol, once.
+        await client.query("DELETE FROM meta WHERE key = 'entity_text'");
+        expect(await vectors.countPending(10)).toBe(0);
+        expect((await vectors.configure('fake-model', 4)).reset).toBe(false);
+        expect([...(await jobs()).keys()]).toEqual(['Marisol']);
+        await vectors.configure('fake-model', 4);
+        expect(await vectors.countPending(10)).toBe(1);
       } finally {
         await client.end();
         await store.close();

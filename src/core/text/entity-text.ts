@@ -5,6 +5,7 @@
  */
 import { DEFAULT_OBSERVATION_KIND, type Entity, type Relation } from '../types.js';
 import { tokenizeWords } from './fts-query.js';
+import { isStopword, readLanguage, stopwordLanguages } from './stopwords.js';
 
 /**
  * An observation as the keyword index holds it: a kind other than generic goes first, in brackets
@@ -37,16 +38,96 @@ function assemble(header: string, observations: readonly string[], rel: string):
 
 const headerOf = (entity: Entity): string => `${entity.name} (${entity.entityType})`;
 
-/** Every observation and relation, as embedded when they fit. */
+/** Every observation of the entity's own language and every relation, as embedded when they fit. */
 const wholeText = (entity: Entity, relations: readonly Relation[]): string =>
-  assemble(headerOf(entity), entity.observations, relationText(relations));
+  assemble(headerOf(entity), ownObservations(entity.observations), relationText(relations));
+
+/**
+ * Function words an observation needs to tell its language: a word or two ("ja", "de la") tell
+ * nothing, and two observations of one memory must not read as two languages by chance.
+ */
+const MIN_FUNCTION_WORDS = 2;
+/** Words an observation needs to tell its language. */
+const MIN_WORDS = 4;
+
+/**
+ * The language an observation reads as: a language of stopwords.ts (readLanguage), 'eng' for
+ * English (no other language read), when at least MIN_WORDS words and MIN_FUNCTION_WORDS of them
+ * that language's function words; undefined when its words do not tell ("Madrid", "born 1815").
+ * @example observationLanguage('Der Nutzer hat mich gefragt, wo der Garten ist') // 'deu'
+ * @example observationLanguage('she lives in the house by the river') // 'eng'
+ */
+export function observationLanguage(text: string): string | undefined {
+  const words = tokenizeWords(text.toLowerCase());
+  if (words.length < MIN_WORDS) return undefined;
+  const read = readLanguage(words) ?? 'eng';
+  let functionWords = 0;
+  for (const w of words) {
+    const languages = stopwordLanguages(w);
+    if (read === 'eng' ? isStopword(w) && languages.length === 0 : languages.includes(read)) functionWords++;
+  }
+  return functionWords >= MIN_FUNCTION_WORDS ? read : undefined;
+}
+
+/**
+ * An entity's observations split by language: `own`, in the entity's language (that of its first
+ * observation whose words tell one), and those whose words tell another, `asides` — typically notes
+ * an agent appended in the language it was asked in. Asides stay out of the entity's vector (a few
+ * German sentences would pull a Spanish paragraph's single vector toward every German question)
+ * and get vectors of their own (entityAsideText), so they are still found. Observations whose words
+ * tell no language are the entity's own. A memory in one language has no asides.
+ * @example splitAsides(['vive en Madrid', 'Der Nutzer fragte, wo sie wohnt']) // { own: ['vive en Madrid'], asides: ['Der Nutzer fragte, wo sie wohnt'] }
+ */
+export function splitAsides(observations: readonly string[]): { own: string[]; asides: string[] } {
+  const known = splits.get(observations);
+  if (known !== undefined) return { own: [...known.own], asides: [...known.asides] };
+  let language: string | undefined;
+  const own: string[] = [];
+  const asides: string[] = [];
+  for (const o of observations) {
+    const read = observationLanguage(o);
+    if (read !== undefined && language !== undefined && read !== language) asides.push(o);
+    else {
+      language ??= read;
+      own.push(o);
+    }
+  }
+  splits.set(observations, { own: [...own], asides: [...asides] });
+  return { own, asides };
+}
+
+/** splitAsides' answers by observation list: one entity's text, budget and vectors ask for it several times. */
+const splits = new WeakMap<readonly string[], { readonly own: readonly string[]; readonly asides: readonly string[] }>();
+
+/**
+ * What an aside's vector is handicapped by: a search answers an entity at the nearest of its own
+ * vector, its observations' and its asides' plus this (cosine distance), so a note in the question's
+ * language does not outrank the entities whose own text answers the question.
+ */
+export const ASIDE_DISTANCE = 0.03;
+
+/**
+ * The version of how entity vectors are made: a store whose vectors were made by an older one
+ * queues again, once, the entities whose vectors it changed (2: asides left out, splitAsides).
+ */
+export const ENTITY_TEXT_VERSION = '2';
+
+/** Whether an entity has asides (splitAsides), so its vector changed with ENTITY_TEXT_VERSION 2. */
+export const hasAsides = (observations: readonly string[]): boolean =>
+  observations.length > 1 && splitAsides(observations).asides.length > 0;
+
+/** The observations an entity's own vector is made from (splitAsides' `own`). */
+export const ownObservations = (observations: readonly string[]): readonly string[] => {
+  const { own, asides } = splitAsides(observations);
+  return asides.length === 0 ? observations : own;
+};
 
 function wordSet(text: string): Set<string> {
   return new Set(tokenizeWords(text.toLowerCase()));
 }
 
 /**
- * Whether an entity's whole text (every observation and relation) fits the budget: when it does not,
+ * Whether an entity's whole text (every observation but its asides, every relation) fits the budget: when it does not,
  * buildEntityText leaves observations out, and a store that keeps observation vectors gives each
  * observation one of its own (so a fact left out of the entity's text is still found by meaning).
  */
@@ -71,11 +152,27 @@ export const mayNotFitOneVector = (observations: readonly string[]): boolean =>
   observations.length > 1 && observations.reduce((n, o) => n + o.length, 0) > MAY_NOT_FIT_CHARS;
 
 /**
+ * Whether an entity may need vectors besides its own: observation vectors (too long for one) or
+ * aside vectors (hasAsides). A copy of a memory leaves such an entity queued, to be embedded there.
+ */
+export const mayNeedMoreVectors = (observations: readonly string[]): boolean => mayNotFitOneVector(observations) || hasAsides(observations);
+
+/**
  * The text of one observation's own vector: the entity's header, then the observation, so the
  * vector knows whose fact it is. @example observationText(ada, 'wrote the first program') // 'Ada (person) | wrote the first program'
  */
 export function observationText(entity: Entity, observation: string): string {
   return assemble(headerOf(entity), [observation], '');
+}
+
+/**
+ * The text of an aside's own vector: the entity's header, the aside, then the entity's own
+ * observations as far as the model reads (it truncates), so the vector stays near what the entity
+ * is about. @example entityAsideText(ada, ['wrote the first program'], 'Sie schrieb das erste Programm')
+ *   // 'Ada (person) | Sie schrieb das erste Programm | wrote the first program'
+ */
+export function entityAsideText(entity: Entity, own: readonly string[], aside: string): string {
+  return assemble(headerOf(entity), [aside, ...own], '');
 }
 
 /**
@@ -111,7 +208,7 @@ export function buildEntityText(
   const rel = relationText(kept);
   if (rel !== '') budget -= cost(rel);
 
-  const obs = entity.observations;
+  const obs = ownObservations(entity.observations);
   const costs = obs.map(cost);
   const chosen = new Set<number>();
   let used = 0;

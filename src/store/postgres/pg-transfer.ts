@@ -3,7 +3,7 @@
  * merged in with their times, statuses, kinds, superseded observations, relations' end, usage
  * signals and vectors. See transfer-store.ts.
  */
-import { mayNotFitOneVector } from '../../core/text/entity-text.js';
+import { mayNeedMoreVectors } from '../../core/text/entity-text.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type {
   CoOccurrenceRecord,
@@ -213,7 +213,7 @@ export class PgTransfer implements TransferStore {
             idOf.has(r.name) &&
             !(grown.has(idOf.get(r.name) as number) && !freshIds.has(idOf.get(r.name) as number)) &&
             // One that may need observation vectors too (not copied) is left queued, to be made here.
-            !mayNotFitOneVector(r.observations.map((o) => o.content)),
+            !mayNeedMoreVectors(r.observations.map((o) => o.content)),
         );
         const ids = ready.map((r) => idOf.get(r.name) as EntityId);
         const inserted = await db.query(

@@ -6,7 +6,7 @@
  * others when the lease runs out. A change to a claimed entity clears the claim (pg-graph.ts).
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
-import { MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
+import { ASIDE_DISTANCE, ENTITY_TEXT_VERSION, hasAsides, MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import type { VectorHit } from '../../core/signals.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
@@ -58,6 +58,10 @@ export class PgVectorIndex implements VectorIndex {
           await makeObservationTable(db, dims);
           await db.query(REQUEUE_LONG_SQL);
         }
+        if ((await this.conn.metaGet('entity_text', db)) !== ENTITY_TEXT_VERSION) {
+          await requeueWithAsides(db);
+          await setEntityText(db);
+        }
         return { reset: false };
       }
       await db.query('DROP TABLE IF EXISTS entity_embeddings');
@@ -70,6 +74,7 @@ export class PgVectorIndex implements VectorIndex {
         `INSERT INTO meta (key, value) VALUES ('vector_model', $1), ('vector_dims', $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
         [model, String(dims)],
       );
+      await setEntityText(db);
       await requeueAll(db);
       return { reset: current !== undefined };
     });
@@ -108,8 +113,8 @@ export class PgVectorIndex implements VectorIndex {
     let rows: { entity_id: number; embedding: string }[];
     try {
       rows = await this.conn.query<{ entity_id: number; embedding: string }>(
-        'SELECT entity_id, embedding::text AS embedding FROM observation_embeddings WHERE entity_id = ANY($1::int[]) ORDER BY entity_id, n',
-        [[...ids]],
+        'SELECT entity_id, embedding::text AS embedding FROM observation_embeddings WHERE entity_id = ANY($1::int[]) AND n < $2 ORDER BY entity_id, n',
+        [[...ids], FIRST_ASIDE_N],
       );
     } catch (error) {
       // A memory whose observation table configure() has not made yet has none.
@@ -233,7 +238,10 @@ export class PgVectorIndex implements VectorIndex {
       );
       // An entity's observation vectors are replaced whole: made anew when it is too long for one, gone when it fits.
       await db.query('DELETE FROM observation_embeddings WHERE entity_id = ANY($1::int[])', [sorted.map((r) => r.id)]);
-      const observations = sorted.flatMap((r) => (r.observations ?? []).map((v, n) => ({ id: r.id, n, v: vectorText(v) })));
+      const observations = sorted.flatMap((r) => [
+        ...(r.observations ?? []).map((v, n) => ({ id: r.id, n, v: vectorText(v) })),
+        ...(r.asides ?? []).map((v, k) => ({ id: r.id, n: FIRST_ASIDE_N + k, v: vectorText(v) })),
+      ]);
       if (observations.length > 0) {
         await db.query(
           `INSERT INTO observation_embeddings (entity_id, n, embedding)
@@ -272,13 +280,20 @@ const SEARCH_ENTITIES_SQL =
   'SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT $2';
 
 /**
- * Each entity at the nearest of its own vector and its observations' (a long entity's, see
- * vector-index.ts): both HNSW indexes read, merged, each entity once.
+ * An entity's asides (EmbeddingResult.asides) are its observation rows from this n on, after its
+ * observations' (at most 2^20 of either), as on SQLite.
+ */
+const FIRST_ASIDE_N = 2 ** 20;
+
+/**
+ * Each entity at the nearest of its own vector, its observations' (a long entity's, see
+ * vector-index.ts) and its asides' plus ASIDE_DISTANCE: both HNSW indexes read, merged, each entity once.
  */
 const SEARCH_WITH_OBSERVATIONS_SQL = `SELECT id, min(distance) AS distance FROM (
     (SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT $2)
     UNION ALL
-    (SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM observation_embeddings ORDER BY embedding <=> $1::vector LIMIT $3)
+    (SELECT id, CASE WHEN n >= ${FIRST_ASIDE_N} THEN distance + ${ASIDE_DISTANCE} ELSE distance END FROM
+      (SELECT entity_id AS id, n, embedding <=> $1::vector AS distance FROM observation_embeddings ORDER BY embedding <=> $1::vector LIMIT $3) o)
   ) hits GROUP BY id ORDER BY distance, id LIMIT $2`;
 
 /** Entities that may not fit one vector (entity-text.ts mayNotFitOneVector, in SQL), queued once by an upgraded memory. */
@@ -309,6 +324,29 @@ async function hasObservationIndex(db: Queryable): Promise<boolean> {
 }
 
 /** Every entity, queued with a fresh random version and no claim, as the graph's writes queue one. */
+/**
+ * Queues, once, the entities whose vector a memory made before asides (entity-text.ts
+ * ENTITY_TEXT_VERSION) holds observations in another language than the entity's (as on SQLite).
+ */
+async function requeueWithAsides(db: Queryable): Promise<void> {
+  const rows = await db.query<{ entity_id: number; contents: string[] }>(
+    `SELECT entity_id, array_agg(content ORDER BY id) AS contents FROM observations GROUP BY entity_id HAVING count(*) > 1`,
+  );
+  const found = rows.rows.filter((r) => hasAsides(r.contents)).map((r) => r.entity_id);
+  if (found.length === 0) return;
+  await db.query(
+    `INSERT INTO embedding_queue (entity_id, version, queued_at)
+     SELECT id, (random() * 140737488355327)::bigint + 1, ${NOW_MS} FROM unnest($1::int[]) AS id
+     ON CONFLICT (entity_id) DO UPDATE SET version = excluded.version, claimed_until = NULL`,
+    [found],
+  );
+}
+
+const setEntityText = (db: Queryable): Promise<unknown> =>
+  db.query(`INSERT INTO meta (key, value) VALUES ('entity_text', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [
+    ENTITY_TEXT_VERSION,
+  ]);
+
 async function requeueAll(db: Queryable): Promise<void> {
   await db.query(
     `INSERT INTO embedding_queue (entity_id, version, queued_at)

@@ -10,7 +10,7 @@
  * Vectors go through the vector index's put afterwards, which also tells every process's vector
  * cache; one not put yet stays queued and is made or copied later.
  */
-import { mayNotFitOneVector } from '../../core/text/entity-text.js';
+import { mayNeedMoreVectors } from '../../core/text/entity-text.js';
 import { asEntityId, statusFromStored, STORED_STATUS } from '../../core/types.js';
 import type {
   CoOccurrenceRecord,
@@ -261,7 +261,7 @@ export class SqliteTransfer implements TransferStore {
           r.vector !== undefined &&
           idOf.has(r.name) &&
           !grown.has(idOf.get(r.name) as number) &&
-          !mayNotFitOneVector(r.observations.map((o) => o.content)),
+          !mayNeedMoreVectors(r.observations.map((o) => o.content)),
       );
       const have = this.hasVectors()
         ? new Set(

@@ -13,7 +13,7 @@
 import { randomInt } from 'node:crypto';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
+import { ASIDE_DISTANCE, ENTITY_TEXT_VERSION, hasAsides, MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { VectorHit } from '../../core/signals.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
@@ -86,11 +86,49 @@ const KEY_STRIDE = 2 ** 32;
 /** At most this many vectors of one entity's observations (keys stay below 2^53). */
 const MAX_OBSERVATION_VECTORS = 2 ** 20;
 const entityOfKey = (key: number): number => key % KEY_STRIDE;
+/** An entity's k-th aside (EmbeddingResult.asides, k from 0) is row `id + (ASIDE_BASE + 1 + k) × 2^32`. */
+const ASIDE_BASE = MAX_OBSERVATION_VECTORS;
+const MAX_ASIDE_VECTORS = 2 ** 20 - 1;
+const FIRST_ASIDE_KEY = (ASIDE_BASE + 1) * KEY_STRIDE;
+/** A row's distance as search ranks it: an aside's handicapped by ASIDE_DISTANCE. */
+const rankedDistance = (key: number, distance: number): number => (key >= FIRST_ASIDE_KEY ? distance + ASIDE_DISTANCE : distance);
 
 /** Every entity, queued with a fresh random version, as the graph's writes queue one (sqlite-graph.ts). */
 const REQUEUE_ALL_SQL = `INSERT INTO embedding_queue (entity_id, version, queued_at)
   SELECT id, abs(random()) % 140737488355328 + 1, ${NOW_MS_SQL} FROM entities WHERE true
   ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version`;
+
+/**
+ * Queues, once, the entities whose vector a memory made before asides (entity-text.ts
+ * ENTITY_TEXT_VERSION) holds observations in another language than the entity's: their vectors are
+ * made again without them, and the asides get their own, through the queue as any write's.
+ */
+function requeueWithAsides(conn: SqliteConnection): void {
+  const found: number[] = [];
+  let entity: number | undefined;
+  let observations: string[] = [];
+  const flush = (): void => {
+    if (entity !== undefined && hasAsides(observations)) found.push(entity);
+  };
+  for (const { entity_id, content } of conn
+    .stmt<[], { entity_id: number; content: string }>(
+      'SELECT entity_id, content FROM observations WHERE entity_id IN (SELECT entity_id FROM observations GROUP BY entity_id HAVING count(*) > 1) ORDER BY entity_id, id',
+    )
+    .iterate()) {
+    if (entity_id !== entity) {
+      flush();
+      entity = entity_id;
+      observations = [];
+    }
+    observations.push(content);
+  }
+  flush();
+  const queue = conn.stmt(
+    `INSERT INTO embedding_queue (entity_id, version, queued_at) VALUES (?, abs(random()) % 140737488355328 + 1, ${NOW_MS_SQL})
+     ON CONFLICT(entity_id) DO UPDATE SET version = excluded.version`,
+  );
+  for (const id of found) queue.run(id);
+}
 
 function ensureObservationTable(conn: SqliteConnection): void {
   conn.db.exec('CREATE TABLE IF NOT EXISTS observation_vectors (key INTEGER PRIMARY KEY, entity_id INTEGER NOT NULL)');
@@ -147,6 +185,10 @@ export class SqliteVectorIndex implements VectorIndex {
         const older = !this.conn.tableExists('observation_vectors');
         ensureObservationTable(this.conn);
         if (older) this.conn.db.exec(REQUEUE_LONG_SQL);
+        if (this.conn.metaGet('entity_text') !== ENTITY_TEXT_VERSION) {
+          requeueWithAsides(this.conn);
+          this.conn.metaSet('entity_text', ENTITY_TEXT_VERSION);
+        }
         return { reset: false };
       }
       this.conn.db.exec('DROP TABLE IF EXISTS entity_embeddings');
@@ -155,6 +197,7 @@ export class SqliteVectorIndex implements VectorIndex {
       ensureObservationTable(this.conn);
       this.conn.metaSet('vector_model', model);
       this.conn.metaSet('vector_dims', String(dims));
+      this.conn.metaSet('entity_text', ENTITY_TEXT_VERSION);
       this.conn.stmt(`INSERT INTO vector_log (entity_id, nonce) VALUES (?, ${LOG_NONCE_SQL})`).run(RESET_ALL);
       this.conn.db.exec(REQUEUE_ALL_SQL);
       return { reset: current !== undefined };
@@ -185,10 +228,14 @@ export class SqliteVectorIndex implements VectorIndex {
       const nearest = new Map<number, number>();
       for (const r of rows) {
         const id = entityOfKey(r.id);
-        if (!nearest.has(id)) nearest.set(id, r.distance);
+        const distance = rankedDistance(r.id, r.distance);
+        if (distance < (nearest.get(id) ?? Infinity)) nearest.set(id, distance);
       }
       if (nearest.size >= limit || rows.length < depth || depth >= 4096)
-        return [...nearest].slice(0, limit).map(([id, distance]) => ({ id: asEntityId(id), distance }));
+        return [...nearest]
+          .sort((a, b) => a[1] - b[1] || a[0] - b[0])
+          .slice(0, limit)
+          .map(([id, distance]) => ({ id: asEntityId(id), distance }));
     }
   }
 
@@ -198,9 +245,11 @@ export class SqliteVectorIndex implements VectorIndex {
     // Point reads by row key (sqlite-vec answers rowid = ? from its rowid index): an entity's j-th
     // observation is row id + j × 2^32, so key order is observation order.
     const read = this.conn.stmt<[bigint], { embedding: Buffer }>('SELECT embedding FROM entity_embeddings WHERE rowid = ?');
-    const keys = this.conn.stmt<[number], { key: number }>('SELECT key FROM observation_vectors WHERE entity_id = ? ORDER BY key');
+    const keys = this.conn.stmt<[number, number], { key: number }>(
+      'SELECT key FROM observation_vectors WHERE entity_id = ? AND key < ? ORDER BY key',
+    );
     for (const id of ids) {
-      const vectors = keys.all(id).flatMap(({ key }) => {
+      const vectors = keys.all(id, FIRST_ASIDE_KEY).flatMap(({ key }) => {
         const row = read.get(BigInt(key));
         return row === undefined ? [] : [floats(row.embedding)];
       });
@@ -321,6 +370,13 @@ export class SqliteVectorIndex implements VectorIndex {
           if (r.id < KEY_STRIDE)
             (r.observations ?? []).slice(0, MAX_OBSERVATION_VECTORS).forEach((v, j) => {
               const key = r.id + (j + 1) * KEY_STRIDE;
+              insert.run(BigInt(key), vectorBytes(v));
+              addKey.run(key, r.id);
+              log.run(key);
+            });
+          if (r.id < KEY_STRIDE)
+            (r.asides ?? []).slice(0, MAX_ASIDE_VECTORS).forEach((v, k) => {
+              const key = r.id + (ASIDE_BASE + 1 + k) * KEY_STRIDE;
               insert.run(BigInt(key), vectorBytes(v));
               addKey.run(key, r.id);
               log.run(key);

@@ -1,6 +1,15 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { buildEntityText, MAX_ENTITY_TOKENS, type TokenCounter } from '../../../src/core/text/entity-text.js';
+import {
+  buildEntityText,
+  entityAsideText,
+  hasAsides,
+  MAX_ENTITY_TOKENS,
+  mayNeedMoreVectors,
+  observationLanguage,
+  splitAsides,
+  type TokenCounter,
+} from '../../../src/core/text/entity-text.js';
 import type { Entity, Relation } from '../../../src/core/types.js';
 
 /** One token per whitespace-separated word ("|" counts as one). */
@@ -146,7 +155,7 @@ describe('buildEntityText (spec/semantic-search.md "Entity Text Preparation")', 
     expectInOriginalOrder(chosen, observations);
   });
 
-  it('property: within budget, header first, observations an ordered subset; unchanged when it fits', () => {
+  it('property: within budget, header first, observations an ordered subset; unchanged when it fits (asides apart)', () => {
     const word = fc.stringMatching(/^[a-z]{1,8}$/);
     const observation = fc.array(word, { minLength: 1, maxLength: 12 }).map((ws) => ws.join(' '));
     fc.assert(
@@ -164,11 +173,50 @@ describe('buildEntityText (spec/semantic-search.md "Entity Text Preparation")', 
           expect(words(text)).toBeLessThanOrEqual(maxTokens);
           expectInOriginalOrder(observationsOf(text, header), observations);
           const relText = relations.length === 0 ? [] : [`Rel: ${relations.map((r) => `${r.relationType} → ${r.to}`).join('; ')}`];
-          const full = [header, ...observations, ...relText].join(' | ');
+          // Random words may read as two languages (asides, left out: tested below).
+          const full = [header, ...splitAsides(observations).own, ...relText].join(' | ');
           if (words(full) <= maxTokens) expect(text).toBe(full);
         },
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('asides: observations in another language than the entity’s (issue 37, notes written back)', () => {
+  const spanish = 'Cultiva tomates y pimientos en el huerto detrás de su casa.';
+  const german = 'Der Nutzer hat mich gefragt, wer in der Familie das Gemüse im Garten anbaut.';
+  const english = 'She grows tomatoes and peppers in the garden behind her house.';
+
+  it('reads the language of an observation, and nothing from words that tell none', () => {
+    expect(observationLanguage(german)).toBe('deu');
+    expect(observationLanguage(spanish)).toBe('spa');
+    expect(observationLanguage(english)).toBe('eng');
+    expect(observationLanguage('Madrid')).toBeUndefined();
+    expect(observationLanguage('born 1815')).toBeUndefined();
+  });
+
+  it('splits off the observations in another language than the first one that tells its language', () => {
+    expect(splitAsides(['Marisol', spanish, german, 'Tiene tres hijos y vive con su madre.'])).toEqual({
+      own: ['Marisol', spanish, 'Tiene tres hijos y vive con su madre.'],
+      asides: [german],
+    });
+    expect(splitAsides([english, german, spanish])).toEqual({ own: [english], asides: [german, spanish] });
+    expect(hasAsides([spanish, german])).toBe(true);
+    expect(hasAsides([spanish, 'Tiene tres hijos y vive con su madre.'])).toBe(false);
+  });
+
+  it("leaves asides out of the entity's text, which is unchanged for an entity in one language", () => {
+    const entity: Entity = { name: 'Marisol', entityType: 'persona', observations: [spanish, german] };
+    expect(buildEntityText(entity, [], words)).toBe(`Marisol (persona) | ${spanish}`);
+    const plain: Entity = { name: 'Marisol', entityType: 'persona', observations: [spanish, 'Tiene tres hijos y vive con su madre.'] };
+    expect(buildEntityText(plain, [], words)).toBe(`Marisol (persona) | ${spanish} | Tiene tres hijos y vive con su madre.`);
+    // An aside's own text: the header, the aside, then the entity's own observations (the model truncates).
+    expect(entityAsideText(entity, [spanish], german)).toBe(`Marisol (persona) | ${german} | ${spanish}`);
+  });
+
+  it('a copy of a memory leaves an entity with asides queued, to make their vectors there', () => {
+    expect(mayNeedMoreVectors([spanish, german])).toBe(true);
+    expect(mayNeedMoreVectors([spanish, 'Tiene tres hijos y vive con su madre.'])).toBe(false);
   });
 });
