@@ -362,7 +362,7 @@ async function serveHttpWorker(options: ServeHttpOptions, deps: ServeDeps, worke
     started = await startServeHttp(
       options,
       { ...deps, logger, embedder: deps.embedder(modelThreads(workers)) },
-      { id, gates: link.gates, relay: link.relay },
+      { id, gates: link.gates, relay: link.relay, wrongCodes: link.wrongCodes },
     );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

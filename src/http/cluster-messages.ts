@@ -15,6 +15,10 @@ export type WorkerMessage =
   | { readonly t: 'release'; readonly gate: GateKind; readonly id: number }
   /** `uri` of `namespace` changed on this worker: for the listen streams of the others. */
   | { readonly t: 'change'; readonly namespace: string; readonly uri: string }
+  /** May `address` type an approval code now (oauth/rate-limit.ts)? Answered by `wait`. */
+  | { readonly t: 'codes'; readonly id: number; readonly address: string; readonly now: number }
+  /** `address` typed a wrong approval code. */
+  | { readonly t: 'wrong-code'; readonly address: string; readonly now: number }
   /** This worker accepts requests at `url`. */
   | { readonly t: 'listening'; readonly url: string }
   /** This worker could not start; `message` says why, `code` is a MemoryError's (it exits next). */
@@ -31,10 +35,12 @@ export type PrimaryMessage =
       readonly message?: string;
       readonly retryAfterSeconds?: number;
     }
+  /** The answer to `codes` `id`: seconds to wait, or undefined when the address may try. */
+  | { readonly t: 'wait'; readonly id: number; readonly seconds?: number }
   /** Another worker's write. */
   | { readonly t: 'change'; readonly namespace: string; readonly uri: string };
 
-const TYPES = new Set(['acquire', 'abandon', 'release', 'change', 'listening', 'failed', 'admission']);
+const TYPES = new Set(['acquire', 'abandon', 'release', 'change', 'codes', 'wrong-code', 'wait', 'listening', 'failed', 'admission']);
 
 /** Whether `m` is one of these messages (node:cluster sends its own internal ones on the same channel). */
 export function isClusterMessage(m: unknown): m is WorkerMessage | PrimaryMessage {

@@ -24,6 +24,7 @@ import { ERROR_CODES, MemoryError, type ErrorCode } from '../core/errors.js';
 import { isClusterMessage, type GateKind, type PrimaryMessage, type WorkerMessage } from './cluster-messages.js';
 import type { HttpLimits } from './http-server.js';
 import { RequestGate, heavyBounds } from './request-gate.js';
+import { WrongCodeLimiter } from './oauth/rate-limit.js';
 
 /** A place granted or awaited, by worker and request id. */
 interface Held {
@@ -125,6 +126,8 @@ export interface RunningPrimary {
  */
 export function startPrimary(o: PrimaryOptions): Promise<RunningPrimary> {
   const host = new GateHost(o.limits);
+  // The consent page's bounds on wrong approval codes, for the whole server (oauth/rate-limit.ts).
+  const wrongCodes = new WrongCodeLimiter();
   const workers = new Set<Worker>();
   let stopping = false;
   let url: string | undefined;
@@ -155,6 +158,14 @@ export function startPrimary(o: PrimaryOptions): Promise<RunningPrimary> {
             return;
           case 'change':
             broadcast(worker, m);
+            return;
+          case 'codes': {
+            const seconds = wrongCodes.refusal(m.address, m.now);
+            if (worker.isConnected()) worker.send({ t: 'wait', id: m.id, ...(seconds === undefined ? {} : { seconds }) });
+            return;
+          }
+          case 'wrong-code':
+            wrongCodes.wrong(m.address, m.now);
             return;
           case 'listening':
             up = true;

@@ -10,6 +10,7 @@
  */
 import type { Admission, Gate } from './request-gate.js';
 import type { ChangeRelay } from './listen-streams.js';
+import type { WrongCodeBound } from './oauth/rate-limit.js';
 import { isClusterMessage, type GateKind, type PrimaryMessage, type WorkerMessage } from './cluster-messages.js';
 
 /** The IPC channel to the primary: `process` in a worker; a fake pair in unit tests. */
@@ -104,6 +105,9 @@ class RemoteGate implements Gate {
 export class WorkerLink {
   readonly gates: { readonly requests: Gate; readonly heavy: Gate };
   readonly relay: ChangeRelay;
+  /** The consent page's count of wrong approval codes: the primary's. */
+  readonly wrongCodes: WrongCodeBound;
+  private readonly asked = new Map<number, (seconds: number | undefined) => void>();
   private readonly remote: Record<GateKind, RemoteGate>;
   private readonly listeners: ((namespace: string, uri: string) => void)[] = [];
   private ids = 0;
@@ -116,15 +120,33 @@ export class WorkerLink {
       publish: (namespace, uri) => this.send({ t: 'change', namespace, uri }),
       subscribe: (listener) => void this.listeners.push(listener),
     };
+    this.wrongCodes = {
+      refusal: (address, now) =>
+        // With the primary gone nothing is served anyway; the page says to wait.
+        this.closed
+          ? 5
+          : new Promise<number | undefined>((resolve) => {
+              const id = this.nextId();
+              this.asked.set(id, resolve);
+              this.send({ t: 'codes', id, address, now });
+            }),
+      wrong: (address, now) => this.send({ t: 'wrong-code', address, now }),
+    };
     channel.onMessage((m) => {
       if (!isClusterMessage(m)) return;
       if (m.t === 'admission') this.remote[m.gate].answer(m);
       else if (m.t === 'change') for (const listener of this.listeners) listener(m.namespace, m.uri);
+      else if (m.t === 'wait') {
+        this.asked.get(m.id)?.(m.seconds);
+        this.asked.delete(m.id);
+      }
     });
     channel.onDisconnect(() => {
       this.closed = true;
       this.remote.requests.fail();
       this.remote.heavy.fail();
+      for (const settle of this.asked.values()) settle(5);
+      this.asked.clear();
     });
   }
 

@@ -62,6 +62,7 @@ import { RequestGate, heavyBounds, type Gate, type RequestBounds } from './reque
 import { serveApi, serveStatic } from './web-api.js';
 import { OAuthServer } from './oauth/oauth-server.js';
 import type { OAuthOptions } from './oauth/options.js';
+import type { WrongCodeBound } from './oauth/rate-limit.js';
 
 export interface HttpLimits extends RequestBounds {
   /** Bytes of one request body; larger → 413. */
@@ -105,8 +106,15 @@ export interface HttpServerOptions {
    * in the primary's gates, its writes reach the listen streams of the other workers and theirs its
    * own, and every answer names it (`x-limbic-worker`). Undefined: one process, its own gates.
    */
-  readonly worker?:
-    { readonly id: number; readonly gates: { readonly requests: Gate; readonly heavy: Gate }; readonly relay: ChangeRelay } | undefined;
+  readonly worker?: HttpWorker | undefined;
+}
+
+/** What a worker of `serve --http --workers N` shares through its primary (cluster-worker.ts WorkerLink). */
+export interface HttpWorker {
+  readonly id: number;
+  readonly gates: { readonly requests: Gate; readonly heavy: Gate };
+  readonly relay: ChangeRelay;
+  readonly wrongCodes: WrongCodeBound;
 }
 
 export interface RunningHttpServer {
@@ -215,7 +223,7 @@ export function answeredHostNames(o: Pick<HttpServerOptions, 'host' | 'allowedHo
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const oauthOptions: OAuthOptions = o.oauth ?? { publicUrl: undefined, clientHosts: [] };
   const allowed = answeredHostNames(o);
-  const oauth = new OAuthServer({ options: oauthOptions, tokens: o.tokens, logger: o.logger });
+  const oauth = new OAuthServer({ options: oauthOptions, tokens: o.tokens, logger: o.logger, wrongCodes: o.worker?.wrongCodes });
   const gate: Gate = o.worker?.gates.requests ?? new RequestGate(o.limits);
   const heavyGate: Gate = o.worker?.gates.heavy ?? new RequestGate(heavyBounds(o.limits));
   const streams = new ListenStreams({

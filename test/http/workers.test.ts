@@ -9,10 +9,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { request, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
-import { Agent } from 'undici';
+import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, tempDir } from '../helpers/fixtures.js';
 import { httpClient } from '../helpers/mcp-eras.js';
+import { authorizeUrl, openConsent, pkce, register, submitConsent } from './oauth-e2e-helpers.js';
 
 const GRAPH = 'memory://knowledge-graph';
 
@@ -276,6 +277,48 @@ describe('limbic serve --http --workers N', () => {
     expect(new Set(heard)).toEqual(new Set([GRAPH]));
     await writer.c.close();
     await listening.c.close();
+  });
+
+  it("the consent page's bound on wrong approval codes is the server's: 5 from one address, whichever workers the forms land on", async () => {
+    const { db } = setup();
+    const s = await serve(db, ['--workers', '2']);
+    // Every request of this test on a new connection, so the workers take them in turn.
+    const before = getGlobalDispatcher();
+    const fresh = new Agent();
+    fresh.dispatch = (options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) => new Agent().dispatch(options, handler);
+    setGlobalDispatcher(fresh);
+    try {
+      const made = await register(s.url, {
+        client_name: 'Guesser',
+        redirect_uris: ['http://127.0.0.1:9/callback'],
+        token_endpoint_auth_method: 'none',
+      });
+      expect(made.status).toBe(201);
+      const tries: Answer[] = [];
+      for (let i = 0; i < 14 && workersOf(tries, 429).size < 2; i++) {
+        const page = await openConsent(
+          authorizeUrl(s.url, {
+            client_id: made.body.client_id as string,
+            redirect_uri: 'http://127.0.0.1:9/callback',
+            code_challenge: pkce().challenge,
+            state: 's',
+          }),
+        );
+        expect(page.status).toBe(200);
+        // A page and its form make two connections; one more every other try, so the forms land on both workers.
+        if (i % 2 === 1) await (await fetch(`${s.url}/.well-known/oauth-authorization-server`)).text();
+        const answer = await submitConsent(page, 'AAAA-BBBB-CCCC');
+        const worker = answer.headers.get('x-limbic-worker');
+        tries.push({ worker: worker === null ? undefined : Number(worker), status: answer.status });
+      }
+      // Split per worker, the sixth and later would still be checked on the worker that had seen fewer.
+      expect(tries.findIndex((t) => t.status === 429)).toBe(5);
+      expect(workersOf(tries.slice(0, 5), 400).size).toBe(2);
+      expect(workersOf(tries, 429)).toEqual(new Set([1, 2]));
+      expect(tries.slice(5).every((t) => t.status === 429)).toBe(true);
+    } finally {
+      setGlobalDispatcher(before);
+    }
   });
 
   it('--workers 1 is one process, as before: no child process, no worker header', async () => {
