@@ -96,7 +96,10 @@ export class GateHost {
   forget(worker: number): void {
     const mine = this.held.get(worker);
     this.held.delete(worker);
-    for (const entry of mine?.values() ?? []) {
+    const entries = [...(mine?.values() ?? [])];
+    // Emptied first: a place granted after this (its answer was on its way) is seen as orphaned and given back.
+    mine?.clear();
+    for (const entry of entries) {
       entry.abandon.abort();
       entry.release?.();
     }
