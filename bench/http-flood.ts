@@ -85,7 +85,8 @@ async function main(): Promise<void> {
   const tokens = Array.from({ length: 8 }, () =>
     spawnSync(process.execPath, [...common, 'token', 'create', '--namespace', 'default'], { encoding: 'utf8' }).stdout.trim(),
   );
-  const server = spawn(process.execPath, [...common, 'serve', '--http', '--host', '127.0.0.1', '--port', '0'], {
+  // One process: its RSS is the server's (with workers, the primary answers nothing and holds little).
+  const server = spawn(process.execPath, [...common, 'serve', '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   process.on('exit', () => server.kill('SIGKILL'));

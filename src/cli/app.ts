@@ -233,6 +233,11 @@ export class App {
     return httpLimitsFromEnv(this.env);
   }
 
+  /** LIMBIC_HTTP_WORKERS: serve --http's worker processes when --workers is not given (serve-http.ts workerCount checks it). */
+  httpWorkers(): string | undefined {
+    return nonEmpty(this.env.LIMBIC_HTTP_WORKERS?.trim());
+  }
+
   /**
    * serve --http's OAuth settings: the flags when given, else LIMBIC_PUBLIC_URL and
    * LIMBIC_OAUTH_CLIENT_HOSTS (comma-separated). serve-http.ts checks them.

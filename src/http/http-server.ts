@@ -54,14 +54,15 @@ import { createMcpServer, type ServerInfo } from '../mcp/server.js';
 import type { TokenRecord, TokenStore } from '../store/token-store.js';
 import { BodyTooLarge, allowedHostNames, authorize, readBody, rebindingRefusal, sendJson, sendRpcError } from './guard.js';
 import { legacyJsonHandler } from './legacy-json.js';
-import { ListenStreams } from './listen-streams.js';
+import { ListenStreams, type ChangeRelay } from './listen-streams.js';
 import type { NamespaceRegistry } from './namespaces.js';
 import { withPublicStatistics } from './public-stats.js';
 import { readOnlyGate, readOnlyService } from './read-only.js';
-import { RequestGate, type RequestBounds } from './request-gate.js';
+import { RequestGate, heavyBounds, type Gate, type RequestBounds } from './request-gate.js';
 import { serveApi, serveStatic } from './web-api.js';
 import { OAuthServer } from './oauth/oauth-server.js';
 import type { OAuthOptions } from './oauth/options.js';
+import type { WrongCodeBound } from './oauth/rate-limit.js';
 
 export interface HttpLimits extends RequestBounds {
   /** Bytes of one request body; larger → 413. */
@@ -100,6 +101,20 @@ export interface HttpServerOptions {
    * @default { publicUrl: undefined, clientHosts: [] }
    */
   readonly oauth?: OAuthOptions | undefined;
+  /**
+   * One worker of `serve --http --workers N` (cluster-worker.ts): its requests take their places
+   * in the primary's gates, its writes reach the listen streams of the other workers and theirs its
+   * own, and every answer names it (`x-limbic-worker`). Undefined: one process, its own gates.
+   */
+  readonly worker?: HttpWorker | undefined;
+}
+
+/** What a worker of `serve --http --workers N` shares through its primary (cluster-worker.ts WorkerLink). */
+export interface HttpWorker {
+  readonly id: number;
+  readonly gates: { readonly requests: Gate; readonly heavy: Gate };
+  readonly relay: ChangeRelay;
+  readonly wrongCodes: WrongCodeBound;
 }
 
 export interface RunningHttpServer {
@@ -208,14 +223,9 @@ export function answeredHostNames(o: Pick<HttpServerOptions, 'host' | 'allowedHo
 export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttpServer> {
   const oauthOptions: OAuthOptions = o.oauth ?? { publicUrl: undefined, clientHosts: [] };
   const allowed = answeredHostNames(o);
-  const oauth = new OAuthServer({ options: oauthOptions, tokens: o.tokens, logger: o.logger });
-  const gate = new RequestGate(o.limits);
-  const heavyGate = new RequestGate({
-    ...o.limits,
-    maxInFlight: o.limits.maxHeavyInFlight,
-    maxInFlightPerNamespace: o.limits.maxHeavyInFlight,
-    maxInFlightPerToken: o.limits.maxHeavyInFlightPerToken,
-  });
+  const oauth = new OAuthServer({ options: oauthOptions, tokens: o.tokens, logger: o.logger, wrongCodes: o.worker?.wrongCodes });
+  const gate: Gate = o.worker?.gates.requests ?? new RequestGate(o.limits);
+  const heavyGate: Gate = o.worker?.gates.heavy ?? new RequestGate(heavyBounds(o.limits));
   const streams = new ListenStreams({
     maxPerToken: o.limits.maxStreamsPerToken,
     recheckMs: o.limits.streamRecheckMs,
@@ -227,7 +237,10 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   let closing = false;
 
   /** One SDK handler per namespace, made on its first MCP request: its listen streams hear only of its own writes. */
-  const handlers = new Map<string, { readonly handler: McpHttpHandler; readonly node: NodeMcpRequestHandler }>();
+  const handlers = new Map<
+    string,
+    { readonly handler: McpHttpHandler; readonly node: NodeMcpRequestHandler; readonly announce: (uri: string) => void }
+  >();
   const mcpOf = (namespace: string): NodeMcpRequestHandler => {
     const made = handlers.get(namespace);
     if (made !== undefined) return made.node;
@@ -241,12 +254,18 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         era,
         // A write by a client of either generation reaches the 2026-07-28 clients listening on this
         // namespace, once the streams of revoked tokens are closed (listen-streams.ts).
-        changes: { publish: (uri) => void streams.recheck().then(() => handler.notify.resourceUpdated(uri)) },
+        changes: {
+          publish: (uri) => {
+            announce(uri);
+            o.worker?.relay.publish(namespace, uri);
+          },
+        },
         toolGate: caller.readOnly ? readOnlyGate(namespace) : undefined,
         tools: o.tools,
       });
     };
     const onerror = (error: Error): void => o.logger.warn('MCP request failed', error);
+    const announce = (uri: string): void => void streams.recheck().then(() => handler.notify.resourceUpdated(uri));
     const handler = createMcpHandler(factory, {
       legacy: 'reject',
       maxRequestBodySize: o.limits.maxBodyBytes,
@@ -260,9 +279,11 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
       return withinAnswerBound(response, o.limits.maxAnswerBytes);
     };
     const node = toNodeHandler({ fetch }, { maxRequestBodySize: o.limits.maxBodyBytes, onerror });
-    handlers.set(namespace, { handler, node });
+    handlers.set(namespace, { handler, node, announce });
     return node;
   };
+  // Another worker's write: announced here only where this worker holds that namespace's handler (its listen streams).
+  o.worker?.relay.subscribe((namespace, uri) => handlers.get(namespace)?.announce(uri));
 
   /**
    * `stream()` is called when the request turns out to be a subscriptions/listen stream: it lasts
@@ -329,6 +350,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
 
   const handle = async (req: IncomingMessage, res: ServerResponse, stream: () => void): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://limbic.invalid');
+    if (o.worker !== undefined) res.setHeader('x-limbic-worker', String(o.worker.id));
     const refusal = rebindingRefusal(req, allowed, !oauth.isCorsPath(url.pathname));
     if (refusal !== undefined) {
       sendRpcError(res, 403, refusal);

@@ -14,6 +14,18 @@ import type { Logger } from '../core/logger.js';
 import { plural } from '../core/text/plural.js';
 import type { TokenStore } from '../store/token-store.js';
 
+/**
+ * The writes of the other processes of one server (`serve --http --workers N`): a worker tells the
+ * primary of each write, the primary tells every other worker (cluster-worker.ts), and each worker
+ * announces it to the listen streams it holds for that namespace. One process alone has none.
+ */
+export interface ChangeRelay {
+  /** Tells the other processes that `uri` of `namespace` changed here. */
+  publish(namespace: string, uri: string): void;
+  /** Hears what the other processes publish. */
+  subscribe(listener: (namespace: string, uri: string) => void): void;
+}
+
 export interface ListenStreamOptions {
   /** Streams one token may hold open at once. */
   readonly maxPerToken: number;

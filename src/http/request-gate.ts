@@ -30,6 +30,30 @@ export type Admission =
   | { readonly ok: true; readonly release: () => void }
   | { readonly ok: false; readonly status: 429 | 503; readonly message: string; readonly retryAfterSeconds: number };
 
+/**
+ * Where http-server.ts takes a request's place: this process's RequestGate, or under
+ * `serve --http --workers N` the primary's, asked over IPC (cluster-worker.ts), so the bounds hold
+ * for the whole server whichever worker a request lands on.
+ */
+export interface Gate {
+  acquire(tokenId: string, namespace: string, abandoned?: AbortSignal): Promise<Admission>;
+  /** Requests waiting for a place now (for a worker: its own requests waiting for the primary's answer). */
+  queued(): number;
+}
+
+/** The bounds of the heavy calls' gate (http-server.ts heavyCall), from the server's limits. */
+export function heavyBounds(
+  limits: RequestBounds & { readonly maxHeavyInFlight: number; readonly maxHeavyInFlightPerToken: number },
+): RequestBounds {
+  return {
+    maxQueuedPerToken: limits.maxQueuedPerToken,
+    queueWaitMs: limits.queueWaitMs,
+    maxInFlight: limits.maxHeavyInFlight,
+    maxInFlightPerNamespace: limits.maxHeavyInFlight,
+    maxInFlightPerToken: limits.maxHeavyInFlightPerToken,
+  };
+}
+
 interface Waiter {
   readonly tokenId: string;
   readonly namespace: string;
@@ -43,7 +67,7 @@ const bump = (counts: Map<string, number>, key: string, by: number): void => {
   else counts.set(key, next);
 };
 
-export class RequestGate {
+export class RequestGate implements Gate {
   private running = 0;
   private readonly runningByToken = new Map<string, number>();
   private readonly runningByNamespace = new Map<string, number>();

@@ -6,7 +6,6 @@
  * connection. The stdio loop screens what arrives before the SDK reads it: lines over the size
  * bound and lines that are not JSON-RPC are answered here, not dropped.
  */
-import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { ProtocolErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio as serveBothEras } from '@modelcontextprotocol/server/stdio';
@@ -16,7 +15,7 @@ import { createMcpServer } from '../../mcp/server.js';
 import { startAutoTune } from '../../service/tuning.js';
 import type { App } from '../app.js';
 import { fail } from '../output.js';
-import { DEFAULT_HTTP_PORT, serveHttp } from '../serve-http.js';
+import { DEFAULT_HTTP_PORT, serveHttp, workerCount } from '../serve-http.js';
 import { WholeLines } from '../stdin-lines.js';
 import { screenLineBytes } from '../stdin-screen.js';
 
@@ -114,6 +113,7 @@ interface ServeFlags {
   allowedHost?: string[];
   publicUrl?: string;
   oauthClientHost?: string[];
+  workers?: string;
   project?: string;
 }
 
@@ -138,6 +138,10 @@ export function registerServeCommand(program: Command, app: App): void {
       'with --http: a host whose OAuth client metadata documents may be on a loopback or private address, repeatable (env LIMBIC_OAUTH_CLIENT_HOSTS, comma-separated)',
       (v: string, p: string[] = []) => [...p, v],
     )
+    .option(
+      '--workers <n>',
+      "with --http: processes accepting on the port, sharing the memory and the request bounds (env LIMBIC_HTTP_WORKERS; default: the machine's cores; 1: one process)",
+    )
     .option('--project <key>', 'on stdio: the project whose memory searches prefer (env LIMBIC_PROJECT; default: found from the folder)')
     .action(async (o: ServeFlags) => {
       if (o.http !== true) return serveStdio(app, app.config(), o.project);
@@ -150,12 +154,13 @@ export function registerServeCommand(program: Command, app: App): void {
           allowedHosts: o.allowedHost ?? [],
           limits: app.httpLimits(),
           ...app.oauthSettings({ publicUrl: o.publicUrl, clientHosts: o.oauthClientHost }),
+          workers: workerCount(o.workers ?? app.httpWorkers()),
         },
         {
           dbPath: root.dbPath,
           openStore: (location, namespace) => app.openStore(location, namespace, root),
           openTokens: (location) => app.openTokens(location),
-          embedder: app.embedder(root, Math.max(1, availableParallelism() - 1), true),
+          embedder: (threads) => app.embedder(root, threads, true),
           info: app.info,
           logger: app.logger,
           // Off unless LIMBIC_AUTO_TUNE_MINUTES is set, as on stdio: each namespace tunes on its own log.

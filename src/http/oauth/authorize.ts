@@ -18,7 +18,7 @@ import { TOKEN_PREFIX, verifyToken } from '../tokens.js';
 import { resolveClient, type ResolvedClient } from './clients.js';
 import { sendConsentPage, sendErrorPage } from './consent-page.js';
 import { WRITE_SCOPE, grantedScope, issuerOf, requestedScopes, resourceOf, sameResource, type OAuthOptions } from './options.js';
-import { WrongCodeLimiter } from './rate-limit.js';
+import { WrongCodeLimiter, type WrongCodeBound } from './rate-limit.js';
 import { redirectUriMatches } from './redirects.js';
 import { BadRequest, constantTimeEqual, oneParam, readForm, remoteAddressOf } from './requests.js';
 import {
@@ -38,6 +38,8 @@ export interface AuthorizeDeps {
   readonly logger: Logger;
   readonly clock: () => number;
   readonly codeTtlMs: number;
+  /** Where wrong approval codes are counted. @default this process's own WrongCodeLimiter */
+  readonly wrongCodes?: WrongCodeBound | undefined;
 }
 
 /** A request that passed every check: what the consent page shows and the POST turns into a grant. */
@@ -76,9 +78,11 @@ const CSRF_FIELD = 'csrf';
 const CSRF_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
 export class AuthorizeEndpoint {
-  private readonly limiter = new WrongCodeLimiter();
+  private readonly limiter: WrongCodeBound;
 
-  constructor(private readonly d: AuthorizeDeps) {}
+  constructor(private readonly d: AuthorizeDeps) {
+    this.limiter = d.wrongCodes ?? new WrongCodeLimiter();
+  }
 
   async get(req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<void> {
     const issuer = issuerOf(req, this.d.options);
@@ -141,7 +145,7 @@ export class AuthorizeEndpoint {
     }
     const address = remoteAddressOf(req);
     const now = this.d.clock();
-    const wait = this.limiter.refusal(address, now);
+    const wait = await this.limiter.refusal(address, now);
     if (wait !== undefined) {
       res.setHeader('retry-after', String(wait));
       sendErrorPage(

@@ -21,6 +21,7 @@ import {
   resourceOf,
   type OAuthOptions,
 } from './options.js';
+import type { WrongCodeBound } from './rate-limit.js';
 import { RegisterEndpoint } from './register.js';
 import { TokenEndpoint } from './token-endpoint.js';
 import { AccessTokenVerifier, isAccessToken } from './verify.js';
@@ -31,6 +32,8 @@ export interface OAuthServerDeps {
   readonly logger: Logger;
   /** @default Date.now */
   readonly clock?: () => number;
+  /** Where wrong approval codes are counted (a worker of `serve --http --workers N`: the primary). @default this process */
+  readonly wrongCodes?: WrongCodeBound | undefined;
 }
 
 const PROTECTED_RESOURCE = '/.well-known/oauth-protected-resource';
@@ -82,6 +85,7 @@ export class OAuthServer {
       logger: d.logger,
       clock,
       codeTtlMs: o.codeTtlMs ?? DEFAULT_CODE_TTL_MS,
+      wrongCodes: d.wrongCodes,
     });
     this.tokenEndpoint = new TokenEndpoint({
       options: o,

@@ -1,6 +1,7 @@
 /**
  * Sliding-window counters for what an attacker on the internet could repeat: wrong approval codes
- * on the consent page (per address and per process). In memory, per process: each process of a
+ * on the consent page (per address and per process). In memory, per server: the primary of
+ * `serve --http --workers N` holds the one its workers ask (cluster-worker.ts); each server of a
  * load-balanced set bounds its own share, and the codes' 60 random bits and short life do the rest.
  */
 
@@ -42,8 +43,19 @@ export class SlidingWindow {
   }
 }
 
-/** Wrong codes typed on the consent page: 5 per address per 10 minutes, 30 per process per minute. */
-export class WrongCodeLimiter {
+/**
+ * What the consent page asks before it checks a typed code, and tells after a wrong one: this
+ * process's WrongCodeLimiter, or under `serve --http --workers N` the primary's, asked over IPC
+ * (cluster-worker.ts), so the bounds are the server's whichever worker a browser's form lands on.
+ */
+export interface WrongCodeBound {
+  /** Seconds to wait when `address` may not try a code now; undefined when it may. */
+  refusal(address: string, now: number): Promise<number | undefined> | number | undefined;
+  wrong(address: string, now: number): void;
+}
+
+/** Wrong codes typed on the consent page: 5 per address per 10 minutes, 30 per process per minute (under `--workers N` the primary holds the one of the server). */
+export class WrongCodeLimiter implements WrongCodeBound {
   private readonly perAddress = new SlidingWindow(5, 10 * 60_000);
   private readonly perProcess = new SlidingWindow(30, 60_000);
 
