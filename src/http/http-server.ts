@@ -1,9 +1,10 @@
 /**
  * `limbic serve --http`: MCP over Streamable HTTP, many clients at once on one process, and the
  * web page with its JSON reads. Stateless (issue 28): every request carries its own bearer token,
- * checked against the token store each time, and is served by a server instance built for it (its
- * token's namespace; the reading tools only for a read-only token) and dropped after the answer.
- * Nothing is kept between requests, so there is no session to hijack or to bound, and several
+ * checked against the token store each time, and is served by a server instance for its token's
+ * namespace (the reading tools only for a read-only token): built for a 2026-07-28 request, taken
+ * from the namespace's kept instances of that kind for a 2025-era one (legacy-json.ts). No session
+ * or caller state is kept between requests, so there is no session to hijack or to bound, and several
  * processes behind a plain load balancer (one PostgreSQL database) answer any request alike.
  *
  * Both protocol generations on one endpoint: a 2026-07-28 request (it carries the per-request
@@ -231,7 +232,8 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   const mcpOf = (namespace: string): NodeMcpRequestHandler => {
     const made = handlers.get(namespace);
     if (made !== undefined) return made.node;
-    // Runs per request: cheap, over the namespace's one service (opened once by the registry).
+    // Runs per 2026-07-28 request and per 2025-era instance made: cheap, over the namespace's one
+    // service (opened once by the registry).
     const factory = ({ era, authInfo }: McpRequestContext) => {
       const caller = callerOf(authInfo);
       if (caller?.namespace !== namespace) throw new Error('an MCP request reached the handler of another namespace');
@@ -253,7 +255,14 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
       maxSubscriptions: o.limits.maxStreamsPerNamespace,
       onerror,
     });
-    const legacy = legacyJsonHandler(factory);
+    // 2025-era requests reuse instances (legacy-json.ts), one pool per kind of caller: a read-only
+    // token's request is only ever given an instance built for a read-only caller of this namespace.
+    const legacy = legacyJsonHandler(factory, {
+      poolKey: (authInfo) => {
+        const caller = callerOf(authInfo);
+        return caller?.namespace === namespace ? (caller.readOnly ? 'read-only' : 'read-write') : undefined;
+      },
+    });
     const fetch = async (request: Request, options?: McpHandlerRequestOptions): Promise<Response> => {
       const isLegacy = await isLegacyRequest(request, options?.parsedBody, { maxRequestBodySize: o.limits.maxBodyBytes });
       const response = isLegacy ? await legacy(request, options) : await handler.fetch(request, options);
