@@ -28,7 +28,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -366,6 +366,8 @@ async function main(): Promise<void> {
     for (const clientCount of CLIENT_COUNTS) {
       const limbic: LoadRun[] = [];
       const floor: LoadRun[] = [];
+      // Other work on the machine slows both servers alike, but is said with the figures.
+      const loadBefore = loadavg().map((x) => round(x));
       for (let run = 0; run < RUNS; run++) {
         console.error(`http-load: ${mix}, ${clientCount} clients, run ${run + 1}/${RUNS}: limbic`);
         const l = await limbicRun(mix, clientCount, run);
@@ -398,6 +400,7 @@ async function main(): Promise<void> {
         clients: clientCount,
         callsPerClient: callsPer(clientCount),
         runs: RUNS,
+        loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)) },
         limbic: lm,
         ...(fm === undefined ? {} : { floor: fm, limbicOverFloor }),
         lostEntities: limbic.map((r) => r.lostEntities),
@@ -420,7 +423,8 @@ async function main(): Promise<void> {
         [
           `### ${mix}, ${clientCount} client${clientCount === 1 ? '' : 's'} (median of ${RUNS})`,
           '',
-          `Limbic ${lm.callsPerSecond} calls/s, p50 ${lm.p50_ms} ms, p99 ${lm.p99_ms} ms, ${lm.errors} errors, ${lost} lost writes` +
+          `Load average ${loadBefore.join(', ')} before, ${loadavg().map((x) => round(x)).join(', ')} after. ` +
+            `Limbic ${lm.callsPerSecond} calls/s, p50 ${lm.p50_ms} ms, p99 ${lm.p99_ms} ms, ${lm.errors} errors, ${lost} lost writes` +
             (fm === undefined
               ? ''
               : `; floor ${fm.callsPerSecond} calls/s, p50 ${fm.p50_ms} ms, p99 ${fm.p99_ms} ms; Limbic ÷ floor: time per call ${limbicOverFloor!.timePerCall}, p50 ${limbicOverFloor!.p50}, p99 ${limbicOverFloor!.p99}`),
