@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERAS } from '../helpers/mcp-eras.js';
-import { connect, httpStatusOf, startTestServer, textOf, type TestServer } from './http-helpers.js';
+import { connect, httpStatusOf, INITIALIZE, rawRequest, startTestServer, textOf, type TestServer } from './http-helpers.js';
 
 describe.each(ERAS)('serve --http: kept instances answer each request as its own token allows, $name', ({ era }) => {
   let s: TestServer;
@@ -97,5 +97,29 @@ describe.each(ERAS)('serve --http: kept instances answer each request as its own
     expect(opened.entities).toHaveLength(1);
     await a.close();
     await b.close();
+  });
+});
+
+describe('serve --http: a 2025-era answer is one body written whole', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  it('comes with its Content-Length (written as it was measured, not streamed in chunks), initialize and tools/call alike', async () => {
+    const { token } = await s.token('whole');
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` };
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_statistics', arguments: {} } });
+    for (const body of [INITIALIZE, call]) {
+      const answer = await rawRequest(s.url, { headers, body });
+      expect(answer.status).toBe(200);
+      expect(answer.headers['transfer-encoding']).toBeUndefined();
+      expect(answer.headers['content-length']).toBe(String(Buffer.byteLength(answer.body)));
+      expect(answer.headers['content-type']).toMatch(/^application\/json/);
+      expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', id: JSON.parse(body).id });
+    }
   });
 });
