@@ -27,7 +27,7 @@
  * CPU profile of each run into DIR.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -145,6 +145,9 @@ interface Figures {
   callsPerSecond: number;
   p50_ms: number;
   p99_ms: number;
+  /** The server's CPU time (user + system) during the load, per call: all its threads, and its main thread alone. */
+  cpuMsPerCall: number;
+  mainThreadCpuMsPerCall: number;
   perTool: Record<string, { calls: number; p50_ms: number; p99_ms: number }>;
 }
 interface LoadRun extends Figures {
@@ -185,7 +188,29 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** CLIENTS clients making the mix's calls against `mcpUrl`; `check` looks every write up afterwards. */
-async function load(mcpUrl: string, token: string | undefined, mix: Mix, clientCount: number, check: boolean): Promise<LoadRun> {
+/** Clock ticks per second of /proc's CPU times. */
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/**
+ * CPU time (user + system, ms) a process has used, from /proc: all its threads, or with `thread`
+ * one of them (its main thread's id is the process's). Less moved by other work on the machine
+ * than latency is, so it says what a call costs the server even on a busy machine.
+ */
+function cpuMs(pid: number, thread?: number): number {
+  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are the 14th and 15th fields; `fields` starts at the 3rd.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
+}
+
+async function load(
+  mcpUrl: string,
+  token: string | undefined,
+  mix: Mix,
+  clientCount: number,
+  check: boolean,
+  pid: number,
+): Promise<LoadRun> {
   const nextCall = mix === 'light' ? lightCall : mixedCall;
   const calls = callsPer(clientCount);
   const connect = async () => {
@@ -207,6 +232,8 @@ async function load(mcpUrl: string, token: string | undefined, mix: Mix, clientC
   const answers = new Map<string, { bytes: number; result: CallToolResult }[]>();
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
+  const cpu0 = cpuMs(pid);
+  const main0 = cpuMs(pid, pid);
   const t0All = performance.now();
   await Promise.all(
     clients.map(async (client, c) => {
@@ -239,6 +266,8 @@ async function load(mcpUrl: string, token: string | undefined, mix: Mix, clientC
     }),
   );
   const seconds = (performance.now() - t0All) / 1000;
+  const cpu = cpuMs(pid) - cpu0;
+  const mainCpu = cpuMs(pid, pid) - main0;
   loopDelay.disable();
   let lostEntities = 0;
   let lostObservations = 0;
@@ -266,6 +295,8 @@ async function load(mcpUrl: string, token: string | undefined, mix: Mix, clientC
     errors: errors.length,
     firstErrors: errors.slice(0, 5),
     callsPerSecond: round((clientCount * calls) / seconds),
+    cpuMsPerCall: round(cpu / (clientCount * calls), 2),
+    mainThreadCpuMsPerCall: round(mainCpu / (clientCount * calls), 2),
     p50_ms: round(quantile(all, 0.5), 2),
     p99_ms: round(quantile(all, 0.99), 2),
     perTool,
@@ -299,7 +330,7 @@ async function limbicRun(mix: Mix, clientCount: number, run: number): Promise<Lo
     });
     children.add(server);
     const { url } = await started(server, /at (http:\/\/\S+)\/mcp/);
-    const result = await load(`${url}/mcp`, token, mix, clientCount, true);
+    const result = await load(`${url}/mcp`, token, mix, clientCount, true, server.pid!);
     await stop(server);
     return result;
   } finally {
@@ -319,7 +350,7 @@ async function floorRun(mix: Mix, clientCount: number, from: LoadRun): Promise<L
     const server = spawn(process.execPath, ['--import', 'tsx', FLOOR, file], { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
     children.add(server);
     const { url } = await started(server, /listening at (http:\/\/\S+\/mcp)/);
-    const result = await load(url, undefined, mix, clientCount, false);
+    const result = await load(url, undefined, mix, clientCount, false, server.pid!);
     await stop(server);
     return result;
   } finally {
@@ -336,6 +367,8 @@ function medianOf(runs: readonly Figures[]): Figures {
     callsPerSecond: round(median(runs.map((r) => r.callsPerSecond))),
     p50_ms: round(median(runs.map((r) => r.p50_ms)), 2),
     p99_ms: round(median(runs.map((r) => r.p99_ms)), 2),
+    cpuMsPerCall: round(median(runs.map((r) => r.cpuMsPerCall)), 2),
+    mainThreadCpuMsPerCall: round(median(runs.map((r) => r.mainThreadCpuMsPerCall)), 2),
     perTool: Object.fromEntries(
       tools.map((tool) => {
         const of = runs.map((r) => r.perTool[tool]).filter((t) => t !== undefined);
@@ -388,6 +421,8 @@ async function main(): Promise<void> {
               timePerCall: ratio(fm.callsPerSecond, lm.callsPerSecond),
               p50: ratio(lm.p50_ms, fm.p50_ms),
               p99: ratio(lm.p99_ms, fm.p99_ms),
+              cpuPerCall: ratio(lm.cpuMsPerCall, fm.cpuMsPerCall),
+              mainThreadCpuPerCall: ratio(lm.mainThreadCpuMsPerCall, fm.mainThreadCpuMsPerCall),
               perTool: Object.fromEntries(
                 Object.entries(lm.perTool).map(([tool, t]) => {
                   const f = fm.perTool[tool];
@@ -406,7 +441,15 @@ async function main(): Promise<void> {
         lostEntities: limbic.map((r) => r.lostEntities),
         lostObservations: limbic.map((r) => r.lostObservations),
         acknowledgedEntities: limbic.map((r) => r.acknowledgedEntities),
-        limbicPerRun: limbic.map((r) => ({ callsPerSecond: r.callsPerSecond, p50_ms: r.p50_ms, p99_ms: r.p99_ms, errors: r.errors })),
+        limbicPerRun: limbic.map((r) => ({
+          callsPerSecond: r.callsPerSecond,
+          p50_ms: r.p50_ms,
+          p99_ms: r.p99_ms,
+          cpuMsPerCall: r.cpuMsPerCall,
+          mainThreadCpuMsPerCall: r.mainThreadCpuMsPerCall,
+          errors: r.errors,
+        })),
+        floorPerRun: floor.map((r) => ({ callsPerSecond: r.callsPerSecond, p50_ms: r.p50_ms, p99_ms: r.p99_ms, cpuMsPerCall: r.cpuMsPerCall })),
         firstErrors: limbic.flatMap((r) => r.firstErrors).slice(0, 5),
         floorErrors: floor.map((r) => r.errors),
         clientEventLoopDelay_ms: limbic.map((r) => r.clientEventLoopDelay_ms),
@@ -424,10 +467,10 @@ async function main(): Promise<void> {
           `### ${mix}, ${clientCount} client${clientCount === 1 ? '' : 's'} (median of ${RUNS})`,
           '',
           `Load average ${loadBefore.join(', ')} before, ${loadavg().map((x) => round(x)).join(', ')} after. ` +
-            `Limbic ${lm.callsPerSecond} calls/s, p50 ${lm.p50_ms} ms, p99 ${lm.p99_ms} ms, ${lm.errors} errors, ${lost} lost writes` +
+            `Limbic ${lm.callsPerSecond} calls/s, p50 ${lm.p50_ms} ms, p99 ${lm.p99_ms} ms, CPU ${lm.cpuMsPerCall} ms a call (main thread ${lm.mainThreadCpuMsPerCall}), ${lm.errors} errors, ${lost} lost writes` +
             (fm === undefined
               ? ''
-              : `; floor ${fm.callsPerSecond} calls/s, p50 ${fm.p50_ms} ms, p99 ${fm.p99_ms} ms; Limbic ÷ floor: time per call ${limbicOverFloor!.timePerCall}, p50 ${limbicOverFloor!.p50}, p99 ${limbicOverFloor!.p99}`),
+              : `; floor ${fm.callsPerSecond} calls/s, p50 ${fm.p50_ms} ms, p99 ${fm.p99_ms} ms, CPU ${fm.cpuMsPerCall} ms a call; Limbic ÷ floor: time per call ${limbicOverFloor!.timePerCall}, p50 ${limbicOverFloor!.p50}, p99 ${limbicOverFloor!.p99}, CPU a call ${limbicOverFloor!.cpuPerCall} (main thread ${limbicOverFloor!.mainThreadCpuPerCall})`),
           '',
           '| tool | calls | Limbic p50 ms | Limbic p99 ms | floor p50 ms | floor p99 ms | Limbic ÷ floor (p50 / p99) |',
           '|---|---|---|---|---|---|---|',
