@@ -221,7 +221,10 @@ async function load(
   };
   const clients = await Promise.all(Array.from({ length: clientCount }, connect));
   // Before the clock: one write and one search, so the model is loaded and the first calls pay no start.
-  await clients[0]!.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'warm-up', entityType: 'note', observations: ['a warm-up note'] }] } });
+  await clients[0]!.callTool({
+    name: 'create_entities',
+    arguments: { entities: [{ name: 'warm-up', entityType: 'note', observations: ['a warm-up note'] }] },
+  });
   await clients[0]!.callTool({ name: mix === 'light' ? 'search_nodes' : 'hybrid_search', arguments: { query: 'warm-up note' } });
   const latencies = new Map<string, number[]>();
   const errors: string[] = [];
@@ -324,7 +327,10 @@ async function limbicRun(mix: Mix, clientCount: number, run: number): Promise<Lo
   try {
     const common = [CLI, '--db', join(dir, 'memory.db'), ...(NO_MODEL ? ['--no-model'] : [])];
     const token = spawnSync(process.execPath, [...common, 'token', 'create', '--namespace', 'load'], { encoding: 'utf8' }).stdout.trim();
-    const prof = CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF, '--cpu-prof-name', `limbic-${mix}-${clientCount}-${run}.cpuprofile`];
+    const prof =
+      CPU_PROF === undefined
+        ? []
+        : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF, '--cpu-prof-name', `limbic-${mix}-${clientCount}-${run}.cpuprofile`];
     const server = spawn(process.execPath, [...prof, ...common, 'serve', '--http', '--host', '127.0.0.1', '--port', '0'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -449,7 +455,12 @@ async function main(): Promise<void> {
           mainThreadCpuMsPerCall: r.mainThreadCpuMsPerCall,
           errors: r.errors,
         })),
-        floorPerRun: floor.map((r) => ({ callsPerSecond: r.callsPerSecond, p50_ms: r.p50_ms, p99_ms: r.p99_ms, cpuMsPerCall: r.cpuMsPerCall })),
+        floorPerRun: floor.map((r) => ({
+          callsPerSecond: r.callsPerSecond,
+          p50_ms: r.p50_ms,
+          p99_ms: r.p99_ms,
+          cpuMsPerCall: r.cpuMsPerCall,
+        })),
         firstErrors: limbic.flatMap((r) => r.firstErrors).slice(0, 5),
         floorErrors: floor.map((r) => r.errors),
         clientEventLoopDelay_ms: limbic.map((r) => r.clientEventLoopDelay_ms),
@@ -466,7 +477,9 @@ async function main(): Promise<void> {
         [
           `### ${mix}, ${clientCount} client${clientCount === 1 ? '' : 's'} (median of ${RUNS})`,
           '',
-          `Load average ${loadBefore.join(', ')} before, ${loadavg().map((x) => round(x)).join(', ')} after. ` +
+          `Load average ${loadBefore.join(', ')} before, ${loadavg()
+            .map((x) => round(x))
+            .join(', ')} after. ` +
             `Limbic ${lm.callsPerSecond} calls/s, p50 ${lm.p50_ms} ms, p99 ${lm.p99_ms} ms, CPU ${lm.cpuMsPerCall} ms a call (main thread ${lm.mainThreadCpuMsPerCall}), ${lm.errors} errors, ${lost} lost writes` +
             (fm === undefined
               ? ''

@@ -327,7 +327,9 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id }, { status: 500 });
       }
       const json = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('application/json');
-      const { text, headers } = json ? await boundedAnswer(response, o.limits.maxAnswerBytes) : { text: undefined, headers: response.headers };
+      const { text, headers } = json
+        ? await boundedAnswer(response, o.limits.maxAnswerBytes)
+        : { text: undefined, headers: response.headers };
       answered = true;
       if (reply.destroyed) return;
       const head: Record<string, string> = {};

@@ -19,10 +19,14 @@ function countingFactory(hold?: Promise<void>) {
     const serial = ++built;
     const kind = String(authInfo?.extra?.kind);
     const server = new McpServer({ name: 'kept', version: '0' });
-    server.registerTool('who', { inputSchema: z.object({}), outputSchema: z.object({ kind: z.string(), serial: z.number() }) }, async () => {
-      await hold;
-      return { content: [{ type: 'text', text: `${kind} ${serial}` }], structuredContent: { kind, serial } };
-    });
+    server.registerTool(
+      'who',
+      { inputSchema: z.object({}), outputSchema: z.object({ kind: z.string(), serial: z.number() }) },
+      async () => {
+        await hold;
+        return { content: [{ type: 'text', text: `${kind} ${serial}` }], structuredContent: { kind, serial } };
+      },
+    );
     return server;
   };
   return { factory, built: () => built };
@@ -44,7 +48,8 @@ const initialize = (id: number) => ({
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '0' } },
 });
-const answerOf = (reply: unknown) => (reply as { result: { structuredContent: { kind: string; serial: number } } }).result.structuredContent;
+const answerOf = (reply: unknown) =>
+  (reply as { result: { structuredContent: { kind: string; serial: number } } }).result.structuredContent;
 
 describe('2025-era stateless leg: kept instances', () => {
   it('serves request after request of one caller kind from one kept instance', async () => {
