@@ -1,21 +1,34 @@
 /**
- * `npm run bench:http`: load on `limbic serve --http`, loopback only. One server process (built
- * dist/, a fresh database); CLIENTS SDK clients over Streamable HTTP, each making CALLS mixed calls
- * (writes, searches, reads) one after another, all clients at once. Reports errors, lost writes
- * (every acknowledged entity and observation is looked up afterwards), throughput and p50/p99 per
- * tool. Bounded: it stops at --max-seconds whatever happened.
+ * `npm run bench:http`: load on `limbic serve --http` beside the HTTP floor, loopback only.
  *
- * Where a tail comes from: `--explain` asks hybrid_search for its stage times (explain_query) and
- * reports their p50/p99 (catchUp is the wait for fresh entities' vectors, encode the query's); the
- * report always has this process's event-loop delay (a busy client inflates every latency it
- * measures) and the slowest calls with when they started, so a stall (tails at one moment) and a
- * queue (tails spread out) can be told apart.
+ * For each mix and client count, one server process (built dist/, a fresh database) takes CLIENTS
+ * SDK clients over Streamable HTTP, each making CALLS calls one after another, all clients at once;
+ * then the floor (bench/latency/http-floor-server.ts: the same node:http + SDK stateless stack,
+ * answering each tool with an answer of Limbic's recorded in that run, so the same size) takes the
+ * very same calls. Limbic ÷ floor is what Limbic adds over what any server on this stack pays.
  *
- *   npm run bench:http -- [--clients 50] [--calls 200] [--no-model] [--explain] [--max-seconds 600]
+ * Mixes: `mixed` is the calls of every earlier run (writes, searches, reads; 20 % hybrid_search);
+ * `light` is the calls that touch a few rows: create_entities of 3 entities, open_nodes of one,
+ * search_nodes whose answer is one entity, get_statistics.
+ *
+ * Reports, per mix and client count, the median over --runs of: errors, calls/s, p50/p99 of all
+ * calls and per tool, for Limbic and the floor, and their ratios. Lost writes: every acknowledged
+ * entity and observation is looked up on Limbic afterwards. Where a tail comes from: `--explain`
+ * asks hybrid_search for its stage times; the report has this process's event-loop delay (a busy
+ * client inflates every latency it measures) and Limbic's slowest calls with when they started.
+ * Bounded: it stops at --max-seconds whatever happened.
+ *
+ *   npm run bench:http -- [--mix light|mixed|both] [--clients 50|1,50] [--calls N] [--runs 1]
+ *                         [--no-floor] [--no-model] [--explain] [--cli dist/cli/main.js]
+ *                         [--cpu-prof DIR] [--max-seconds 900] [--out report.json]
+ *
+ * --calls is per client (default: 2000 calls in all, at least 40 per client). --cli serves another
+ * build (a checkout of main, to measure before and after in one way). --cpu-prof writes Limbic's
+ * CPU profile of each run into DIR.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -23,26 +36,38 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
-const arg = (name: string, fallback: number): number => {
+const FLOOR = join(ROOT, 'bench', 'latency', 'http-floor-server.ts');
+const text = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? fallback : Number(process.argv[i + 1]);
+  return i < 0 ? undefined : process.argv[i + 1];
 };
-const CLIENTS = arg('clients', 50);
-const CALLS = arg('calls', 200);
-const MAX_SECONDS = arg('max-seconds', 600);
+const arg = (name: string, fallback: number): number => Number(text(name) ?? fallback);
+const CLI = text('cli') ?? join(ROOT, 'dist', 'cli', 'main.js');
+const CLIENT_COUNTS = (text('clients') ?? '50').split(',').map(Number);
+const CALLS_ARG = text('calls');
+const RUNS = arg('runs', 1);
+const MIX_ARG = text('mix') ?? 'both';
+const MIXES: readonly Mix[] = MIX_ARG === 'both' ? ['light', 'mixed'] : [MIX_ARG as Mix];
+const MAX_SECONDS = arg('max-seconds', 900);
 const NO_MODEL = process.argv.includes('--no-model');
+const NO_FLOOR = process.argv.includes('--no-floor');
 const EXPLAIN = process.argv.includes('--explain');
+const CPU_PROF = text('cpu-prof');
+type Mix = 'light' | 'mixed';
+if (MIXES.some((m) => m !== 'light' && m !== 'mixed')) throw new Error('--mix is light, mixed or both');
+const callsPer = (clients: number): number => (CALLS_ARG === undefined ? Math.max(40, Math.ceil(2000 / clients)) : Number(CALLS_ARG));
 
 const WORDS = ['garden', 'river', 'engine', 'violin', 'harbour', 'comet', 'lantern', 'meadow', 'copper', 'glacier', 'orchard', 'falcon'];
 const pick = <T>(xs: readonly T[], n: number): T => xs[n % xs.length]!;
 
-/** Deterministic per (client, call): the same run makes the same calls. */
-function nextCall(
-  client: number,
-  n: number,
-  mine: string[],
-): { tool: string; args: Record<string, unknown>; wrote?: { entity?: string; observation?: [string, string] } } {
+interface Call {
+  tool: string;
+  args: Record<string, unknown>;
+  wrote?: { entities?: string[]; observation?: [string, string] };
+}
+
+/** The mix of every earlier run. Deterministic per (client, call): the same run makes the same calls. */
+function mixedCall(client: number, n: number, mine: string[]): Call {
   const r = (client * 7919 + n * 104_729) % 100;
   const word = pick(WORDS, client + n);
   if (r < 30 || mine.length === 0) {
@@ -54,16 +79,16 @@ function nextCall(
           { name, entityType: pick(['note', 'person', 'place'], n), observations: [`${word} seen by client ${client} at call ${n}`] },
         ],
       },
-      wrote: { entity: name },
+      wrote: { entities: [name] },
     };
   }
   const own = pick(mine, n * 31);
   if (r < 40) {
-    const text = `${pick(WORDS, n * 3)} follow-up ${client}/${n}`;
+    const note = `${pick(WORDS, n * 3)} follow-up ${client}/${n}`;
     return {
       tool: 'add_observations',
-      args: { observations: [{ entityName: own, contents: [text] }] },
-      wrote: { observation: [own, text] },
+      args: { observations: [{ entityName: own, contents: [note] }] },
+      wrote: { observation: [own, note] },
     };
   }
   if (r < 50) return { tool: 'create_relations', args: { relations: [{ from: own, to: pick(mine, n * 17), relationType: 'relates to' }] } };
@@ -79,51 +104,144 @@ function nextCall(
   return { tool: 'get_statistics', args: {} };
 }
 
-const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+/**
+ * Light calls only: a few rows each. Names are `lc<client>n<call>k<i>z`, none a part of another,
+ * so a search_nodes for one finds that entity alone.
+ */
+function lightCall(client: number, n: number, mine: string[]): Call {
+  const r = (client * 7919 + n * 104_729) % 100;
+  if (r < 30 || mine.length === 0) {
+    const names = [0, 1, 2].map((k) => `lc${client}n${n}k${k}z`);
+    return {
+      tool: 'create_entities',
+      args: {
+        entities: names.map((name, k) => ({
+          name,
+          entityType: pick(['note', 'person', 'place'], n + k),
+          observations: [`${pick(WORDS, client + n + k)} noted by client ${client} at call ${n}`],
+        })),
+      },
+      wrote: { entities: names },
+    };
+  }
+  const own = pick(mine, n * 31);
+  if (r < 55) return { tool: 'open_nodes', args: { names: [own] } };
+  if (r < 80) return { tool: 'search_nodes', args: { query: own, limit: 5 } };
+  return { tool: 'get_statistics', args: {} };
+}
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'limbic-http-load-'));
-  const db = join(dir, 'memory.db');
-  const common = [CLI, '--db', db, ...(NO_MODEL ? ['--no-model'] : [])];
-  const token = spawnSync(process.execPath, [...common, 'token', 'create', '--namespace', 'load'], { encoding: 'utf8' }).stdout.trim();
-  const server = spawn(process.execPath, [...common, 'serve', '--http', '--host', '127.0.0.1', '--port', '0'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  // Whatever ends this process (a failure included) ends the server too.
-  process.on('exit', () => server.kill('SIGKILL'));
+const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+const median = (xs: number[]): number => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const round = (x: number, digits = 1): number => +x.toFixed(digits);
+
+interface Figures {
+  calls: number;
+  errors: number;
+  callsPerSecond: number;
+  p50_ms: number;
+  p99_ms: number;
+  /** The server's CPU time (user + system) during the load, per call: all its threads, and its main thread alone. */
+  cpuMsPerCall: number;
+  mainThreadCpuMsPerCall: number;
+  perTool: Record<string, { calls: number; p50_ms: number; p99_ms: number }>;
+}
+interface LoadRun extends Figures {
+  firstErrors: string[];
+  lostEntities: number;
+  lostObservations: number;
+  acknowledgedEntities: number;
+  clientEventLoopDelay_ms: { p50: number; p99: number; max: number };
+  slowestCalls: { tool: string; startS: number; ms: number }[];
+  stages: Record<string, { p50: number; p99: number }>;
+  /** Per tool, answers seen (for the floor): up to 64, with their size. */
+  answers: Map<string, { bytes: number; result: CallToolResult }[]>;
+}
+
+/** Starts a server process and waits for the URL it prints on stderr. */
+async function started(child: ChildProcess, pattern: RegExp): Promise<{ url: string; log: () => string }> {
   let log = '';
-  server.stderr.on('data', (d: Buffer) => (log += d.toString()));
-  const deadline = setTimeout(() => {
-    console.error(`http-load: stopped at the ${MAX_SECONDS} s bound`);
-    server.kill('SIGKILL');
-    process.exit(2);
-  }, MAX_SECONDS * 1000);
-  while (!/at (http:\/\/\S+)\/mcp/.test(log)) {
-    if (server.exitCode !== null) throw new Error(`the server did not start:\n${log}`);
+  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  while (!pattern.test(log)) {
+    if (child.exitCode !== null) throw new Error(`the server did not start:\n${log}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const url = /at (http:\/\/\S+)\/mcp/.exec(log)![1]!;
+  return { url: pattern.exec(log)![1]!, log: () => log };
+}
+
+const children = new Set<ChildProcess>();
+// Whatever ends this process (a failure included) ends the servers too.
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  children.delete(child);
+}
+
+/** CLIENTS clients making the mix's calls against `mcpUrl`; `check` looks every write up afterwards. */
+/** Clock ticks per second of /proc's CPU times. */
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/**
+ * CPU time (user + system, ms) a process has used, from /proc: all its threads, or with `thread`
+ * one of them (its main thread's id is the process's). Less moved by other work on the machine
+ * than latency is, so it says what a call costs the server even on a busy machine.
+ */
+function cpuMs(pid: number, thread?: number): number {
+  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are the 14th and 15th fields; `fields` starts at the 3rd.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
+}
+
+async function load(
+  mcpUrl: string,
+  token: string | undefined,
+  mix: Mix,
+  clientCount: number,
+  check: boolean,
+  pid: number,
+): Promise<LoadRun> {
+  const nextCall = mix === 'light' ? lightCall : mixedCall;
+  const calls = callsPer(clientCount);
   const connect = async () => {
     const client = new Client({ name: 'http-load', version: '1' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
-    );
+    const headers: Record<string, string> = token === undefined ? {} : { Authorization: `Bearer ${token}` };
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers } }));
     return client;
   };
-  const clients = await Promise.all(Array.from({ length: CLIENTS }, connect));
+  const clients = await Promise.all(Array.from({ length: clientCount }, connect));
+  // Before the clock: one write and one search, so the model is loaded and the first calls pay no start.
+  await clients[0]!.callTool({
+    name: 'create_entities',
+    arguments: { entities: [{ name: 'warm-up', entityType: 'note', observations: ['a warm-up note'] }] },
+  });
+  await clients[0]!.callTool({ name: mix === 'light' ? 'search_nodes' : 'hybrid_search', arguments: { query: 'warm-up note' } });
   const latencies = new Map<string, number[]>();
   const errors: string[] = [];
   const entities: string[] = [];
   const observations: [string, string][] = [];
   const stages = new Map<string, number[]>();
   const slowest: { tool: string; startS: number; ms: number }[] = [];
+  const answers = new Map<string, { bytes: number; result: CallToolResult }[]>();
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
-  const started = performance.now();
+  const cpu0 = cpuMs(pid);
+  const main0 = cpuMs(pid, pid);
+  const t0All = performance.now();
   await Promise.all(
     clients.map(async (client, c) => {
       const mine: string[] = [];
-      for (let n = 0; n < CALLS; n++) {
+      for (let n = 0; n < calls; n++) {
         const call = nextCall(c, n, mine);
         const t0 = performance.now();
         try {
@@ -134,12 +252,14 @@ async function main(): Promise<void> {
             continue;
           }
           (latencies.get(call.tool) ?? latencies.set(call.tool, []).get(call.tool)!).push(ms);
-          slowest.push({ tool: call.tool, startS: +((t0 - started) / 1000).toFixed(1), ms: Math.round(ms) });
+          slowest.push({ tool: call.tool, startS: round((t0 - t0All) / 1000), ms: Math.round(ms) });
+          const seen = answers.get(call.tool) ?? answers.set(call.tool, []).get(call.tool)!;
+          if (seen.length < 64) seen.push({ bytes: JSON.stringify(result).length, result });
           const stagesMs = (result.structuredContent as { stats?: { stages_ms?: Record<string, number> } } | undefined)?.stats?.stages_ms;
           for (const [stage, v] of Object.entries(stagesMs ?? {})) (stages.get(stage) ?? stages.set(stage, []).get(stage)!).push(v);
-          if (call.wrote?.entity !== undefined) {
-            mine.push(call.wrote.entity);
-            entities.push(call.wrote.entity);
+          if (call.wrote?.entities !== undefined) {
+            mine.push(...call.wrote.entities);
+            entities.push(...call.wrote.entities);
           }
           if (call.wrote?.observation !== undefined) observations.push(call.wrote.observation);
         } catch (error) {
@@ -148,71 +268,242 @@ async function main(): Promise<void> {
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
+  const seconds = (performance.now() - t0All) / 1000;
+  const cpu = cpuMs(pid) - cpu0;
+  const mainCpu = cpuMs(pid, pid) - main0;
   loopDelay.disable();
-  // Lost writes: every acknowledged entity and observation, looked up after the load.
-  const checker = clients[0]!;
-  const found = new Map<string, Set<string>>();
-  for (let i = 0; i < entities.length; i += 500) {
-    const graph = (await checker.callTool({ name: 'open_nodes', arguments: { names: entities.slice(i, i + 500) } })).structuredContent as {
-      entities: { name: string; observations: string[] }[];
-    };
-    for (const e of graph.entities) found.set(e.name, new Set(e.observations));
+  let lostEntities = 0;
+  let lostObservations = 0;
+  if (check) {
+    // Lost writes: every acknowledged entity and observation, looked up after the load.
+    const found = new Map<string, Set<string>>();
+    for (let i = 0; i < entities.length; i += 500) {
+      const graph = (await clients[0]!.callTool({ name: 'open_nodes', arguments: { names: entities.slice(i, i + 500) } }))
+        .structuredContent as { entities: { name: string; observations: string[] }[] };
+      for (const e of graph.entities) found.set(e.name, new Set(e.observations));
+    }
+    lostEntities = entities.filter((name) => !found.has(name)).length;
+    lostObservations = observations.filter(([name, note]) => found.get(name)?.has(note) !== true).length;
   }
-  const lostEntities = entities.filter((name) => !found.has(name)).length;
-  const lostObservations = observations.filter(([name, text]) => found.get(name)?.has(text) !== true).length;
   await Promise.all(clients.map((c) => c.close()));
-  server.kill('SIGTERM');
-  await new Promise((resolve) => server.on('exit', resolve));
-  clearTimeout(deadline);
-  rmSync(dir, { recursive: true, force: true });
-
   const all = [...latencies.values()].flat().sort((a, b) => a - b);
   const perTool = Object.fromEntries(
     [...latencies].sort().map(([tool, ms]) => {
       const s = ms.sort((a, b) => a - b);
-      return [tool, { calls: s.length, p50_ms: +quantile(s, 0.5).toFixed(2), p99_ms: +quantile(s, 0.99).toFixed(2) }];
+      return [tool, { calls: s.length, p50_ms: round(quantile(s, 0.5), 2), p99_ms: round(quantile(s, 0.99), 2) }];
     }),
   );
-  const report = {
-    date: new Date().toISOString(),
-    command: `npm run bench:http -- --clients ${CLIENTS} --calls ${CALLS}${NO_MODEL ? ' --no-model' : ''}`,
-    model: NO_MODEL ? 'none (keyword only)' : 'default (multilingual-e5-small)',
-    clients: CLIENTS,
-    callsPerClient: CALLS,
-    calls: CLIENTS * CALLS,
+  return {
+    calls: clientCount * calls,
     errors: errors.length,
     firstErrors: errors.slice(0, 5),
-    acknowledgedEntities: entities.length,
-    acknowledgedObservations: observations.length,
+    callsPerSecond: round((clientCount * calls) / seconds),
+    cpuMsPerCall: round(cpu / (clientCount * calls), 2),
+    mainThreadCpuMsPerCall: round(mainCpu / (clientCount * calls), 2),
+    p50_ms: round(quantile(all, 0.5), 2),
+    p99_ms: round(quantile(all, 0.99), 2),
+    perTool,
     lostEntities,
     lostObservations,
-    seconds: +seconds.toFixed(2),
-    callsPerSecond: +((CLIENTS * CALLS) / seconds).toFixed(1),
-    p50_ms: +quantile(all, 0.5).toFixed(2),
-    p99_ms: +quantile(all, 0.99).toFixed(2),
-    perTool,
+    acknowledgedEntities: entities.length,
     clientEventLoopDelay_ms: {
-      p50: +(loopDelay.percentile(50) / 1e6).toFixed(1),
-      p99: +(loopDelay.percentile(99) / 1e6).toFixed(1),
-      max: +(loopDelay.max / 1e6).toFixed(1),
+      p50: round(loopDelay.percentile(50) / 1e6),
+      p99: round(loopDelay.percentile(99) / 1e6),
+      max: round(loopDelay.max / 1e6),
     },
-    ...(EXPLAIN
-      ? {
-          hybridSearchStages_ms: Object.fromEntries(
-            [...stages].sort().map(([stage, ms]) => {
-              const s = ms.sort((a, b) => a - b);
-              return [stage, { p50: +quantile(s, 0.5).toFixed(1), p99: +quantile(s, 0.99).toFixed(1) }];
-            }),
-          ),
-        }
-      : {}),
-    slowestCalls: slowest.sort((a, b) => b.ms - a.ms).slice(0, 12),
+    slowestCalls: slowest.sort((a, b) => b.ms - a.ms).slice(0, 6),
+    stages: Object.fromEntries(
+      [...stages].sort().map(([stage, ms]) => {
+        const s = ms.sort((a, b) => a - b);
+        return [stage, { p50: round(quantile(s, 0.5)), p99: round(quantile(s, 0.99)) }];
+      }),
+    ),
+    answers,
   };
+}
+
+async function limbicRun(mix: Mix, clientCount: number, run: number): Promise<LoadRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'limbic-http-load-'));
+  try {
+    const common = [CLI, '--db', join(dir, 'memory.db'), ...(NO_MODEL ? ['--no-model'] : [])];
+    const token = spawnSync(process.execPath, [...common, 'token', 'create', '--namespace', 'load'], { encoding: 'utf8' }).stdout.trim();
+    const prof =
+      CPU_PROF === undefined
+        ? []
+        : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF, '--cpu-prof-name', `limbic-${mix}-${clientCount}-${run}.cpuprofile`];
+    const server = spawn(process.execPath, [...prof, ...common, 'serve', '--http', '--host', '127.0.0.1', '--port', '0'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.add(server);
+    const { url } = await started(server, /at (http:\/\/\S+)\/mcp/);
+    const result = await load(`${url}/mcp`, token, mix, clientCount, true, server.pid!);
+    await stop(server);
+    return result;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function floorRun(mix: Mix, clientCount: number, from: LoadRun): Promise<LoadRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'limbic-http-floor-'));
+  try {
+    // Each tool's answer of median size among those Limbic gave in this run.
+    const answers = Object.fromEntries(
+      [...from.answers].map(([tool, seen]) => [tool, [...seen].sort((a, b) => a.bytes - b.bytes)[Math.floor(seen.length / 2)]!.result]),
+    );
+    const file = join(dir, 'answers.json');
+    writeFileSync(file, JSON.stringify(answers));
+    const server = spawn(process.execPath, ['--import', 'tsx', FLOOR, file], { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
+    children.add(server);
+    const { url } = await started(server, /listening at (http:\/\/\S+\/mcp)/);
+    const result = await load(url, undefined, mix, clientCount, false, server.pid!);
+    await stop(server);
+    return result;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The median of each figure over runs (each tool's too). */
+function medianOf(runs: readonly Figures[]): Figures {
+  const tools = [...new Set(runs.flatMap((r) => Object.keys(r.perTool)))].sort();
+  return {
+    calls: median(runs.map((r) => r.calls)),
+    errors: median(runs.map((r) => r.errors)),
+    callsPerSecond: round(median(runs.map((r) => r.callsPerSecond))),
+    p50_ms: round(median(runs.map((r) => r.p50_ms)), 2),
+    p99_ms: round(median(runs.map((r) => r.p99_ms)), 2),
+    cpuMsPerCall: round(median(runs.map((r) => r.cpuMsPerCall)), 2),
+    mainThreadCpuMsPerCall: round(median(runs.map((r) => r.mainThreadCpuMsPerCall)), 2),
+    perTool: Object.fromEntries(
+      tools.map((tool) => {
+        const of = runs.map((r) => r.perTool[tool]).filter((t) => t !== undefined);
+        return [
+          tool,
+          {
+            calls: median(of.map((t) => t.calls)),
+            p50_ms: round(median(of.map((t) => t.p50_ms)), 2),
+            p99_ms: round(median(of.map((t) => t.p99_ms)), 2),
+          },
+        ];
+      }),
+    ),
+  };
+}
+
+const ratio = (a: number, b: number): number => round(a / b, 2);
+
+async function main(): Promise<void> {
+  const deadline = setTimeout(() => {
+    console.error(`http-load: stopped at the ${MAX_SECONDS} s bound`);
+    process.exit(2);
+  }, MAX_SECONDS * 1000);
+  const cases: Record<string, unknown>[] = [];
+  const tables: string[] = [];
+  let failed = false;
+  for (const mix of MIXES)
+    for (const clientCount of CLIENT_COUNTS) {
+      const limbic: LoadRun[] = [];
+      const floor: LoadRun[] = [];
+      // Other work on the machine slows both servers alike, but is said with the figures.
+      const loadBefore = loadavg().map((x) => round(x));
+      for (let run = 0; run < RUNS; run++) {
+        console.error(`http-load: ${mix}, ${clientCount} clients, run ${run + 1}/${RUNS}: limbic`);
+        const l = await limbicRun(mix, clientCount, run);
+        limbic.push(l);
+        if (!NO_FLOOR) {
+          console.error(`http-load: ${mix}, ${clientCount} clients, run ${run + 1}/${RUNS}: floor`);
+          floor.push(await floorRun(mix, clientCount, l));
+        }
+      }
+      const lm = medianOf(limbic);
+      const fm = NO_FLOOR ? undefined : medianOf(floor);
+      const lost = limbic.reduce((n, r) => n + r.lostEntities + r.lostObservations, 0);
+      failed ||= limbic.some((r) => r.errors > 0) || lost > 0;
+      const limbicOverFloor =
+        fm === undefined
+          ? undefined
+          : {
+              timePerCall: ratio(fm.callsPerSecond, lm.callsPerSecond),
+              p50: ratio(lm.p50_ms, fm.p50_ms),
+              p99: ratio(lm.p99_ms, fm.p99_ms),
+              cpuPerCall: ratio(lm.cpuMsPerCall, fm.cpuMsPerCall),
+              mainThreadCpuPerCall: ratio(lm.mainThreadCpuMsPerCall, fm.mainThreadCpuMsPerCall),
+              perTool: Object.fromEntries(
+                Object.entries(lm.perTool).map(([tool, t]) => {
+                  const f = fm.perTool[tool];
+                  return [tool, f === undefined ? null : { p50: ratio(t.p50_ms, f.p50_ms), p99: ratio(t.p99_ms, f.p99_ms) }];
+                }),
+              ),
+            };
+      cases.push({
+        mix,
+        clients: clientCount,
+        callsPerClient: callsPer(clientCount),
+        runs: RUNS,
+        loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)) },
+        limbic: lm,
+        ...(fm === undefined ? {} : { floor: fm, limbicOverFloor }),
+        lostEntities: limbic.map((r) => r.lostEntities),
+        lostObservations: limbic.map((r) => r.lostObservations),
+        acknowledgedEntities: limbic.map((r) => r.acknowledgedEntities),
+        limbicPerRun: limbic.map((r) => ({
+          callsPerSecond: r.callsPerSecond,
+          p50_ms: r.p50_ms,
+          p99_ms: r.p99_ms,
+          cpuMsPerCall: r.cpuMsPerCall,
+          mainThreadCpuMsPerCall: r.mainThreadCpuMsPerCall,
+          errors: r.errors,
+        })),
+        floorPerRun: floor.map((r) => ({
+          callsPerSecond: r.callsPerSecond,
+          p50_ms: r.p50_ms,
+          p99_ms: r.p99_ms,
+          cpuMsPerCall: r.cpuMsPerCall,
+        })),
+        firstErrors: limbic.flatMap((r) => r.firstErrors).slice(0, 5),
+        floorErrors: floor.map((r) => r.errors),
+        clientEventLoopDelay_ms: limbic.map((r) => r.clientEventLoopDelay_ms),
+        slowestCalls: limbic.map((r) => r.slowestCalls),
+        ...(EXPLAIN ? { hybridSearchStages_ms: limbic.map((r) => r.stages) } : {}),
+      });
+      const rows = Object.entries(lm.perTool).map(([tool, t]) => {
+        const f = fm?.perTool[tool];
+        return f === undefined
+          ? `| \`${tool}\` | ${t.calls} | ${t.p50_ms} | ${t.p99_ms} | | | |`
+          : `| \`${tool}\` | ${t.calls} | ${t.p50_ms} | ${t.p99_ms} | ${f.p50_ms} | ${f.p99_ms} | ${ratio(t.p50_ms, f.p50_ms)} / ${ratio(t.p99_ms, f.p99_ms)} |`;
+      });
+      tables.push(
+        [
+          `### ${mix}, ${clientCount} client${clientCount === 1 ? '' : 's'} (median of ${RUNS})`,
+          '',
+          `Load average ${loadBefore.join(', ')} before, ${loadavg()
+            .map((x) => round(x))
+            .join(', ')} after. ` +
+            `Limbic ${lm.callsPerSecond} calls/s, p50 ${lm.p50_ms} ms, p99 ${lm.p99_ms} ms, CPU ${lm.cpuMsPerCall} ms a call (main thread ${lm.mainThreadCpuMsPerCall}), ${lm.errors} errors, ${lost} lost writes` +
+            (fm === undefined
+              ? ''
+              : `; floor ${fm.callsPerSecond} calls/s, p50 ${fm.p50_ms} ms, p99 ${fm.p99_ms} ms, CPU ${fm.cpuMsPerCall} ms a call; Limbic ÷ floor: time per call ${limbicOverFloor!.timePerCall}, p50 ${limbicOverFloor!.p50}, p99 ${limbicOverFloor!.p99}, CPU a call ${limbicOverFloor!.cpuPerCall} (main thread ${limbicOverFloor!.mainThreadCpuPerCall})`),
+          '',
+          '| tool | calls | Limbic p50 ms | Limbic p99 ms | floor p50 ms | floor p99 ms | Limbic ÷ floor (p50 / p99) |',
+          '|---|---|---|---|---|---|---|',
+          ...rows,
+        ].join('\n'),
+      );
+    }
+  clearTimeout(deadline);
+  const report = {
+    date: new Date().toISOString(),
+    command: `npm run bench:http -- ${process.argv.slice(2).join(' ')}`.trim(),
+    cli: CLI,
+    model: NO_MODEL ? 'none (keyword only)' : 'default (multilingual-e5-small)',
+    cases,
+  };
+  const out = text('out');
+  if (out !== undefined) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(JSON.stringify(report, null, 2));
-  const out = process.argv.indexOf('--out');
-  if (out >= 0) writeFileSync(process.argv[out + 1]!, `${JSON.stringify(report, null, 2)}\n`);
-  process.exitCode = errors.length === 0 && lostEntities === 0 && lostObservations === 0 ? 0 : 1;
+  console.log(`\n${tables.join('\n\n')}`);
+  process.exitCode = failed ? 1 : 0;
 }
 
 await main();

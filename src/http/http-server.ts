@@ -1,9 +1,10 @@
 /**
  * `limbic serve --http`: MCP over Streamable HTTP, many clients at once on one process, and the
  * web page with its JSON reads. Stateless (issue 28): every request carries its own bearer token,
- * checked against the token store each time, and is served by a server instance built for it (its
- * token's namespace; the reading tools only for a read-only token) and dropped after the answer.
- * Nothing is kept between requests, so there is no session to hijack or to bound, and several
+ * checked against the token store each time, and is served by a server instance for its token's
+ * namespace (the reading tools only for a read-only token): built for a 2026-07-28 request, taken
+ * from the namespace's kept instances of that kind for a 2025-era one (legacy-json.ts). No session
+ * or caller state is kept between requests, so there is no session to hijack or to bound, and several
  * processes behind a plain load balancer (one PostgreSQL database) answer any request alike.
  *
  * Both protocol generations on one endpoint: a 2026-07-28 request (it carries the per-request
@@ -169,6 +170,13 @@ function screenBody(body: unknown): Refusal | Refusal[] | undefined {
   });
 }
 
+/** The id of a single JSON-RPC request, to echo on an error answer; null for anything else. */
+function requestIdOf(body: unknown): string | number | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : null;
+}
+
 /** Tools whose answer can hold the whole graph or many entities (up to a 1,000-entity page). */
 const HEAVY_TOOLS = new Set(['read_graph', 'search_nodes', 'open_nodes', 'hybrid_search', 'search_semantic']);
 
@@ -191,15 +199,39 @@ function heavyCall(body: unknown): boolean {
  */
 async function withinAnswerBound(response: Response, maxBytes: number): Promise<Response> {
   if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('application/json')) return response;
+  const { text, headers } = await boundedAnswer(response, maxBytes);
+  return new Response(text, { status: response.status, statusText: response.statusText, headers });
+}
+
+/**
+ * A JSON answer's text within `maxBytes`, or the error that replaces it, and the headers to send it
+ * with (without the answer's content-length, which no longer holds once it is replaced).
+ */
+async function boundedAnswer(response: Response, maxBytes: number): Promise<{ text: string; headers: Headers }> {
   const text = await response.text();
   const headers = new Headers(response.headers);
   headers.delete('content-length');
   const bytes = Buffer.byteLength(text);
-  if (bytes <= maxBytes) return new Response(text, { status: response.status, statusText: response.statusText, headers });
+  if (bytes <= maxBytes) return { text, headers };
   const answer = JSON.parse(text) as unknown;
   const id = typeof answer === 'object' && answer !== null && 'id' in answer ? (answer as { id: unknown }).id : null;
   const message = `The answer is ${bytes} bytes, over this server's limit of ${maxBytes} bytes, and was not sent (a write in it was still made). Ask for less: read_graph and search_nodes take limit/offset, searches take limit.`;
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), { status: response.status, headers });
+  return { text: JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } }), headers };
+}
+
+/**
+ * The web Request of a POST whose body is already parsed (and passed on parsed): its URL, headers
+ * and an abort signal for the client leaving, without the body, which the SDK's Node adapter
+ * (toWebRequest) would serialise again only for nothing to read it.
+ */
+function bodylessRequest(req: IncomingMessage, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name.startsWith(':') || name === 'content-length' || name === 'transfer-encoding') continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: 'POST', headers, signal });
 }
 
 /** A request target without its query string or fragment: what a log line may show. */
@@ -244,7 +276,8 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
   const mcpOf = (namespace: string): NodeMcpRequestHandler => {
     const made = handlers.get(namespace);
     if (made !== undefined) return made.node;
-    // Runs per request: cheap, over the namespace's one service (opened once by the registry).
+    // Runs per 2026-07-28 request and per 2025-era instance made: cheap, over the namespace's one
+    // service (opened once by the registry).
     const factory = ({ era, authInfo }: McpRequestContext) => {
       const caller = callerOf(authInfo);
       if (caller?.namespace !== namespace) throw new Error('an MCP request reached the handler of another namespace');
@@ -272,13 +305,58 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
       maxSubscriptions: o.limits.maxStreamsPerNamespace,
       onerror,
     });
-    const legacy = legacyJsonHandler(factory);
+    // 2025-era requests reuse instances (legacy-json.ts), one pool per kind of caller: a read-only
+    // token's request is only ever given an instance built for a read-only caller of this namespace.
+    const legacy = legacyJsonHandler(factory, {
+      poolKey: (authInfo) => {
+        const caller = callerOf(authInfo);
+        return caller?.namespace === namespace ? (caller.readOnly ? 'read-only' : 'read-write') : undefined;
+      },
+    });
     const fetch = async (request: Request, options?: McpHandlerRequestOptions): Promise<Response> => {
       const isLegacy = await isLegacyRequest(request, options?.parsedBody, { maxRequestBodySize: o.limits.maxBodyBytes });
       const response = isLegacy ? await legacy(request, options) : await handler.fetch(request, options);
       return withinAnswerBound(response, o.limits.maxAnswerBytes);
     };
-    const node = toNodeHandler({ fetch }, { maxRequestBodySize: o.limits.maxBodyBytes, onerror });
+    const adapted = toNodeHandler({ fetch }, { maxRequestBodySize: o.limits.maxBodyBytes, onerror });
+    /**
+     * A 2025-era POST (its answer is always one JSON body, legacy-json.ts) is served here without the
+     * SDK's Node adapter: the body goes on parsed, not serialised into a Request again, and the
+     * answer's text, once measured against the bound, is written as it is instead of being wrapped in
+     * a Response and streamed. Everything else (2026-07-28 requests, their listen streams) goes
+     * through the adapter.
+     */
+    const node: NodeMcpRequestHandler = async (req, res, body) => {
+      const incoming = req as IncomingMessage & { auth?: AuthInfo };
+      const reply = res as ServerResponse;
+      if (incoming.method !== 'POST' || body === undefined) return adapted(req, res, body);
+      const left = new AbortController();
+      let answered = false;
+      reply.once('close', () => {
+        if (!answered) left.abort();
+      });
+      const request = bodylessRequest(incoming, left.signal);
+      if (!(await isLegacyRequest(request, body, { maxRequestBodySize: o.limits.maxBodyBytes }))) return adapted(req, res, body);
+      let response: Response;
+      try {
+        response = await legacy(request, { ...(incoming.auth === undefined ? {} : { authInfo: incoming.auth }), parsedBody: body });
+      } catch (error) {
+        onerror(error instanceof Error ? error : new Error(String(error)));
+        const id = requestIdOf(body);
+        response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id }, { status: 500 });
+      }
+      const json = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('application/json');
+      const { text, headers } = json
+        ? await boundedAnswer(response, o.limits.maxAnswerBytes)
+        : { text: undefined, headers: response.headers };
+      answered = true;
+      if (reply.destroyed) return;
+      const head: Record<string, string> = {};
+      for (const [name, value] of headers) head[name] = value;
+      if (text !== undefined) head['content-length'] = String(Buffer.byteLength(text));
+      reply.writeHead(response.status, head);
+      reply.end(text ?? (await response.text()));
+    };
     handlers.set(namespace, { handler, node, announce });
     return node;
   };

@@ -73,6 +73,21 @@ function windowOf(offset: number | undefined, limit: number | undefined): Observ
   return { offset: offset ?? 0, limit: limit ?? LIMITS.maxObservationsPerEntity };
 }
 
+/**
+ * The output schemas written here, made once for every instance: the SDK converts each tool's to
+ * JSON Schema on its first call, which an instance built per request paid on every call
+ * (outputSchemasOnce below keeps the conversion too).
+ */
+const CreateEntitiesOutput = z.object({ entities: z.array(s.EntityOutputSchema) });
+const CreateRelationsOutput = z.object({ relations: z.array(s.RelationOutputSchema) });
+const AddObservationsOutput = z.object({
+  results: z.array(z.object({ entityName: z.string(), addedObservations: z.array(z.string()), superseded: z.string().optional() })),
+});
+const SuccessOutput = z.object(s.SuccessOutput);
+const ReadGraphOutput = z.object(s.GraphOutput);
+const SearchNodesOutput = z.object(s.SearchNodesOutput);
+const OpenNodesOutput = z.object(s.OpenNodesOutput);
+
 function success(message: string): CallToolResult {
   return structured({ success: true, message }, message);
 }
@@ -100,8 +115,10 @@ export interface McpServerOptions {
 }
 
 /**
- * Builds a server over a service. Cheap and side-effect free (the HTTP entry builds one per request,
- * stdio one per connection): connecting it is the caller's job.
+ * Builds a server over a service. Side-effect free, and cheap after the first (its schemas are made
+ * and converted once per process): the HTTP entry builds one per 2026-07-28 request and keeps a few
+ * per namespace for 2025-era requests (legacy-json.ts), stdio one per connection. Connecting it is
+ * the caller's job.
  */
 export function createMcpServer(service: MemoryService, info: ServerInfo, logger: Logger, options: McpServerOptions = {}): McpServer {
   const era = options.era ?? 'legacy';
@@ -113,6 +130,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
     { name: info.name, version: info.version },
     { instructions: INSTRUCTIONS, capabilities: subscribable ? { resources: { subscribe: true } } : {} },
   );
+  outputSchemasOnce(server);
   inputSchemasWithoutDialect(server);
   if (options.toolGate !== undefined) gateTools(server, options.toolGate);
   if (options.tools === 'core') onlyTools(server, CORE_TOOLS);
@@ -153,7 +171,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Create Entities',
       description: 'Create multiple new entities in the knowledge graph',
       inputSchema: s.createEntitiesInput,
-      outputSchema: z.object({ entities: z.array(s.EntityOutputSchema) }),
+      outputSchema: CreateEntitiesOutput,
       annotations: WRITE,
     },
     guard(async ({ entities }, tally) => {
@@ -172,7 +190,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Create Relations',
       description: 'Create multiple new relations between entities in the knowledge graph. Relations should be in active voice',
       inputSchema: s.createRelationsInput,
-      outputSchema: z.object({ relations: z.array(s.RelationOutputSchema) }),
+      outputSchema: CreateRelationsOutput,
       annotations: WRITE,
     },
     guard(async ({ relations }, tally) => {
@@ -188,9 +206,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Add Observations',
       description: 'Add new observations to existing entities in the knowledge graph',
       inputSchema: s.addObservationsInput,
-      outputSchema: z.object({
-        results: z.array(z.object({ entityName: z.string(), addedObservations: z.array(z.string()), superseded: z.string().optional() })),
-      }),
+      outputSchema: AddObservationsOutput,
       annotations: WRITE,
     },
     guard(async ({ observations }, tally) => {
@@ -208,7 +224,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Delete Entities',
       description: 'Delete multiple entities and their associated relations from the knowledge graph',
       inputSchema: s.deleteEntitiesInput,
-      outputSchema: z.object(s.SuccessOutput),
+      outputSchema: SuccessOutput,
       annotations: DESTRUCTIVE,
     },
     guard(async ({ entityNames }) => {
@@ -224,7 +240,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Delete Observations',
       description: 'Delete specific observations from entities in the knowledge graph',
       inputSchema: s.deleteObservationsInput,
-      outputSchema: z.object(s.SuccessOutput),
+      outputSchema: SuccessOutput,
       annotations: DESTRUCTIVE,
     },
     guard(async ({ deletions }) => {
@@ -240,7 +256,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Delete Relations',
       description: 'Delete multiple relations from the knowledge graph',
       inputSchema: s.deleteRelationsInput,
-      outputSchema: z.object(s.SuccessOutput),
+      outputSchema: SuccessOutput,
       annotations: DESTRUCTIVE,
     },
     guard(async ({ relations }) => {
@@ -257,7 +273,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         'Read the entire knowledge graph. Limbic: page it (limit, offset), outline it (compact), page observations and relations (relationCount and next_relations_offset when there are more)',
       inputSchema: s.readGraphInput,
-      outputSchema: z.object(s.GraphOutput),
+      outputSchema: ReadGraphOutput,
       annotations: READ,
     },
     guard(
@@ -303,7 +319,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         'Search for nodes in the knowledge graph based on a query: every entity whose name, type or an observation contains it (ignoring case and accents), best first',
       inputSchema: s.searchNodesInput,
-      outputSchema: z.object(s.SearchNodesOutput),
+      outputSchema: SearchNodesOutput,
       annotations: READ,
     },
     guard(async ({ query, limit, offset, observations_offset, observations_limit, relations_offset, relations_limit, include_ended }) =>
@@ -327,7 +343,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       description:
         "Open specific nodes in the knowledge graph by their names, with all their observations and relations. Limbic: a hub's relations come a page at a time (relationCount, next_relations_offset; relations_offset, relations_limit)",
       inputSchema: s.openNodesInput,
-      outputSchema: z.object(s.OpenNodesOutput),
+      outputSchema: OpenNodesOutput,
       annotations: READ,
     },
     guard(
@@ -409,7 +425,7 @@ export function createMcpServer(service: MemoryService, info: ServerInfo, logger
       title: 'Set Entity Status',
       description: "Set an entity's lifecycle status: paused, completed and archived ones rank lower (0.85x, 0.70x, 0.50x), never hidden",
       inputSchema: s.setStatusInput,
-      outputSchema: z.object(s.SuccessOutput),
+      outputSchema: SuccessOutput,
       annotations: { ...WRITE, idempotentHint: true },
     },
     guard(async ({ entity_name, name: legacyName, status }) => {
@@ -488,6 +504,30 @@ function gateTools(server: McpServer, gate: ToolGate): void {
   Object.assign(server, { registerTool: gated });
 }
 
+/** Each output schema's JSON Schema, as the SDK converted it for the first instance that registered it. */
+const outputSchemaJsons = new WeakMap<StandardSchemaWithJSON, Record<string, unknown> | undefined>();
+
+/**
+ * Converts each output schema to JSON Schema once per process instead of once per instance: the
+ * SDK converts a tool's on its first call (to shape the answer as tools/list advertised it), and the
+ * HTTP entry builds instances per request. The conversion is the SDK's own (the tool's memoised
+ * outputSchemaJson), only shared by the instances that register the same schema object.
+ */
+function outputSchemasOnce(server: McpServer): void {
+  type Config = { outputSchema?: StandardSchemaWithJSON };
+  type Register = (name: string, config: Config, callback: unknown) => ReturnType<McpServer['registerTool']>;
+  const register = server.registerTool.bind(server) as Register;
+  const once: Register = (name, config, callback) => {
+    const tool = register(name, config, callback);
+    const schema = config.outputSchema;
+    if (schema === undefined) return tool;
+    if (outputSchemaJsons.has(schema)) tool.outputSchemaJson = outputSchemaJsons.get(schema);
+    else outputSchemaJsons.set(schema, tool.outputSchemaJson);
+    return tool;
+  };
+  Object.assign(server, { registerTool: once });
+}
+
 /**
  * Every tool's input schema as tools/list shows it, without `$schema`: 2020-12 is what MCP assumes
  * of a schema that names no dialect, and the 55 bytes repeated on every tool are read by the model
@@ -502,7 +542,18 @@ function inputSchemasWithoutDialect(server: McpServer): void {
   Object.assign(server, { registerTool: plain });
 }
 
+/** Each input schema without its dialect, made once (instances are built per request over HTTP). */
+const dialectless = new WeakMap<StandardSchemaWithJSON, StandardSchemaWithJSON>();
+
 function withoutDialect(schema: StandardSchemaWithJSON): StandardSchemaWithJSON {
+  const made = dialectless.get(schema);
+  if (made !== undefined) return made;
+  const plain = dialectFree(schema);
+  dialectless.set(schema, plain);
+  return plain;
+}
+
+function dialectFree(schema: StandardSchemaWithJSON): StandardSchemaWithJSON {
   const standard = schema['~standard'];
   const drop = (json: Record<string, unknown>): Record<string, unknown> => {
     const { $schema: _dialect, ...rest } = json;
