@@ -56,6 +56,7 @@ interface Row {
   note?: string;
 }
 const rows: Row[] = [];
+const builds: { size: number; signsSeconds: number }[] = [];
 const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
 
 /** Times `search` over the queries (warm-ups untimed); recall@K of its ids against `truth`. */
@@ -156,6 +157,11 @@ for (const size of SIZES) {
   t0 = performance.now();
   const cache = VectorCache.fromVectors(db, exactSearch, dims, ids, vectors);
   console.log(`${size}: cache (int8 + sign codes) built in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  t0 = performance.now();
+  cache.buildSigns();
+  const signsBuilt = (performance.now() - t0) / 1000;
+  console.log(`${size}: sign codes (centre + encoding) built again in ${signsBuilt.toFixed(2)} s`);
+  builds.push({ size, signsSeconds: signsBuilt });
 
   await measure(size, 'float32 exact (usearch)', truth, (q) => cache.search(q, K, { scan: 'float32' }).map((h) => h.id));
   await measure(size, 'int8 + re-score', truth, (q) => cache.search(q, K, { scan: 'int8' }).map((h) => h.id));
@@ -223,5 +229,5 @@ for (const size of SIZES) {
   db.close();
 }
 
-if (OUT !== '') writeFileSync(OUT, JSON.stringify({ k: K, queries: QUERIES, rows }, null, 2));
+if (OUT !== '') writeFileSync(OUT, JSON.stringify({ k: K, queries: QUERIES, load: (await import('node:os')).loadavg(), builds, rows }, null, 2));
 process.exit(0);

@@ -50,22 +50,24 @@ const ids = (hits: { id: number }[]): number[] => hits.map((h) => h.id);
 
 describe('vector cache: sign codes', () => {
   it("the kernel's Hamming distances select the same rows as a plain count of differing signs", () => {
-    const r = random(5);
-    const n = 3000;
-    const data = Float32Array.from({ length: n * DIMS }, () => r() - 0.5);
-    const centre = new Float32Array(DIMS);
-    const codes = new SignCodes(DIMS, n);
-    for (let row = 0; row < n; row++) codes.encode(row, data, centre, row * DIMS);
-    const q = Float32Array.from({ length: DIMS }, () => r() - 0.5);
-    const hamming = (row: number): number => {
-      let d = 0;
-      for (let j = 0; j < DIMS; j++) if (data[row * DIMS + j]! > 0 !== q[j]! > 0) d++;
-      return d;
-    };
-    const want = Array.from({ length: n }, (_, row) => row)
-      .sort((a, b) => hamming(a) - hamming(b) || a - b)
-      .slice(0, 200);
-    expect([...codes.nearest(q, centre, n, 200)].sort((a, b) => a - b)).toEqual(want.sort((a, b) => a - b));
+    for (const dims of [64, 100, 384]) {
+      const r = random(dims);
+      const n = 3000;
+      const data = Float32Array.from({ length: n * dims }, () => r() - 0.5);
+      const centre = Float32Array.from({ length: dims }, () => 0.1 * (r() - 0.5));
+      const codes = new SignCodes(dims, n);
+      for (let row = 0; row < n; row++) codes.encode(row, data, centre, row * dims);
+      const q = Float32Array.from({ length: dims }, () => r() - 0.5);
+      const hamming = (row: number): number => {
+        let d = 0;
+        for (let j = 0; j < dims; j++) if (data[row * dims + j]! > centre[j]! !== q[j]! > centre[j]!) d++;
+        return d;
+      };
+      const want = Array.from({ length: n }, (_, row) => row)
+        .sort((a, b) => hamming(a) - hamming(b) || a - b)
+        .slice(0, 200);
+      expect([...codes.nearest(q, centre, n, 200)].sort((a, b) => a - b)).toEqual(want.sort((a, b) => a - b));
+    }
   });
 
   it('from SIGN_FROM vectors scans the sign codes and returns the exact top-k (where their margin holds); below, the int8 scan', () => {

@@ -25,10 +25,10 @@ const HIST_AT = 512;
 
 /**
  * The module, in the order of the binary format (https://webassembly.github.io/spec/core/binary/).
- *   scan(codes, n, query, words, out, hist): out[i] (u16) = Hamming(code i, query); hist[d] += 1
+ *   scan(codes, n, query, out, hist): out[i] (u16) = Hamming(code i, query); hist[d] += 1, for codes of `words` 16-byte words
  *   select(dist, n, t, rem, dst) -> count: rows with distance < t, then the first `rem` at t, as u32
  */
-function moduleBytes(): Uint8Array {
+function moduleBytes(words: number): Uint8Array {
   const uleb = (n: number): number[] => {
     const out: number[] = [];
     do {
@@ -48,8 +48,17 @@ function moduleBytes(): Uint8Array {
   const get = (i: number): number[] => [0x20, i];
   const set = (i: number): number[] => [0x21, i];
   const tee = (i: number): number[] => [0x22, i];
-  const i32 = (n: number): number[] => [0x41, n]; // small non-negative constants only (< 64)
-  const [add, sub, shl, eqz, ltU, eq] = [[0x6a], [0x6b], [0x74], [0x45], [0x49], [0x46]];
+  const i32 = (n: number): number[] => {
+    // Signed LEB128 of a non-negative constant.
+    const out: number[] = [];
+    for (;;) {
+      const byte = n & 0x7f;
+      n >>>= 7;
+      if (n === 0 && (byte & 0x40) === 0) return [0x41, ...out, byte];
+      out.push(byte | 0x80);
+    }
+  };
+  const [add, sub, mul, shl, eqz, ltU, eq] = [[0x6a], [0x6b], [0x6c], [0x74], [0x45], [0x49], [0x46]];
   const load = [0x28, 2, 0];
   const load16 = [0x2f, 1, 0];
   const store = [0x36, 2, 0];
@@ -57,35 +66,36 @@ function moduleBytes(): Uint8Array {
   const simd = (op: number, ...imm: number[]): number[] => [0xfd, ...uleb(op), ...imm];
   const v128load = simd(0x00, 0, 0);
   const [splat8, xor, popcnt, add8] = [simd(0x0f), simd(0x51), simd(0x62), simd(0x6e)];
-  const [pairs8, pairs16] = [simd(0x7d), simd(0x7f)];
+  const [pairs8, pairs16, add32x4] = [simd(0x7d), simd(0x7f), simd(0xae)];
   const lane = (l: number): number[] => simd(0x1b, l);
   const [block, loop, ifThen, els, end, brIf] = [[0x02, 0x40], [0x03, 0x40], [0x04, 0x40], [0x05], [0x0b], (d: number) => [0x0d, d]];
 
-  // scan: params codes 0, n 1, query 2, words 3, out 4, hist 5; locals i 6, j 7, qp 8, d 9, acc 10 (v128).
-  const [codes, n, query, words, out, hist, i, j, qp, d, acc] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  // scan: params codes 0, n 1, query 2, out 3, hist 4; locals end 5, d 6 (i32), acc 7, the query's words 8.. (v128).
+  // One row: the words XORed with the query's (held in locals), popcounts added per byte, summed.
+  const [codes, n, query, out, hist, endAt, d, acc] = [0, 1, 2, 3, 4, 5, 6, 7];
+  const qw = (k: number): number => 8 + k;
+  const word = (k: number): number[] => [...get(codes), ...simd(0x00, 0, ...uleb(16 * k)), ...get(qw(k)), ...xor, ...popcnt];
+  const rowBody: number[] = [...word(0)];
+  for (let k = 1; k < words; k++) rowBody.push(...word(k), ...add8);
+  // Bytes 8-15 onto 0-7, then lanes 0 and 1 of the 32-bit sums.
+  const swapHalves = simd(0x0d, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
   const scan = [
     ...vec([
-      [4, I32],
-      [1, V128],
+      [2, I32],
+      [1 + words, V128],
     ]),
     ...block,
     ...get(n), ...eqz, ...brIf(0),
+    ...Array.from({ length: words }, (_, k) => [...get(query), ...simd(0x00, 0, ...uleb(16 * k)), ...set(qw(k))]).flat(),
+    ...get(codes), ...get(n), ...i32(words * 16), ...mul, ...add, ...set(endAt),
     ...loop,
-    ...i32(0), ...splat8, ...set(acc),
-    ...get(query), ...set(qp),
-    ...get(words), ...set(j),
-    ...loop,
-    ...get(acc), ...get(codes), ...v128load, ...get(qp), ...v128load, ...xor, ...popcnt, ...add8, ...set(acc),
-    ...get(codes), ...i32(16), ...add, ...set(codes),
-    ...get(qp), ...i32(16), ...add, ...set(qp),
-    ...get(j), ...i32(1), ...sub, ...tee(j), ...brIf(0),
-    ...end,
-    ...get(acc), ...pairs8, ...pairs16, ...set(acc),
-    ...get(acc), ...lane(0), ...get(acc), ...lane(1), ...add, ...get(acc), ...lane(2), ...add, ...get(acc), ...lane(3), ...add, ...set(d),
-    ...get(out), ...get(i), ...i32(1), ...shl, ...add, ...get(d), ...store16,
+    ...rowBody, ...pairs8, ...pairs16, ...tee(acc), ...get(acc), ...get(acc), ...swapHalves, ...add32x4, ...tee(acc),
+    ...lane(0), ...get(acc), ...lane(1), ...add, ...set(d),
+    ...get(out), ...get(d), ...store16,
     ...get(hist), ...get(d), ...i32(2), ...shl, ...add,
     ...get(hist), ...get(d), ...i32(2), ...shl, ...add, ...load, ...i32(1), ...add, ...store,
-    ...get(i), ...i32(1), ...add, ...tee(i), ...get(n), ...ltU, ...brIf(0),
+    ...get(out), ...i32(2), ...add, ...set(out),
+    ...get(codes), ...i32(words * 16), ...add, ...tee(codes), ...get(endAt), ...ltU, ...brIf(0),
     ...end,
     ...end,
     ...end,
@@ -120,7 +130,7 @@ function moduleBytes(): Uint8Array {
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
     ...section(1, vec([
-      [0x60, ...vec([[I32], [I32], [I32], [I32], [I32], [I32]]), 0],
+      [0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0],
       [0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), ...vec([[I32]])],
     ])),
     ...section(2, vec([[...name('e'), ...name('m'), 0x02, 0x00, 0x01]])),
@@ -142,12 +152,18 @@ interface Wasm {
 }
 const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
 
-let compiled: object | undefined;
+/** Compiled modules by code words. */
+const compiled = new Map<number, object>();
+const moduleFor = (words: number): object => {
+  let module = compiled.get(words);
+  if (module === undefined) compiled.set(words, (module = new wasm.Module(moduleBytes(words))));
+  return module;
+};
 
 /** Whether this runtime runs the kernel (WebAssembly SIMD: Node 16.4 and later). */
 export function signCodesSupported(): boolean {
   try {
-    compiled ??= new wasm.Module(moduleBytes());
+    moduleFor(3);
     return true;
   } catch {
     return false;
@@ -155,7 +171,7 @@ export function signCodesSupported(): boolean {
 }
 
 interface Kernel {
-  scan(codes: number, n: number, query: number, words: number, out: number, hist: number): void;
+  scan(codes: number, n: number, query: number, out: number, hist: number): void;
   select(dist: number, n: number, t: number, rem: number, dst: number): number;
 }
 
@@ -188,8 +204,7 @@ export class SignCodes {
     this.pickedAt = this.distAt + ((capacity * 2 + 3) & ~3);
     const total = this.pickedAt + capacity * 4;
     this.memory = new wasm.Memory({ initial: Math.ceil(total / PAGE) });
-    compiled ??= new wasm.Module(moduleBytes());
-    this.kernel = new wasm.Instance(compiled, { e: { m: this.memory } }).exports as unknown as Kernel;
+    this.kernel = new wasm.Instance(moduleFor(this.words), { e: { m: this.memory } }).exports as unknown as Kernel;
     this.codes = new Uint8Array(this.memory.buffer, this.codesAt, capacity * this.bytes);
     this.hist = new Uint32Array(this.memory.buffer, HIST_AT, dims + 1);
   }
@@ -217,7 +232,7 @@ export class SignCodes {
     queryCode.fill(0);
     writeCode(queryCode, 0, query, centre, this.dims, 0);
     this.hist.fill(0);
-    this.kernel.scan(this.codesAt, count, QUERY_AT, this.words, this.distAt, HIST_AT);
+    this.kernel.scan(this.codesAt, count, QUERY_AT, this.distAt, HIST_AT);
     // The smallest distance t whose cumulative count reaches `want`: every row below t is taken, and the first at t.
     let below = 0;
     let t = 0;
