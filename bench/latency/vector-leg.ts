@@ -57,7 +57,8 @@ interface Row {
 }
 const rows: Row[] = [];
 const builds: { size: number; signsSeconds: number }[] = [];
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
+const percentile = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
 
 /** Times `search` over the queries (warm-ups untimed); recall@K of its ids against `truth`. */
 async function measure(
@@ -88,7 +89,10 @@ async function measure(
 }
 
 /** The int8 scan over two halves in two worker threads (usearch in each), merged and re-scored on float32. */
-async function splitScan(quantized: Int8Array, count: number): Promise<{ search: (q: Int8Array, pool: number) => Promise<number[]>; stop: () => Promise<void> }> {
+async function splitScan(
+  quantized: Int8Array,
+  count: number,
+): Promise<{ search: (q: Int8Array, pool: number) => Promise<number[]>; stop: () => Promise<void> }> {
   const shared = new SharedArrayBuffer(count * dims);
   new Int8Array(shared).set(quantized.subarray(0, count * dims));
   const half = Math.ceil(count / 2);
@@ -229,5 +233,6 @@ for (const size of SIZES) {
   db.close();
 }
 
-if (OUT !== '') writeFileSync(OUT, JSON.stringify({ k: K, queries: QUERIES, load: (await import('node:os')).loadavg(), builds, rows }, null, 2));
+if (OUT !== '')
+  writeFileSync(OUT, JSON.stringify({ k: K, queries: QUERIES, load: (await import('node:os')).loadavg(), builds, rows }, null, 2));
 process.exit(0);

@@ -347,7 +347,8 @@ export class VectorCache {
     const dims = this.dims;
     const unit = normalize(Float32Array.from(query));
     // A memory grown by writes since its last load is centred again (the int8 scan answers meanwhile).
-    if (this.signs !== undefined && this.count >= SIGN_FROM && !this.signsBuilding && this.centredOn * 2 < this.count) this.encodeSignsLater();
+    if (this.signs !== undefined && this.count >= SIGN_FROM && !this.signsBuilding && this.centredOn * 2 < this.count)
+      this.encodeSignsLater();
     const scan = how.scan ?? (this.count < QUANTIZE_FROM ? 'float32' : this.scansSigns ? 'signs' : 'int8');
     if (scan === 'float32') {
       const { keys, distances } = this.exactSearch(this.data.subarray(0, this.count * dims), unit, dims, n, 'ip', 1);
@@ -362,7 +363,12 @@ export class VectorCache {
     const pool = Math.min(this.count, Math.max(n * OVERSAMPLE, n + OVERSAMPLE_MIN));
     if (scan === 'signs' && this.signs !== undefined && this.signedRows >= this.count) {
       // The nearest by sign codes, then their int8 rows (copied together) scanned as below.
-      const near = this.signs.nearest(unit, this.centre, this.count, Math.min(this.count, Math.max(pool, how.pool ?? Math.max(SIGN_POOL, n * SIGN_OVERSAMPLE))));
+      const near = this.signs.nearest(
+        unit,
+        this.centre,
+        this.count,
+        Math.min(this.count, Math.max(pool, how.pool ?? Math.max(SIGN_POOL, n * SIGN_OVERSAMPLE))),
+      );
       const gathered = new Int8Array(near.length * dims);
       for (let i = 0; i < near.length; i++) {
         const row = near[i] as number;
@@ -540,7 +546,8 @@ export class VectorCache {
     for (let start = 0; start < this.count; start += SIGN_SLICE) {
       const end = Math.min(this.count, start + SIGN_SLICE);
       const data = this.data;
-      for (let o = start * dims; o < end * dims; o += dims) for (let j = 0; j < dims; j++) sum[j] = (sum[j] as number) + (data[o + j] as number);
+      for (let o = start * dims; o < end * dims; o += dims)
+        for (let j = 0; j < dims; j++) sum[j] = (sum[j] as number) + (data[o + j] as number);
       summed += end - start;
       yield;
       if (build !== this.signBuild) return;
