@@ -90,7 +90,7 @@ describe('vector cache: sign codes', () => {
       expect(ids(small.search(q, 30))).toEqual(ids(small.search(q, 30, { scan: 'float32' })));
     }
     db.close();
-  });
+  }, 180_000); // 200k vectors: seconds on an idle machine, tens under load
 
   it('keeps the codes in step with written, moved and deleted vectors, and rebuilds them on a reset', () => {
     const n = SIGN_FROM + 10;
@@ -144,5 +144,5 @@ describe('vector cache: sign codes', () => {
     expect(cache.scansSigns).toBe(true);
     expect(ids(cache.search(q, 20))).toEqual(ids(cache.search(q, 20, { scan: 'float32' })));
     db.close();
-  });
+  }, 180_000); // 200k vectors: seconds on an idle machine, tens under load
 });
