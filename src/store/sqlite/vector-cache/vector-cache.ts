@@ -17,6 +17,7 @@
 import type Database from 'better-sqlite3';
 import { logMark } from '../sqlite-connection.js';
 import type { VectorFileBody, VectorFileHeader } from './vector-cache-file.js';
+import { MAX_CODE_DIMS, SignCodes, signCodesSupported } from './sign-codes.js';
 
 /** What a search needs from usearch, imported lazily by the store. */
 export interface ExactSearch {
@@ -45,6 +46,15 @@ const OVERSAMPLE = 2;
 const OVERSAMPLE_MIN = 100;
 /** Below this many vectors the float32 scan is as fast, and is used alone. */
 const QUANTIZE_FROM = 4096;
+/**
+ * From this many vectors the scan reads sign codes (sign-codes.ts) instead of the whole int8 copy:
+ * the SIGN_POOL nearest by Hamming distance (at least SIGN_OVERSAMPLE × k) go through the int8
+ * scan, and its best through the float32 re-scoring. On vectors derived from real e5 vectors
+ * (bench/latency/vector-leg.ts) 8,192 kept recall@150 at 0.992 at 1M and 16,384 at 0.998.
+ */
+export const SIGN_FROM = 200_000;
+export const SIGN_POOL = 16_384;
+const SIGN_OVERSAMPLE = 64;
 /** Rows of a cache read from its file compared with the table before it is trusted. */
 const SPOT_CHECKS = 8;
 
@@ -66,6 +76,20 @@ export class VectorCache {
   private seq = 0;
   /** Grows on every change of the arrays: a save under way compares it to know its snapshot held. */
   private changes = 0;
+  /**
+   * Sign codes of the rows minus `centre` (the mean of the vectors at the last load), valid for
+   * rows below `signedRows` (built a slice at a time after a load); undefined where the runtime
+   * has no WebAssembly SIMD or the vectors are too long for the kernel.
+   */
+  private signs: SignCodes | undefined;
+  private centre: Float32Array;
+  private signedRows = 0;
+  /** Grows when a build of the sign codes starts: an older build still stepping then stops. */
+  private signBuild = 0;
+  /** While a build runs, rows appended past `signedRows` are left to it. */
+  private signsBuilding = false;
+  /** Rows the centre was the mean of: a memory that grew to twice that is centred again. */
+  private centredOn = 0;
   /** Asked before every search, so prepared once. */
   private readonly latest: Database.Statement<[], { seq: number }>;
 
@@ -79,6 +103,33 @@ export class VectorCache {
     this.data = arrays.vectors;
     this.quantized = arrays.quantized;
     this.ids = arrays.ids;
+    this.centre = new Float32Array(dims);
+    if (dims <= MAX_CODE_DIMS && signCodesSupported()) this.signs = new SignCodes(dims, this.ids.length);
+  }
+
+  /**
+   * A cache of vectors already in memory (a benchmark's or a test's), at log position 0: `vectors`
+   * holds ids.length rows of `dims`. The sign codes are built before it returns.
+   */
+  static fromVectors(db: Database.Database, exactSearch: ExactSearch, dims: number, ids: Float64Array, vectors: Float32Array): VectorCache {
+    const cache = new VectorCache(db, exactSearch, dims, VectorCache.allocate(ids.length, dims));
+    for (let row = 0; row < ids.length; row++) {
+      const v = vectors.subarray(row * dims, (row + 1) * dims);
+      cache.upsert(ids[row] as number, Buffer.from(v.buffer, v.byteOffset, v.byteLength), false);
+    }
+    run(cache.requantize());
+    run(cache.encodeSigns());
+    return cache;
+  }
+
+  /** Centres and encodes the sign codes again, at once (what a load does a slice at a time; for benchmarks). */
+  buildSigns(): void {
+    run(this.encodeSigns());
+  }
+
+  /** Whether searches read the sign codes now (a large cache whose codes are built). */
+  get scansSigns(): boolean {
+    return this.signs !== undefined && this.count >= SIGN_FROM && this.signedRows >= this.count;
   }
 
   /**
@@ -145,7 +196,7 @@ export class VectorCache {
     if (repeated !== undefined) return { reason: `its ids are not unique integers (entity ${repeated}; damaged)`, stale: false };
     // Most of the log outside a transaction, so other tools run meanwhile; the rest inside, with the checks.
     if (!(await runYielding(cache.replayLog()))) return { reason: 'the vector log moved past it while it was read', stale: true };
-    return db
+    const adopted = db
       .transaction((): VectorCache | Unusable => {
         if (!cache.sync()) return { reason: 'the vector log moved past it while it was read', stale: true };
         const stored = cache.storedCount();
@@ -158,6 +209,8 @@ export class VectorCache {
         return cache;
       })
       .deferred();
+    if (adopted instanceof VectorCache) adopted.encodeSignsLater();
+    return adopted;
   }
 
   /** Reads every vector of the table in one consistent snapshot; `chunks` false forces the row path. */
@@ -183,6 +236,7 @@ export class VectorCache {
     if (cache.count !== total && cache.latestSeq() === seq) return VectorCache.load(db, exactSearch, dims, false);
     await runYielding(cache.requantize());
     cache.loadedFrom = 'chunks';
+    cache.encodeSignsLater();
     return cache;
   }
 
@@ -277,13 +331,26 @@ export class VectorCache {
     return undefined;
   }
 
-  /** Exact top-k by cosine distance: rows and query are unit length here, so it is 1 - dot. */
-  search(query: Float32Array, k: number): { id: number; distance: number }[] {
+  /**
+   * Top-k by cosine distance: rows and query are unit length here, so it is 1 - dot. Exact below
+   * QUANTIZE_FROM vectors; above, the candidates of the int8 scan (or of the sign codes' from
+   * SIGN_FROM) are re-scored on float32, so distances are exact and recall is measured
+   * (bench/latency/vector-leg.ts). `how` forces a scan and the signs' pool (benchmarks, tests).
+   */
+  search(
+    query: Float32Array,
+    k: number,
+    how: { readonly scan?: 'float32' | 'int8' | 'signs'; readonly pool?: number } = {},
+  ): { id: number; distance: number }[] {
     const n = Math.min(k, this.count);
     if (n <= 0) return [];
     const dims = this.dims;
     const unit = normalize(Float32Array.from(query));
-    if (this.count < QUANTIZE_FROM) {
+    // A memory grown by writes since its last load is centred again (the int8 scan answers meanwhile).
+    if (this.signs !== undefined && this.count >= SIGN_FROM && !this.signsBuilding && this.centredOn * 2 < this.count)
+      this.encodeSignsLater();
+    const scan = how.scan ?? (this.count < QUANTIZE_FROM ? 'float32' : this.scansSigns ? 'signs' : 'int8');
+    if (scan === 'float32') {
       const { keys, distances } = this.exactSearch(this.data.subarray(0, this.count * dims), unit, dims, n, 'ip', 1);
       const out: { id: number; distance: number }[] = [];
       for (let i = 0; i < keys.length; i++) {
@@ -292,12 +359,31 @@ export class VectorCache {
       }
       return out;
     }
+    let rows: ArrayLike<number>;
     const pool = Math.min(this.count, Math.max(n * OVERSAMPLE, n + OVERSAMPLE_MIN));
-    const { keys } = this.exactSearch(this.quantized.subarray(0, this.count * dims), this.quantize(unit), dims, pool, 'ip', 1);
+    if (scan === 'signs' && this.signs !== undefined && this.signedRows >= this.count) {
+      // The nearest by sign codes, then their int8 rows (copied together) scanned as below.
+      const near = this.signs.nearest(
+        unit,
+        this.centre,
+        this.count,
+        Math.min(this.count, Math.max(pool, how.pool ?? Math.max(SIGN_POOL, n * SIGN_OVERSAMPLE))),
+      );
+      const gathered = new Int8Array(near.length * dims);
+      for (let i = 0; i < near.length; i++) {
+        const row = near[i] as number;
+        gathered.set(this.quantized.subarray(row * dims, (row + 1) * dims), i * dims);
+      }
+      const { keys } = this.exactSearch(gathered, this.quantize(unit), dims, Math.min(pool, near.length), 'ip', 1);
+      rows = Array.from(keys, (key) => near[Number(key)] ?? this.count);
+    } else {
+      const { keys } = this.exactSearch(this.quantized.subarray(0, this.count * dims), this.quantize(unit), dims, pool, 'ip', 1);
+      rows = Array.from(keys, Number);
+    }
     const data = this.data;
     const scored: { row: number; dot: number }[] = [];
-    for (const key of keys) {
-      const row = Number(key);
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r] as number;
       if (row >= this.count) continue;
       let dot = 0;
       // Indexes are in range by construction; the casts keep this inner loop free of checks.
@@ -315,6 +401,7 @@ export class VectorCache {
         const clear = (): void => {
           this.rowOf.clear();
           this.count = 0;
+          this.signedRows = 0;
         };
         clear();
         this.seq = this.latestSeq();
@@ -333,6 +420,7 @@ export class VectorCache {
           this.loadedFrom = 'rows';
         }
         run(this.requantize());
+        run(this.encodeSigns());
       })
       .deferred();
   }
@@ -442,6 +530,47 @@ export class VectorCache {
     }
   }
 
+  /**
+   * Sets the centre to the mean of the vectors, then encodes every row's sign code a slice a step
+   * (searches scan int8 until the last row is encoded). A later build stops this one.
+   */
+  private *encodeSigns(): Generator<void, void> {
+    const signs = this.signs;
+    if (signs === undefined) return;
+    const build = ++this.signBuild;
+    this.signedRows = 0;
+    this.signsBuilding = true;
+    const dims = this.dims;
+    const sum = new Float64Array(dims);
+    let summed = 0;
+    for (let start = 0; start < this.count; start += SIGN_SLICE) {
+      const end = Math.min(this.count, start + SIGN_SLICE);
+      const data = this.data;
+      for (let o = start * dims; o < end * dims; o += dims)
+        for (let j = 0; j < dims; j++) sum[j] = (sum[j] as number) + (data[o + j] as number);
+      summed += end - start;
+      yield;
+      if (build !== this.signBuild) return;
+    }
+    for (let j = 0; j < dims; j++) this.centre[j] = summed > 0 ? (sum[j] as number) / summed : 0;
+    this.centredOn = summed;
+    while (this.signedRows < this.count) {
+      const end = Math.min(this.count, this.signedRows + SIGN_SLICE);
+      // Read after every yield: a write may have grown the arrays (and the codes) meanwhile.
+      const codes = this.signs as SignCodes;
+      for (let row = this.signedRows; row < end; row++) codes.encode(row, this.data, this.centre, row * dims);
+      this.signedRows = end;
+      yield;
+      if (build !== this.signBuild) return;
+    }
+    this.signsBuilding = false;
+  }
+
+  /** The same, with the event loop free between slices; searches scan int8 meanwhile. */
+  private encodeSignsLater(): void {
+    void runYielding(this.encodeSigns());
+  }
+
   private quantize(v: Float32Array): Int8Array {
     return Int8Array.from(v, (x) => quantizeOne(x, this.scale));
   }
@@ -461,6 +590,9 @@ export class VectorCache {
     const vector = normalize(this.data.subarray(row * this.dims, (row + 1) * this.dims));
     // A component past the scale's range is clamped; the float32 re-scoring keeps distances exact.
     if (quantize) this.quantized.set(this.quantize(vector), row * this.dims);
+    if (!quantize || this.signs === undefined) return;
+    if (row < this.signedRows) this.signs.encode(row, this.data, this.centre, row * this.dims);
+    else if (row === this.signedRows && !this.signsBuilding) this.signs.encode(this.signedRows++, this.data, this.centre, row * this.dims);
   }
 
   private remove(id: number): void {
@@ -474,7 +606,12 @@ export class VectorCache {
       const moved = this.ids[last] ?? 0;
       this.ids[row] = moved;
       this.rowOf.set(moved, row);
+      if (row < this.signedRows) {
+        if (last < this.signedRows) this.signs?.move(last, row);
+        else this.signs?.encode(row, this.data, this.centre, row * this.dims);
+      }
     }
+    this.signedRows = Math.min(this.signedRows, this.count);
     this.rowOf.delete(id);
   }
 
@@ -491,6 +628,7 @@ export class VectorCache {
     ids.set(this.ids);
     this.data = data;
     this.ids = ids;
+    this.signs = this.signs?.grown(capacity, this.signedRows);
   }
 }
 
@@ -500,6 +638,8 @@ const CHUNKS_PER_STEP = 16;
 const REPLAY_STEP = 512;
 /** Ids indexed per step after a load from the file. */
 const INDEX_SLICE = 1 << 16;
+/** Rows whose sign codes are built between two turns of the event loop. */
+const SIGN_SLICE = 1 << 13;
 /** Components handled between two turns of the event loop while quantizing in the background. */
 const SLICE = 1 << 22;
 
