@@ -137,6 +137,15 @@ describe('the cache of recent search texts (real model)', () => {
   });
 });
 
+describe('a closed embedder', () => {
+  it('answers no search, not even one it keeps', async () => {
+    const threaded = await start({});
+    await threaded.embed(['kept before closing'], 'query');
+    await threaded.close();
+    await expect(threaded.embed(['kept before closing'], 'query')).rejects.toThrow(/closed/);
+  });
+});
+
 describe('QueryVectorCache', () => {
   const v = (...xs: number[]): Float32Array => Float32Array.from(xs);
 

@@ -111,6 +111,7 @@ export class ThreadedEmbedder implements Embedder {
 
   /** One search text's vector: kept, being made for another caller, or asked of the worker. */
   private embedQuery(text: string): Promise<Float32Array> {
+    if (this.closed) return Promise.reject(closedError());
     const kept = this.cache.get(this.id, 'query', text);
     if (kept !== undefined) {
       this.stats.cached++;
@@ -163,7 +164,7 @@ export class ThreadedEmbedder implements Embedder {
   }
 
   private async request<T extends Float32Array[] | boolean[]>(make: (id: number) => HostMessage): Promise<T> {
-    if (this.closed) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The embedding model was closed.');
+    if (this.closed) throw closedError();
     const worker = await this.running();
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -223,6 +224,8 @@ export class ThreadedEmbedder implements Embedder {
     worker.on('exit', (code) => lost(`exit code ${code}`));
   }
 }
+
+const closedError = (): MemoryError => new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The embedding model was closed.');
 
 interface Ready {
   readonly id: string;
