@@ -16,12 +16,13 @@
  * Options: --root DIR (a built checkout whose dist/ is measured; default this one, so the same
  * driver measures another branch's build), --seconds N per cell (6), --runs N (3, the median
  * is reported), --clients 1,10,50, --repeat 0.3, --paragraphs N (480: the memory's size),
- * --json FILE (the raw figures).
+ * --mixes distinct,repeats, --wait-ms N (the worker's batch wait bound instead of the default one;
+ * a build without batching ignores it), --json FILE (the raw figures).
  *
  *   flock /tmp/limbic-bench.lock npm run bench:search-load
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -36,6 +37,8 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '1,10,50' },
     repeat: { type: 'string', default: '0.3' },
     paragraphs: { type: 'string', default: '480' },
+    mixes: { type: 'string', default: 'distinct,repeats' },
+    'wait-ms': { type: 'string' },
     json: { type: 'string' },
   },
 });
@@ -43,6 +46,7 @@ const SECONDS = Number(args.seconds);
 const RUNS = Number(args.runs);
 const CLIENTS = args.clients.split(',').map(Number);
 const REPEAT = Number(args.repeat);
+const MIXES = args.mixes.split(',') as ('distinct' | 'repeats')[];
 
 interface Squad {
   data: { title: string; paragraphs: { context: string; qas: { question: string }[] }[] }[];
@@ -73,12 +77,23 @@ function readData(): { paragraphs: { name: string; text: string }[]; questions: 
 /** The parts of a built checkout this bench drives (its dist/, so that main and a branch are measured alike). */
 interface Built {
   App: new (options: () => { db?: string }) => {
-    config(): { dbPath: string; namespace: string; heavyToolSlots: number; heavyToolWaitMs: number; inverseRelations: boolean };
+    config(): {
+      dbPath: string;
+      namespace: string;
+      heavyToolSlots: number;
+      heavyToolWaitMs: number;
+      inverseRelations: boolean;
+      modelDir: string | undefined;
+      modelCacheDir: string;
+      modelId: string;
+    };
     embedder(config: unknown, threads?: number, server?: boolean): LazyEmbedderLike;
     openStore(location: string, namespace: string, config: unknown): unknown;
     redactor(config: unknown): unknown;
   };
   MemoryService: new (deps: Record<string, unknown>) => Service;
+  LazyEmbedder: new (load: () => Promise<unknown>) => LazyEmbedderLike;
+  ThreadedEmbedder: { start(options: Record<string, unknown>): Promise<unknown> };
   toHybridOptions(input: { query: string; limit?: number }): unknown;
   stderrLogger: unknown;
 }
@@ -94,9 +109,18 @@ interface Service {
 }
 
 async function load(root: string): Promise<Built> {
-  const from = (path: string): Promise<Record<string, unknown>> => import(pathToFileURL(join(root, 'dist', path)).href) as Promise<Record<string, unknown>>;
-  const [app, service, hybrid] = await Promise.all([from('cli/app.js'), from('service/memory-service.js'), from('mcp/hybrid-options.js')]);
+  const from = (path: string): Promise<Record<string, unknown>> =>
+    import(pathToFileURL(join(root, 'dist', path)).href) as Promise<Record<string, unknown>>;
+  const [app, service, hybrid, embedder, threaded] = await Promise.all([
+    from('cli/app.js'),
+    from('service/memory-service.js'),
+    from('mcp/hybrid-options.js'),
+    from('embed/embedder.js'),
+    from('embed/onnx/threaded-embedder.js'),
+  ]);
   return {
+    LazyEmbedder: embedder.LazyEmbedder as Built['LazyEmbedder'],
+    ThreadedEmbedder: threaded.ThreadedEmbedder as Built['ThreadedEmbedder'],
     App: app.App as Built['App'],
     stderrLogger: app.stderrLogger,
     MemoryService: service.MemoryService as Built['MemoryService'],
@@ -104,7 +128,8 @@ async function load(root: string): Promise<Built> {
   };
 }
 
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 interface Cell {
@@ -122,7 +147,22 @@ async function main(): Promise<void> {
   const app = new built.App(() => ({ db: join(dir, 'memory.db') }));
   const config = app.config();
   // As `serve` builds it (src/cli/app.ts, service()), keeping the embedder to read its statistics.
-  const embedder = app.embedder(config, undefined, true);
+  const waitMs = args['wait-ms'];
+  const embedder =
+    waitMs === undefined
+      ? app.embedder(config, undefined, true)
+      : new built.LazyEmbedder(() =>
+          built.ThreadedEmbedder.start({
+            model: {
+              modelDir: config.modelDir,
+              cacheDir: config.modelCacheDir,
+              modelId: config.modelId,
+              allowRemote: false,
+              threads: Math.max(1, availableParallelism() - 1),
+            },
+            batchWaitMs: Number(waitMs),
+          }),
+        );
   const service = new built.MemoryService({
     store: app.openStore(config.dbPath, config.namespace, config),
     embedder,
@@ -137,7 +177,9 @@ async function main(): Promise<void> {
   if (engine === undefined) throw new Error('No embedding model: run "limbic model install" first.');
   let t0 = performance.now();
   for (let i = 0; i < data.paragraphs.length; i += 50) {
-    await service.createEntities(data.paragraphs.slice(i, i + 50).map((p) => ({ name: p.name, entityType: 'paragraph', observations: [p.text] })));
+    await service.createEntities(
+      data.paragraphs.slice(i, i + 50).map((p) => ({ name: p.name, entityType: 'paragraph', observations: [p.text] })),
+    );
   }
   await service.drainEmbeddings();
   console.error(`memory: ${data.paragraphs.length} paragraphs embedded in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
@@ -148,7 +190,8 @@ async function main(): Promise<void> {
   const nextText = (mix: 'distinct' | 'repeats'): string => {
     // A fixed pattern, not a random one: both builds see the same sequence of texts, REPEAT of them hot.
     drawn++;
-    if (mix === 'repeats' && Math.floor(drawn * REPEAT) !== Math.floor((drawn - 1) * REPEAT)) return data.hot[hot++ % data.hot.length] as string;
+    if (mix === 'repeats' && Math.floor(drawn * REPEAT) !== Math.floor((drawn - 1) * REPEAT))
+      return data.hot[hot++ % data.hot.length] as string;
     return data.questions[next++ % data.questions.length] as string;
   };
   let call = 0;
@@ -183,12 +226,14 @@ async function main(): Promise<void> {
 
   const results: Record<string, Cell[]> = {};
   for (let run = 0; run < RUNS; run++) {
-    for (const mix of ['distinct', 'repeats'] as const) {
+    for (const mix of MIXES) {
       for (const clients of CLIENTS) {
         const key = `${mix} ${clients}`;
         const measured = await cell(clients, mix);
         (results[key] ??= []).push(measured);
-        console.error(`run ${run + 1} ${key}: ${measured.searchesPerSecond.toFixed(1)}/s p50 ${measured.p50.toFixed(0)} ms p99 ${measured.p99.toFixed(0)} ms`);
+        console.error(
+          `run ${run + 1} ${key}: ${measured.searchesPerSecond.toFixed(1)}/s p50 ${measured.p50.toFixed(0)} ms p99 ${measured.p99.toFixed(0)} ms`,
+        );
       }
     }
   }
@@ -206,7 +251,8 @@ async function main(): Promise<void> {
     );
   }
   if (stats !== undefined) console.log(`\nquery vectors: ${JSON.stringify(stats)}`);
-  if (args.json !== undefined) writeFileSync(args.json, JSON.stringify({ root: args.root, seconds: SECONDS, runs: RUNS, results, stats }, null, 2));
+  if (args.json !== undefined)
+    writeFileSync(args.json, JSON.stringify({ root: args.root, seconds: SECONDS, runs: RUNS, results, stats }, null, 2));
 }
 
 await main();

@@ -10,7 +10,8 @@ import { QueryVectorCache } from '../../src/embed/query-cache.js';
 import { modelCacheDir, realEmbedder } from '../helpers/fixtures.js';
 
 /** A vector's bits, so that equal means equal to the last bit (and -0 is not 0). */
-const bits = (v: Float32Array | undefined): string => (v === undefined ? 'none' : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex'));
+const bits = (v: Float32Array | undefined): string =>
+  v === undefined ? 'none' : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
 
 const paragraph =
   'The archive holds the letters of the garden society from 1890 to 1950, the minutes of its meetings, the plans of the greenhouse and the budget of every year, ';
@@ -183,15 +184,18 @@ describe('QueryVectorCache', () => {
 
 describe('QueryBatches (a fake model: only who gets which answer matters)', () => {
   /** Each text's "vector" is its length; a text "poison" breaks any call it is in. */
-  const fakeModel = (calls: string[][]) => async (batch: readonly string[]): Promise<Float32Array[]> => {
-    calls.push([...batch]);
-    if (batch.includes('poison')) throw new Error('the pass failed');
-    return batch.map((t) => Float32Array.of(t.length));
-  };
+  const fakeModel =
+    (calls: string[][]) =>
+    async (batch: readonly string[]): Promise<Float32Array[]> => {
+      calls.push([...batch]);
+      if (batch.includes('poison')) throw new Error('the pass failed');
+      return batch.map((t) => Float32Array.of(t.length));
+    };
 
   const query = (texts: string[], outcomes: Map<string, string>) => ({
     texts,
-    answer: (vectors: Float32Array[], batchSize: number) => outcomes.set(texts.join('+'), `${vectors.map((x) => x[0]).join(',')} in ${batchSize}`),
+    answer: (vectors: Float32Array[], batchSize: number) =>
+      outcomes.set(texts.join('+'), `${vectors.map((x) => x[0]).join(',')} in ${batchSize}`),
     fail: (error: unknown) => outcomes.set(texts.join('+'), `failed: ${(error as Error).message}`),
   });
 
@@ -237,7 +241,10 @@ describe('QueryBatches (a fake model: only who gets which answer matters)', () =
       batches.add(query(['d', 'e'], outcomes));
       await vi.advanceTimersByTimeAsync(0);
       await second;
-      expect(calls).toEqual([['a', 'b'], ['c', 'd', 'e']]);
+      expect(calls).toEqual([
+        ['a', 'b'],
+        ['c', 'd', 'e'],
+      ]);
     } finally {
       vi.useRealTimers();
     }
