@@ -17,11 +17,12 @@
  * driver measures another branch's build), --seconds N per cell (6), --runs N (3, the median
  * is reported), --clients 1,10,50, --repeat 0.3, --paragraphs N (480: the memory's size),
  * --mixes distinct,repeats, --wait-ms N (the worker's batch wait bound instead of the default one;
- * a build without batching ignores it), --json FILE (the raw figures).
+ * a build without batching ignores it), --store DIR (the memory, embedded, kept in DIR after the
+ * run and taken from it when there: two builds then search the same store), --json FILE (the raw figures).
  *
  *   flock /tmp/limbic-bench.lock npm run bench:search-load
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,6 +39,7 @@ const { values: args } = parseArgs({
     repeat: { type: 'string', default: '0.3' },
     paragraphs: { type: 'string', default: '480' },
     mixes: { type: 'string', default: 'distinct,repeats' },
+    store: { type: 'string' },
     'wait-ms': { type: 'string' },
     json: { type: 'string' },
   },
@@ -144,6 +146,8 @@ async function main(): Promise<void> {
   const data = readData();
   data.paragraphs.splice(Number(args.paragraphs));
   const dir = mkdtempSync(join(tmpdir(), 'limbic-search-load-'));
+  const kept = args.store !== undefined && existsSync(join(args.store, 'memory.db'));
+  if (kept) cpSync(args.store as string, dir, { recursive: true });
   const app = new built.App(() => ({ db: join(dir, 'memory.db') }));
   const config = app.config();
   // As `serve` builds it (src/cli/app.ts, service()), keeping the embedder to read its statistics.
@@ -176,7 +180,7 @@ async function main(): Promise<void> {
   const engine = await embedder.loaded();
   if (engine === undefined) throw new Error('No embedding model: run "limbic model install" first.');
   let t0 = performance.now();
-  for (let i = 0; i < data.paragraphs.length; i += 50) {
+  for (let i = 0; !kept && i < data.paragraphs.length; i += 50) {
     await service.createEntities(
       data.paragraphs.slice(i, i + 50).map((p) => ({ name: p.name, entityType: 'paragraph', observations: [p.text] })),
     );
@@ -240,6 +244,7 @@ async function main(): Promise<void> {
   const stats = engine.queryStats?.();
   t0 = performance.now();
   await service.close();
+  if (args.store !== undefined && !kept) cpSync(dir, args.store, { recursive: true });
   rmSync(dir, { recursive: true, force: true });
 
   console.log(`| mix | clients | searches/s | p50 ms | p99 ms | errors |`);
