@@ -10,8 +10,9 @@ import { Worker } from 'node:worker_threads';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import { packageFolderOf } from '../../core/package-folder.js';
 import type { Embedder, EntityInput, ModelDescription, TextKind } from '../embedder.js';
+import { QueryVectorCache, type QueryCacheOptions } from '../query-cache.js';
 import type { OnnxModelOptions } from './onnx-embedder.js';
-import type { HostMessage, ThreadMessage } from './thread-protocol.js';
+import type { EmbedThreadData, HostMessage, ThreadMessage } from './thread-protocol.js';
 
 export interface ThreadedEmbedderOptions {
   readonly model: OnnxModelOptions;
@@ -21,6 +22,31 @@ export interface ThreadedEmbedderOptions {
    * @default 2
    */
   readonly unitSize?: number;
+  /**
+   * Search texts embedded in one forward pass at most: the worker embeds together the queries that
+   * arrived while it was busy (or within `batchWaitMs`), each caller getting its own vector, the
+   * same bits as alone. @default 16
+   */
+  readonly queryBatch?: number;
+  /**
+   * How long the first query of a batch waits for others when the worker is idle. Queries that
+   * arrive while a pass runs are batched whatever this is. @default 0
+   */
+  readonly batchWaitMs?: number;
+  /** The vectors of recent search texts (query-cache.ts). @default 256 entries */
+  readonly queryCache?: QueryCacheOptions;
+}
+
+/** What became of the search texts asked of this embedder (for tests and the search-load bench). */
+export interface QueryStats {
+  /** Texts answered from the cache of recent search texts. */
+  readonly cached: number;
+  /** Texts that waited for the same text another caller had asked (one forward pass for both). */
+  readonly shared: number;
+  /** Texts asked of the worker. */
+  readonly embedded: number;
+  /** The most searches the worker embedded in one call. */
+  readonly largestBatch: number;
 }
 
 interface Pending {
@@ -52,6 +78,12 @@ export class ThreadedEmbedder implements Embedder {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  private readonly cache: QueryVectorCache;
+  /** Search texts being embedded: a second caller of the same text waits for the same vector. */
+  private readonly inFlight = new Map<string, Promise<Float32Array>>();
+  /** Bumped when a worker is adopted: what an earlier worker was asked is neither cached nor shared. */
+  private generation = 0;
+  private stats = { cached: 0, shared: 0, embedded: 0, largestBatch: 0 };
 
   private constructor(
     private readonly options: ThreadedEmbedderOptions,
@@ -59,7 +91,9 @@ export class ThreadedEmbedder implements Embedder {
     readonly dims: number,
     readonly similarityFloor: number,
     readonly description: ModelDescription,
-  ) {}
+  ) {
+    this.cache = new QueryVectorCache(options.queryCache);
+  }
 
   /** Starts the worker and resolves once its model is loaded (or rejects with why it cannot). */
   static async start(options: ThreadedEmbedderOptions): Promise<ThreadedEmbedder> {
@@ -70,7 +104,38 @@ export class ThreadedEmbedder implements Embedder {
   }
 
   embed(texts: readonly string[], kind: TextKind): Promise<Float32Array[]> {
-    return this.request((id) => ({ type: 'embed', id, texts: [...texts], kind }));
+    // Passages are embedded once and stored; only search texts recur.
+    if (kind === 'passage') return this.request((id) => ({ type: 'embed', id, texts: [...texts], kind }));
+    return Promise.all(texts.map((text) => this.embedQuery(text)));
+  }
+
+  /** One search text's vector: kept, being made for another caller, or asked of the worker. */
+  private embedQuery(text: string): Promise<Float32Array> {
+    if (this.closed) return Promise.reject(closedError());
+    const kept = this.cache.get(this.id, 'query', text);
+    if (kept !== undefined) {
+      this.stats.cached++;
+      return Promise.resolve(kept);
+    }
+    const shared = this.inFlight.get(text);
+    if (shared !== undefined) {
+      this.stats.shared++;
+      // Each caller its own copy, as from the cache: one that scales its vector never changes another's.
+      return shared.then((vector) => vector.slice());
+    }
+    this.stats.embedded++;
+    const generation = this.generation;
+    const asked = this.request<Float32Array[]>((id) => ({ type: 'embed', id, texts: [text], kind: 'query' })).then(([vector]) => {
+      if (vector === undefined) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'Embedding failed: the worker answered no vector.');
+      if (generation === this.generation) this.cache.set(this.id, 'query', text, vector);
+      return vector;
+    });
+    this.inFlight.set(text, asked);
+    const forget = (): void => {
+      if (this.inFlight.get(text) === asked) this.inFlight.delete(text);
+    };
+    asked.then(forget, forget);
+    return asked;
   }
 
   embedEntities(items: readonly EntityInput[]): Promise<Float32Array[]> {
@@ -79,6 +144,10 @@ export class ThreadedEmbedder implements Embedder {
 
   fitsOneVector(items: readonly EntityInput[]): Promise<boolean[]> {
     return this.request((id) => ({ type: 'fits', id, items: [...items] }));
+  }
+
+  queryStats(): QueryStats {
+    return { ...this.stats };
   }
 
   async close(): Promise<void> {
@@ -95,7 +164,7 @@ export class ThreadedEmbedder implements Embedder {
   }
 
   private async request<T extends Float32Array[] | boolean[]>(make: (id: number) => HostMessage): Promise<T> {
-    if (this.closed) throw new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The embedding model was closed.');
+    if (this.closed) throw closedError();
     const worker = await this.running();
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -119,6 +188,10 @@ export class ThreadedEmbedder implements Embedder {
 
   private adopt(worker: Worker): void {
     this.worker = worker;
+    // A worker started again may have loaded other model files: nothing the last one made is reused.
+    this.generation++;
+    this.cache.clear();
+    this.inFlight.clear();
     worker.on('message', (message: ThreadMessage) => {
       if (message.type !== 'vectors' && message.type !== 'fits' && message.type !== 'error') return;
       const waiting = this.pending.get(message.id);
@@ -132,6 +205,7 @@ export class ThreadedEmbedder implements Embedder {
         waiting.resolve([...message.fits]);
         return;
       }
+      if (message.batch !== undefined) this.stats.largestBatch = Math.max(this.stats.largestBatch, message.batch);
       const vectors: Float32Array[] = [];
       for (let i = 0; i < message.count; i++) vectors.push(message.data.subarray(i * this.dims, (i + 1) * this.dims));
       waiting.resolve(vectors);
@@ -151,6 +225,8 @@ export class ThreadedEmbedder implements Embedder {
   }
 }
 
+const closedError = (): MemoryError => new MemoryError(ERROR_CODES.MODEL_UNAVAILABLE, 'The embedding model was closed.');
+
 interface Ready {
   readonly id: string;
   readonly dims: number;
@@ -161,7 +237,13 @@ interface Ready {
 /** A worker whose model has loaded; rejects with the worker's own reason when it cannot load. */
 function spawn(options: ThreadedEmbedderOptions): Promise<{ worker: Worker; ready: Ready }> {
   const entry = workerEntry();
-  const worker = new Worker(entry.script, { workerData: { model: options.model, unitSize: options.unitSize ?? 2 }, eval: entry.eval });
+  const workerData: EmbedThreadData = {
+    model: options.model,
+    unitSize: options.unitSize ?? 2,
+    queryBatch: options.queryBatch ?? 16,
+    batchWaitMs: options.batchWaitMs ?? 0,
+  };
+  const worker = new Worker(entry.script, { workerData, eval: entry.eval });
   return new Promise((resolve, reject) => {
     const fail = (error: Error): void => {
       void worker.terminate();
