@@ -64,6 +64,9 @@ async function serve(db: string, args: readonly string[], env: Record<string, st
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   await expect.poll(() => /at (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(stderr)?.[1], { timeout: 30_000 }).toBeDefined();
   const url = /at (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(stderr)![1]!;
+  // With workers the pids come in the next line, which may arrive in a later chunk of stderr.
+  const workers = Number(args[args.indexOf('--workers') + 1] ?? '1');
+  if (workers > 1) await expect.poll(() => /worker processes: pids [\d, ]+\n/.test(stderr), { timeout: 10_000 }).toBe(true);
   const pids = (/worker processes: pids ([\d, ]+)/.exec(stderr)?.[1] ?? '')
     .split(', ')
     .filter((p) => p !== '')
