@@ -52,24 +52,26 @@ export interface ServeHttpOptions {
   readonly oauthClientHosts?: readonly string[] | undefined;
   /**
    * --workers or LIMBIC_HTTP_WORKERS: processes accepting on the port (cluster-primary.ts); 1 is
-   * one process answering alone. Checked by workerCount(). @default 1 here; the command's default is the machine's cores
+   * one process answering alone. Checked by workerCount(). @default 1
    */
   readonly workers?: number | undefined;
 }
 
 /**
  * The number of worker processes a --workers value (or LIMBIC_HTTP_WORKERS) asks for: a whole
- * number from 1; unset, the machine's cores (os.availableParallelism()).
+ * number from 1; unset, one. Not one per core by default: on 2 cores two workers answered the light
+ * calls 25% slower than one process and the mixed calls no faster, at twice the memory
+ * (bench/results/http-load-2026-11-28-merged.md); more cores are not measured yet.
  * @example workerCount('2') // 2
  */
 export function workerCount(value: string | undefined, cores: number = availableParallelism()): number {
   const raw = value?.trim();
-  if (raw === undefined || raw === '') return Math.max(1, cores);
+  if (raw === undefined || raw === '') return 1;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > 256) {
     throw new MemoryError(
       ERROR_CODES.CONFIG_INVALID,
-      `--workers (LIMBIC_HTTP_WORKERS) "${raw}" is not a number of processes: give a whole number from 1 to 256 (1 serves from one process; unset, one per core: ${cores} here).`,
+      `--workers (LIMBIC_HTTP_WORKERS) "${raw}" is not a number of processes: give a whole number from 1 to 256 (1, the default, serves from one process; this machine has ${cores} cores).`,
     );
   }
   return n;

@@ -79,8 +79,8 @@ describe('serve --http --workers: the primary holds the gates', () => {
 
 describe('serve --http --workers: the count', () => {
   it('defaults to the cores, takes a whole number from 1, and refuses anything else saying what to give', () => {
-    expect(workerCount(undefined, 8)).toBe(8);
-    expect(workerCount('', 2)).toBe(2);
+    expect(workerCount(undefined, 8)).toBe(1);
+    expect(workerCount('', 2)).toBe(1);
     expect(workerCount(' 3 ', 2)).toBe(3);
     for (const bad of ['0', '-1', '1.5', 'two', '257'])
       expect(() => workerCount(bad, 2)).toThrow(/is not a number of processes: give a whole number from 1 to 256/);

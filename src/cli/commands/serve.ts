@@ -140,7 +140,7 @@ export function registerServeCommand(program: Command, app: App): void {
     )
     .option(
       '--workers <n>',
-      "with --http: processes accepting on the port, sharing the memory and the request bounds (env LIMBIC_HTTP_WORKERS; default: the machine's cores; 1: one process)",
+      "with --http: processes accepting on the port, sharing the memory and the request bounds (env LIMBIC_HTTP_WORKERS; default 1: one process; try the machine's cores where it has more than 2)",
     )
     .option('--project <key>', 'on stdio: the project whose memory searches prefer (env LIMBIC_PROJECT; default: found from the folder)')
     .action(async (o: ServeFlags) => {
