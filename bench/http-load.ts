@@ -145,7 +145,7 @@ interface Figures {
   callsPerSecond: number;
   p50_ms: number;
   p99_ms: number;
-  /** The server's CPU time (user + system) during the load, per call: all its threads, and its main thread alone. */
+  /** The server's CPU time (user + system) during the load, per call: all its threads, and its main thread alone (summed over its worker processes under --workers). */
   cpuMsPerCall: number;
   mainThreadCpuMsPerCall: number;
   perTool: Record<string, { calls: number; p50_ms: number; p99_ms: number }>;
@@ -203,6 +203,24 @@ function cpuMs(pid: number, thread?: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
 }
 
+/**
+ * The server's processes: itself and, under `--workers N`, the workers it forked (each serves
+ * requests on its own main thread, so the primary's figures alone would miss them).
+ */
+function serverProcesses(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    // No such file on this kernel: the process alone.
+  }
+  return [pid, ...children];
+}
+
+/** CPU ms of all the server's processes: all threads, or each process's main thread. */
+const serverCpuMs = (pids: readonly number[], mainThreads = false): number =>
+  pids.reduce((sum, p) => sum + cpuMs(p, mainThreads ? p : undefined), 0);
+
 async function load(
   mcpUrl: string,
   token: string | undefined,
@@ -235,8 +253,9 @@ async function load(
   const answers = new Map<string, { bytes: number; result: CallToolResult }[]>();
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
-  const cpu0 = cpuMs(pid);
-  const main0 = cpuMs(pid, pid);
+  const pids = serverProcesses(pid);
+  const cpu0 = serverCpuMs(pids);
+  const main0 = serverCpuMs(pids, true);
   const t0All = performance.now();
   await Promise.all(
     clients.map(async (client, c) => {
@@ -269,8 +288,8 @@ async function load(
     }),
   );
   const seconds = (performance.now() - t0All) / 1000;
-  const cpu = cpuMs(pid) - cpu0;
-  const mainCpu = cpuMs(pid, pid) - main0;
+  const cpu = serverCpuMs(pids) - cpu0;
+  const mainCpu = serverCpuMs(pids, true) - main0;
   loopDelay.disable();
   let lostEntities = 0;
   let lostObservations = 0;

@@ -17,7 +17,8 @@
  * driver measures another branch's build), --seconds N per cell (6), --runs N (3, the median
  * is reported), --clients 1,10,50, --repeat 0.3, --paragraphs N (480: the memory's size),
  * --mixes distinct,repeats, --wait-ms N (the worker's batch wait bound instead of the default one;
- * a build without batching ignores it), --store DIR (the memory, embedded, kept in DIR after the
+ * a build without batching ignores it), --query-batch N (the most query texts in one forward pass
+ * instead of the default; 1 turns batching off: an A/B of batching on one build), --store DIR (the memory, embedded, kept in DIR after the
  * run and taken from it when there: two builds then search the same store), --json FILE (the raw figures).
  *
  *   flock /tmp/limbic-bench.lock npm run bench:search-load
@@ -41,6 +42,7 @@ const { values: args } = parseArgs({
     mixes: { type: 'string', default: 'distinct,repeats' },
     store: { type: 'string' },
     'wait-ms': { type: 'string' },
+    'query-batch': { type: 'string' },
     json: { type: 'string' },
   },
 });
@@ -152,8 +154,9 @@ async function main(): Promise<void> {
   const config = app.config();
   // As `serve` builds it (src/cli/app.ts, service()), keeping the embedder to read its statistics.
   const waitMs = args['wait-ms'];
+  const queryBatch = args['query-batch'];
   const embedder =
-    waitMs === undefined
+    waitMs === undefined && queryBatch === undefined
       ? app.embedder(config, undefined, true)
       : new built.LazyEmbedder(() =>
           built.ThreadedEmbedder.start({
@@ -164,7 +167,8 @@ async function main(): Promise<void> {
               allowRemote: false,
               threads: Math.max(1, availableParallelism() - 1),
             },
-            batchWaitMs: Number(waitMs),
+            ...(waitMs === undefined ? {} : { batchWaitMs: Number(waitMs) }),
+            ...(queryBatch === undefined ? {} : { queryBatch: Number(queryBatch) }),
           }),
         );
   const service = new built.MemoryService({
