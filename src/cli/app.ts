@@ -109,6 +109,18 @@ function numberFrom(env: Env, name: string): number | undefined {
   return value === undefined || !Number.isFinite(Number(value)) ? undefined : Number(value);
 }
 
+/** LIMBIC_QUERY_BATCH: a whole number of search texts from 1 to 64; anything else is refused, saying what to give. */
+function queryBatch(env: Env): number | undefined {
+  const raw = nonEmpty(env.LIMBIC_QUERY_BATCH?.trim());
+  if (raw === undefined) return undefined;
+  const texts = Number(raw);
+  if (Number.isInteger(texts) && texts >= 1 && texts <= 64) return texts;
+  throw new MemoryError(
+    ERROR_CODES.CONFIG_INVALID,
+    `LIMBIC_QUERY_BATCH=${raw} is not a number of search texts: give a whole number from 1 to 64 (1, the default, embeds each search alone; more embeds the searches that waited while the model was busy in one pass, which pays only where the model runs on many cores).`,
+  );
+}
+
 /** --tools or LIMBIC_TOOLS as a profile; anything else is refused with the profiles there are. */
 function toolProfile(flag: string | undefined, env: Env): ToolProfile {
   const chosen = flag ?? nonEmpty(env.LIMBIC_TOOLS);
@@ -144,6 +156,7 @@ export function buildConfig(options: GlobalOptions, env: Env, home: string): Con
     redact: options.redact !== false && !envFlag(env.LIMBIC_NO_REDACT),
     redactPii: options.redactPii === true || envFlag(env.LIMBIC_REDACT_PII),
     namespace: options.namespace ?? nonEmpty(env.LIMBIC_NAMESPACE) ?? DEFAULT_NAMESPACE,
+    queryBatch: queryBatch(env),
     heavyToolSlots: heavy.slots,
     heavyToolWaitMs: heavy.waitMs,
     autoTuneMinutes: autoTuneMinutes(env),
@@ -376,7 +389,7 @@ export class App {
         if (arriving !== undefined) await arriving;
         progress('loading the model');
         quietOnnxRuntime();
-        const engine = await ThreadedEmbedder.start({ model: { ...this.onnxOptions(config), threads } });
+        const engine = await ThreadedEmbedder.start({ model: { ...this.onnxOptions(config), threads }, queryBatch: config.queryBatch });
         if (engine.description.note !== undefined) stderrLogger.info(engine.description.note);
         return engine;
       },

@@ -55,6 +55,12 @@ export const ConfigSchema = z.object({
   redactPii: z.boolean().default(false),
   /** Which memory: "default" is the database itself, another lives beside it (or in its own PostgreSQL schema). @default "default" */
   namespace: z.string().min(1).default('default'),
+  /**
+   * Search texts the model embeds in one forward pass at most (LIMBIC_QUERY_BATCH): the searches
+   * that waited while it was busy. 1 embeds each alone, which measured faster on a 2-core CPU, where
+   * a padded batch costs what its single passes do (docs/model.md). @default 1
+   */
+  queryBatch: z.number().int().min(1).max(64).default(1),
   /** Heavy maintenance tools running at once. @default 1 */
   heavyToolSlots: z.number().int().min(1).default(1),
   /** How long a heavy tool waits for a slot before answering busy. @default 2000 */
