@@ -48,6 +48,7 @@ import {
   refuse,
   refuseTooDeep,
   requestIdFromEnds,
+  requestIdOf,
   screenMessage,
   type Refusal,
 } from '../mcp/jsonrpc-screen.js';
@@ -168,13 +169,6 @@ function screenBody(body: unknown): Refusal | Refusal[] | undefined {
       ? [refuse(message.id, INVALID_REQUEST, 'another message in this batch is malformed, so none was run')]
       : [];
   });
-}
-
-/** The id of a single JSON-RPC request, to echo on an error answer; null for anything else. */
-function requestIdOf(body: unknown): string | number | null {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
-  const { method, id } = body as { method?: unknown; id?: unknown };
-  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : null;
 }
 
 /** Tools whose answer can hold the whole graph or many entities (up to a 1,000-entity page). */
@@ -342,7 +336,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<RunningHttp
         response = await legacy(request, { ...(incoming.auth === undefined ? {} : { authInfo: incoming.auth }), parsedBody: body });
       } catch (error) {
         onerror(error instanceof Error ? error : new Error(String(error)));
-        const id = requestIdOf(body);
+        const id = requestIdOf(body) ?? null;
         response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id }, { status: 500 });
       }
       const json = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('application/json');

@@ -28,6 +28,7 @@ import {
   type McpServerFactory,
   type Server,
 } from '@modelcontextprotocol/server';
+import { requestIdOf } from '../mcp/jsonrpc-screen.js';
 
 type Instance = McpServer | Server;
 const connected = (instance: Instance): boolean => (instance instanceof McpServer ? instance.server : instance).transport !== undefined;
@@ -45,11 +46,8 @@ export interface LegacyJsonOptions {
 }
 
 /** A single JSON-RPC request other than `initialize`: what a kept instance may serve without taking state from it. */
-function statelessRequest(body: unknown): boolean {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-  const { method, id } = body as { method?: unknown; id?: unknown };
-  return typeof method === 'string' && method !== 'initialize' && (typeof id === 'string' || typeof id === 'number');
-}
+const statelessRequest = (body: unknown): boolean =>
+  requestIdOf(body) !== undefined && (body as { method: string }).method !== 'initialize';
 
 /** Serves one 2025-era request (already classified as such) from `factory`. */
 export function legacyJsonHandler(

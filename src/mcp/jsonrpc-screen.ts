@@ -28,6 +28,13 @@ export function requestIdFromEnds(head: string, tail: string): RequestId | undef
   }
 }
 
+/** The id of a parsed value that is a single JSON-RPC request (an object with a method and an id), if it is one. */
+export function requestIdOf(body: unknown): RequestId | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : undefined;
+}
+
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 
