@@ -124,8 +124,33 @@ export const PII_RULE_ID = '@limbic/secretlint-rule-pii';
 
 type Lint = (content: string) => Promise<readonly SecretLintCoreResultMessage[]>;
 
+/** What of secretlint's profiler (a module-wide singleton) Limbic touches: 12.x has only `mark`, 13.x adds `setEnabled`. */
+interface SecretlintProfiler {
+  mark: (marker: unknown) => void;
+  setEnabled?: (enabled: boolean) => void;
+}
+
+/**
+ * Turns secretlint's profiler off. @secretlint/core marks the start and end of every rule on every
+ * text it lints (69 marks a write here), whether or not anyone reads the profile, and 12.x's
+ * profiler keeps each mark it observes and scans all of them at every new one, while Node's
+ * performance timeline keeps every mark too (secretlint#1633, #1653). In a server that redacts
+ * every write, each write then cost more main-thread time than the one before, and memory grew
+ * without bound. 13.x can be switched off (`setEnabled(false)`), but needs Node 22; on 12.x a mark
+ * is made to do nothing. No rule's findings depend on the profiler.
+ */
+export function quietProfiler(profiler: SecretlintProfiler): void {
+  if (typeof profiler.setEnabled === 'function') profiler.setEnabled(false);
+  else profiler.mark = () => undefined;
+}
+
 async function loadEngine(options: RedactorOptions): Promise<Lint> {
-  const [{ lintSource }, preset] = await Promise.all([import('@secretlint/core'), import('@secretlint/secretlint-rule-preset-recommend')]);
+  const [{ lintSource }, preset, { secretLintProfiler }] = await Promise.all([
+    import('@secretlint/core'),
+    import('@secretlint/secretlint-rule-preset-recommend'),
+    import('@secretlint/profiler'),
+  ]);
+  quietProfiler(secretLintProfiler as SecretlintProfiler);
   const rules: SecretLintCoreConfigRule[] = preset.rules
     .filter((rule) => !LEFT_OUT_RULES.includes(rule.meta.id))
     .map((rule) => ({

@@ -110,3 +110,22 @@ describe('the redactor', () => {
     expect((await one(text)).text).not.toContain(p?.secret);
   });
 });
+
+describe("secretlint's profiler (secretlint#1633, #1653)", () => {
+  it('is off: redacting writes leaves no marks behind, so the hundredth write costs what the first did', async () => {
+    const { performance } = await import('node:perf_hooks');
+    const quiet = new SecretlintRedactor();
+    const planted = PLANTED[0] as (typeof PLANTED)[number];
+    const before = performance.getEntriesByType('mark').length;
+    for (let i = 0; i < 100; i++) {
+      const out = await quiet.redactAll([`garden noted by client ${i} at call ${i}`, planted.text]);
+      expect(out.texts[1]).not.toContain(planted.secret); // still redacting
+    }
+    // The profiler's own list of marks is what each new mark was compared with; it grows with Node's.
+    const { secretLintProfiler } = (await import('@secretlint/profiler')) as unknown as {
+      secretLintProfiler: { getEntries(): Promise<readonly unknown[]> };
+    };
+    expect(performance.getEntriesByType('mark').length - before).toBe(0);
+    expect((await secretLintProfiler.getEntries()).length).toBe(0);
+  });
+});
