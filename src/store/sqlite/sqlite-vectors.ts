@@ -16,6 +16,7 @@ import type { Logger } from '../../core/logger.js';
 import { ASIDE_DISTANCE, ENTITY_TEXT_VERSION, hasAsides, MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { VectorHit } from '../../core/signals.js';
+import { processAlive } from '../../os/process-alive.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
 import { LOG_NONCE_SQL, NOW_MS_SQL, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
 import { publicEntity } from '../rows.js';
@@ -58,12 +59,7 @@ const newOwner = (): number => process.pid * OWNER_PID_STEP + randomInt(0, OWNER
 
 /** Whether the process that made this claim still runs (one of another user counts as running). */
 function ownerRuns(owner: number): boolean {
-  try {
-    process.kill(Math.floor(owner / OWNER_PID_STEP), 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return processAlive(Math.floor(owner / OWNER_PID_STEP));
 }
 
 /**
