@@ -40,6 +40,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { noopLogger, type Logger } from '../src/core/logger.js';
 import { LazyEmbedder } from '../src/embed/embedder.js';
 import { MemoryService } from '../src/service/memory-service.js';
+import { processAlive } from '../src/os/process-alive.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { peekVectorFile, vectorFilePath } from '../src/store/sqlite/vector-cache/vector-cache-file.js';
 import { importFile } from '../src/cli/import-file.js';
@@ -226,19 +227,10 @@ async function mcpRun(db: string, cli = CLI): Promise<McpRun> {
   const t1 = performance.now();
   await client.close();
   // The server saves the cache file at close when it is owed one: wait for the process to end.
-  while (pid !== null && alive(pid)) await new Promise((r) => setTimeout(r, 50));
+  while (pid !== null && processAlive(pid)) await new Promise((r) => setTimeout(r, 50));
   const shutdownMs = performance.now() - t1;
   const after = existsSync(file) ? statSync(file).mtimeMs : undefined;
   return { handshakeMs, firstSemanticMs, savedAfterMs, rewrote: after !== before, shutdownMs };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 interface SizeResult {

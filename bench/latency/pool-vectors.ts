@@ -18,6 +18,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileS
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { passFitsOneVector, type Embedder } from '../../src/embed/embedder.js';
+import { processAlive } from '../../src/os/process-alive.js';
 import { requireData } from '../quality/harness.js';
 import { rng } from './generate.js';
 
@@ -66,15 +67,6 @@ function texts(): { pool: string[]; questions: string[] } {
   return { pool: [...new Set(pool)], questions: [...new Set(questions)] };
 }
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** Where `list`'s vectors are cached: by model, kind and the texts' hash. */
 export function cacheFile(model: Pick<Embedder, 'id'>, list: readonly string[], kind: 'query' | 'passage', label: string): string {
   const dir = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'limbic', 'bench');
@@ -92,7 +84,7 @@ async function embedCached(model: Embedder, list: readonly string[], kind: 'quer
   const dims = model.dims;
   for (;;) {
     const owner = existsSync(lock) ? Number(readFileSync(lock, 'utf8')) : NaN;
-    if (!(owner > 0 && owner !== process.pid && alive(owner))) break;
+    if (!(owner > 0 && owner !== process.pid && processAlive(owner))) break;
     process.stderr.write(`bench: ${label}: waiting for process ${owner}, which is embedding the same texts\n`);
     await new Promise((resolve) => setTimeout(resolve, 10_000));
   }

@@ -33,32 +33,13 @@ import { runSearch, type SearchOutcome } from '../../src/service/search/pipeline
 import type { SearchRequest } from '../../src/service/search/request.js';
 import { semanticRequest } from '../../src/service/search/search-semantic.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { rng } from '../latency/generate.js';
 import { cachedEmbedder } from './embed-cache.js';
 import { loadModel, writeInOrder } from './harness.js';
-import { smallMemories } from './small-memory.js';
+import { smallSuite, xquadSuite, type Question, type Stream, type Suite } from './stream-suites.js';
 import type { Half } from './tally.js';
-import { articleHalves, loadXquad } from './xquad.js';
 
 type Agent = 'shown' | 'top1' | 'wrong';
 type Tool = 'semantic' | 'hybrid';
-interface Question {
-  readonly text: string;
-  readonly gold: ReadonlySet<string>;
-  readonly half: Half;
-  readonly window: number;
-}
-interface Stream {
-  readonly label: string;
-  readonly entities: Parameters<typeof writeInOrder>[1];
-  readonly questions: readonly Question[];
-}
-interface Suite {
-  readonly name: string;
-  readonly limit: number;
-  readonly windows: number;
-  readonly streams: readonly Stream[];
-}
 
 const args = process.argv.slice(2);
 const option = (name: string): string | undefined => {
@@ -70,45 +51,6 @@ const half = option('--half') ?? 'A';
 const tools = (option('--tools') ?? 'semantic,hybrid').split(',') as Tool[];
 const agents: Agent[] = ['shown', 'top1', 'wrong'];
 const WEEK_MS = 7 * 86_400_000;
-const inWindows = <T extends object>(items: readonly T[], windows: number): (T & { window: number })[] =>
-  items.map((q, i) => ({ ...q, window: Math.floor((i * windows) / items.length) }));
-
-// The same streams as bench/quality/stream.ts builds.
-function xquadSuite(): Suite {
-  const en = loadXquad('en');
-  const es = loadXquad('es');
-  const halves = articleHalves(en.articles);
-  const streams: Stream[] = [];
-  for (const [docs, docLang] of [
-    [en, 'en'],
-    [es, 'es'],
-  ] as const)
-    for (const [qs, qLang] of [
-      [en, 'en'],
-      [es, 'es'],
-    ] as const) {
-      const questions = [...qs.questions.values()].map((q) => ({
-        text: q.question,
-        gold: new Set([q.paragraph]),
-        half: halves[q.article] ?? 'A',
-      }));
-      streams.push({ label: `${qLang}→${docLang}`, entities: docs.entities, questions: inWindows(questions, 7) });
-    }
-  return { name: 'XQuAD', limit: 5, windows: 7, streams };
-}
-function smallSuite(): Suite {
-  const ROUNDS = 4;
-  const streams = smallMemories().map((m, n): Stream => {
-    const random = rng(24_000 + n);
-    const questions: Question[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = m.questions.map((q) => ({ q, key: random() })).sort((a, b) => a.key - b.key);
-      for (const { q } of order) questions.push({ text: q.text, gold: new Set([q.answer]), half: m.half, window: round });
-    }
-    return { label: m.label, entities: m.entities, questions };
-  });
-  return { name: 'Small memories', limit: 10, windows: ROUNDS, streams };
-}
 
 /** One asked question as the pass ranked it, for replay. */
 interface Trace {

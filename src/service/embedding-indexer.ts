@@ -3,13 +3,14 @@
  * transaction), so they never wait for the model; this drains the queue in batches in the
  * background, and any process sharing the database can drain what another one queued.
  */
+import { createHash } from 'node:crypto';
 import type { Logger } from '../core/logger.js';
 import { entityAsideText, observationText, ownObservations, splitAsides } from '../core/text/entity-text.js';
 import { plural } from '../core/text/plural.js';
 import type { Embedder, EmbedderState, LazyEmbedder } from '../embed/embedder.js';
 import { keywordOnlyNote } from '../embed/model-state.js';
 import type { Store } from '../store/store.js';
-import type { EmbeddingJob } from '../store/vector-index.js';
+import type { EmbeddingJob, VectorIndex } from '../store/vector-index.js';
 
 export interface DrainProgress {
   (done: number): void;
@@ -189,7 +190,7 @@ export class EmbeddingIndexer {
       const asides =
         vectors === undefined || observations === undefined || index.keepsObservationVectors !== true
           ? []
-          : await unlessAborted(asideVectors(embedder, jobs), this.stopping.signal);
+          : await unlessAborted(asideVectors(embedder, index, jobs), this.stopping.signal);
       if (vectors === undefined || observations === undefined || asides === undefined) {
         // Abandoned by stop(): given back, so the next process (or another one running) takes them at once.
         await index.releaseJobs(jobs.map((j) => j.id));
@@ -201,7 +202,7 @@ export class EmbeddingIndexer {
           version: j.version,
           vector: vectors[i] ?? new Float32Array(embedder.dims),
           ...(observations[i] === undefined ? {} : { observations: observations[i] }),
-          ...(asides[i] === undefined ? {} : { asides: asides[i] }),
+          ...(asides[i] === undefined ? {} : { asides: asides[i].vectors, asideKeys: asides[i].keys }),
         })),
       );
       done += jobs.length;
@@ -236,21 +237,46 @@ async function observationVectors(embedder: Embedder, jobs: readonly EmbeddingJo
 }
 
 /**
- * A vector per aside (entity-text.ts splitAsides: an observation in another language than the
- * entity's), made from entityAsideText; undefined for an entity without asides.
+ * An aside vector's key: a hash of the model and the text it is made from. Equal keys, equal
+ * vectors, so a write to an entity embeds only the asides whose text changed (asideVectors).
  */
-async function asideVectors(embedder: Embedder, jobs: readonly EmbeddingJob[]): Promise<(Float32Array[] | undefined)[]> {
-  const split = jobs.map((j) => splitAsides(j.entity.observations));
-  if (split.every((s) => s.asides.length === 0)) return [];
-  const vectors = await embedder.embed(
-    jobs.flatMap((j, i) => (split[i]?.asides ?? []).map((a) => entityAsideText(j.entity, split[i]?.own ?? [], a))),
-    'passage',
+export function asideKey(model: string, text: string): string {
+  return createHash('sha256').update(model).update('\0').update(text).digest('base64url');
+}
+
+/**
+ * A vector per aside (entity-text.ts splitAsides: an observation in another language than the
+ * entity's), made from entityAsideText, with its key (asideKey); undefined for an entity without
+ * asides. An aside whose key the index already holds for its entity keeps that vector: a note added
+ * to an entity with k asides embeds one text, not k + 1. A change to the entity's own observations
+ * changes every aside's text (entityAsideText holds them), and so embeds them all again.
+ */
+async function asideVectors(
+  embedder: Embedder,
+  index: VectorIndex,
+  jobs: readonly EmbeddingJob[],
+): Promise<({ vectors: Float32Array[]; keys: string[] } | undefined)[]> {
+  const texts = jobs.map((j) => {
+    const { own, asides } = splitAsides(j.entity.observations);
+    return asides.map((a) => entityAsideText(j.entity, own, a));
+  });
+  if (texts.every((t) => t.length === 0)) return [];
+  const keys = texts.map((t) => t.map((text) => asideKey(embedder.id, text)));
+  const kept = (await index.asideVectors?.(jobs.filter((_, i) => (texts[i]?.length ?? 0) > 0).map((j) => j.id))) ?? new Map();
+  // The texts no kept vector answers, each once.
+  const missing = new Map<string, string>();
+  jobs.forEach((j, i) =>
+    keys[i]?.forEach((key, n) => {
+      if (kept.get(j.id)?.has(key) !== true) missing.set(key, texts[i]?.[n] ?? '');
+    }),
   );
-  let at = 0;
-  return split.map((s) => {
-    if (s.asides.length === 0) return undefined;
-    at += s.asides.length;
-    return vectors.slice(at - s.asides.length, at);
+  const made = missing.size === 0 ? [] : await embedder.embed([...missing.values()], 'passage');
+  const madeByKey = new Map([...missing.keys()].map((key, n) => [key, made[n]]));
+  return jobs.map((j, i) => {
+    const mine = keys[i] ?? [];
+    if (mine.length === 0) return undefined;
+    const vectors = mine.map((key) => kept.get(j.id)?.get(key) ?? madeByKey.get(key) ?? new Float32Array(embedder.dims));
+    return { vectors, keys: mine };
   });
 }
 

@@ -23,6 +23,13 @@ export interface UsageStore {
   recordRefinding(pairs: readonly RefindingPair[]): Promise<void>;
   /** The re-finding pairs of the candidates made with this model, newest first. */
   refinding(ids: readonly EntityId[], model: string): Promise<Map<EntityId, RefindPair[]>>;
+  /**
+   * Whether the store holds any re-finding pair, cheaply: a search skips reading its candidates'
+   * pairs while none is (a memory nobody used after a search has none). Once it answers true, a
+   * store may go on answering true without asking (pairs rarely all go; one that went costs only
+   * the read a search made before), so a pair another process records is never missed.
+   */
+  holdsRefinding(): Promise<boolean>;
 }
 
 /** One re-finding pair to store. */

@@ -28,6 +28,12 @@ export interface EmbeddingResult {
    * answers the entity at an aside's distance plus ASIDE_DISTANCE. Absent: none (any it had go).
    */
   readonly asides?: readonly Float32Array[];
+  /**
+   * Each aside vector's key, in the order of `asides`: a hash of the model and the text it was made
+   * from (embedding-indexer.ts asideKey). A later write to the entity reuses the vector of an aside
+   * whose key is unchanged (asideVectors) instead of embedding it again.
+   */
+  readonly asideKeys?: readonly string[];
 }
 
 export interface VectorStatus {
@@ -54,6 +60,11 @@ export interface VectorIndex {
    * shows the observations nearest the query first (src/service/search/shown.ts).
    */
   observationVectors?(ids: readonly EntityId[]): Promise<Map<EntityId, Float32Array[]>>;
+  /**
+   * The aside vectors these entities have, each by the key it was put with (EmbeddingResult.asideKeys);
+   * an entity with none is absent, and so is an aside stored without a key.
+   */
+  asideVectors?(ids: readonly EntityId[]): Promise<Map<EntityId, Map<string, Float32Array>>>;
   /** Gets the index ready (loads any in-memory copy) so the first search does not pay for it. */
   warm(): Promise<void>;
 

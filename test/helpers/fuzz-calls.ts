@@ -20,6 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_JSON_DEPTH } from '../../src/mcp/jsonrpc-screen.js';
+import { processAlive } from '../../src/os/process-alive.js';
 
 // ---------- seeded PRNG ----------
 
@@ -1553,16 +1554,7 @@ export async function startStdioLimbic(
     async close() {
       await client.close();
       // The server checkpoints and closes its database when stdin closes; wait for it to be gone.
-      for (let i = 0; i < 200 && pid !== null && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 200 && pid !== null && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 25));
     },
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -11,6 +11,7 @@ import { request, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/os/process-alive.js';
 import { CLI, tempDir } from '../helpers/fixtures.js';
 import { httpClient } from '../helpers/mcp-eras.js';
 import { authorizeUrl, openConsent, pkce, register, submitConsent } from './oauth-e2e-helpers.js';
@@ -22,16 +23,6 @@ const limbic = (db: string, ...args: string[]) =>
     encoding: 'utf8',
     env: { ...process.env, LIMBIC_NAMESPACE: '' },
   });
-
-/** Whether process `pid` exists. */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 interface Served {
   readonly child: ChildProcess;
@@ -152,7 +143,7 @@ describe('limbic serve --http --workers N', () => {
     expect(s.stderr()).toMatch(/serving MCP over HTTP at http:\/\/127\.0\.0\.1:\d+\/mcp .*\(2 worker processes; 1 token;/);
     expect(s.stderr().match(/serving MCP over HTTP at/g)).toHaveLength(1);
     expect(s.pids).toHaveLength(2);
-    for (const pid of s.pids) expect(alive(pid)).toBe(true);
+    for (const pid of s.pids) expect(processAlive(pid)).toBe(true);
     const { c, answers } = await client(s.url, token);
     for (let i = 0; i < 4; i++) await c.callTool({ name: 'read_graph', arguments: {} });
     expect(workersOf(answers, 200)).toEqual(new Set([1, 2]));
@@ -181,7 +172,7 @@ describe('limbic serve --http --workers N', () => {
     expect(under.filter((a) => a.status === 200)).toHaveLength(2);
     for (const a of under.filter((x) => x.status === 200)) expect(a.body).toMatch(/"id":[0-2]/);
     expect(await s.exited).toBe(0);
-    for (const pid of s.pids) await expect.poll(() => alive(pid), { timeout: 10_000 }).toBe(false);
+    for (const pid of s.pids) await expect.poll(() => processAlive(pid), { timeout: 10_000 }).toBe(false);
   });
 
   it('leaves no worker behind when the primary is SIGKILLed: each sees its channel close and exits', async () => {
@@ -190,7 +181,7 @@ describe('limbic serve --http --workers N', () => {
     expect(s.pids).toHaveLength(2);
     s.child.kill('SIGKILL');
     await s.exited;
-    for (const pid of s.pids) await expect.poll(() => alive(pid), { timeout: 15_000 }).toBe(false);
+    for (const pid of s.pids) await expect.poll(() => processAlive(pid), { timeout: 15_000 }).toBe(false);
   });
 
   it('replaces a worker that crashes, says so, and the server answers on', async () => {

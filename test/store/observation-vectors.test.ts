@@ -167,6 +167,30 @@ describe('observation vectors (SQLite)', () => {
     expect(rows()).toEqual({ keys: 3, vectors: 3 });
   });
 
+  it('gives back aside vectors by the key they were put with; a memory made before aside keys gains the column, its asides keyless', async () => {
+    await store.graph.addObservations([{ entityName: 'Short', contents: ['Der Nutzer hat mich gefragt, wo der Garten ist.'] }], NOW);
+    const short = ids.get('Short') as EntityId;
+    const put = async (keys?: string[]): Promise<void> => {
+      const job = (await jobs()).get('Short');
+      await store
+        .requireVectors()
+        .put([{ id: short, version: job?.version ?? 0, vector: unit(1, 1, 0, 0), asides: [unit(0, 1, 0, 0)], asideKeys: keys }]);
+    };
+    await put(['k1']);
+    expect((await store.requireVectors().asideVectors?.([short]))?.get(short)).toEqual(new Map([['k1', unit(0, 1, 0, 0)]]));
+    // A memory whose observation table has no text_hash yet (made before aside keys).
+    await store.close();
+    const db = new Database(path());
+    db.exec('ALTER TABLE observation_vectors DROP COLUMN text_hash');
+    db.close();
+    store = openSqliteStore({ path: path() });
+    expect((await store.requireVectors().configure('fake-model', 4)).reset).toBe(false);
+    expect((await store.requireVectors().asideVectors?.([short]))?.has(short)).toBe(false);
+    await store.graph.addObservations([{ entityName: 'Short', contents: ['Sie hat gesagt, dass der Garten im Sommer blüht.'] }], NOW);
+    await put(['k2']);
+    expect([...((await store.requireVectors().asideVectors?.([short]))?.get(short)?.keys() ?? [])]).toEqual(['k2']);
+  });
+
   it('queues, once, the entities with asides of a memory whose vectors were made with them (before entity text 2)', async () => {
     await store.graph.createEntities(
       [

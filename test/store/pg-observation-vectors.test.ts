@@ -181,6 +181,25 @@ if (server === undefined) {
         expect([...(await jobs()).keys()]).toEqual(['Marisol']);
         await vectors.configure('fake-model', 4);
         expect(await vectors.countPending(10)).toBe(1);
+
+        // A memory whose observation table was made before aside keys gains text_hash; keyless asides give none back.
+        expect((await vectors.asideVectors?.([marisol as EntityId]))?.has(marisol as EntityId)).toBe(false);
+        await client.query('ALTER TABLE observation_embeddings DROP COLUMN text_hash');
+        expect((await vectors.asideVectors?.([marisol as EntityId]))?.size).toBe(0);
+        await vectors.configure('fake-model', 4);
+        const again = await jobs();
+        await vectors.put([
+          {
+            id: marisol as EntityId,
+            version: again.get('Marisol')?.version ?? 0,
+            vector: unit(1, 1, 0, 0),
+            asides: [unit(0, 1, 0, 0)],
+            asideKeys: ['k1'],
+          },
+        ]);
+        expect((await vectors.asideVectors?.([marisol as EntityId]))?.get(marisol as EntityId)).toEqual(
+          new Map([['k1', unit(0, 1, 0, 0)]]),
+        );
       } finally {
         await client.end();
         await store.close();

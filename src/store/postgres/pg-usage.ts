@@ -18,6 +18,9 @@ interface PgFactsRow extends FactsRow {
 }
 
 export class PgUsage implements UsageStore {
+  /** A re-finding pair was seen: see holdsRefinding(). */
+  private holding = false;
+
   constructor(private readonly conn: PgConnection) {}
 
   async signals(ids: readonly EntityId[]): Promise<CandidateSignals> {
@@ -112,6 +115,13 @@ export class PgUsage implements UsageStore {
       // Ids only grow, so at most REFIND_PAIRS_MAX rows hold the newest REFIND_PAIRS_MAX ids.
       await db.query('DELETE FROM refind_pairs WHERE id <= (SELECT max(id) FROM refind_pairs) - $1', [REFIND_PAIRS_MAX]);
     });
+  }
+
+  async holdsRefinding(): Promise<boolean> {
+    // While none is held, one EXISTS takes the place of the candidates' read (and sees every
+    // process's pairs); once one is, no question is asked again.
+    this.holding ||= (await this.conn.query<{ e: boolean }>('SELECT EXISTS (SELECT 1 FROM refind_pairs) AS e'))[0]?.e === true;
+    return this.holding;
   }
 
   async refinding(ids: readonly EntityId[], model: string): Promise<Map<EntityId, RefindPair[]>> {

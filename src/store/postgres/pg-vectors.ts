@@ -57,6 +57,9 @@ export class PgVectorIndex implements VectorIndex {
         if (!(await hasObservationIndex(db))) {
           await makeObservationTable(db, dims);
           await db.query(REQUEUE_LONG_SQL);
+        } else if (!(await hasAsideKeys(db))) {
+          // A table made before aside keys: its asides have none, and are made again on their next write.
+          await db.query('ALTER TABLE observation_embeddings ADD COLUMN text_hash text');
         }
         if ((await this.conn.metaGet('entity_text', db)) !== ENTITY_TEXT_VERSION) {
           await requeueWithAsides(db);
@@ -127,6 +130,31 @@ export class PgVectorIndex implements VectorIndex {
       if (list === undefined) found.set(id, (list = []));
       // pgvector's text form, '[0.1,0.2,...]', is a JSON array.
       list.push(Float32Array.from(JSON.parse(r.embedding) as number[]));
+    }
+    return found;
+  }
+
+  async asideVectors(ids: readonly EntityId[]): Promise<Map<EntityId, Map<string, Float32Array>>> {
+    const found = new Map<EntityId, Map<string, Float32Array>>();
+    if (ids.length === 0) return found;
+    let rows: { entity_id: number; text_hash: string; embedding: string }[];
+    try {
+      rows = await this.conn.query<{ entity_id: number; text_hash: string; embedding: string }>(
+        `SELECT entity_id, text_hash, embedding::text AS embedding FROM observation_embeddings
+          WHERE entity_id = ANY($1::int[]) AND n >= $2 AND text_hash IS NOT NULL`,
+        [[...ids], FIRST_ASIDE_N],
+      );
+    } catch (error) {
+      // A memory whose observation table (or its aside keys) configure() has not made yet has none.
+      const code = (error as { code?: unknown }).code;
+      if (code === '42P01' || code === '42703') return found;
+      throw error;
+    }
+    for (const r of rows) {
+      const id = asEntityId(r.entity_id);
+      let byKey = found.get(id);
+      if (byKey === undefined) found.set(id, (byKey = new Map()));
+      byKey.set(r.text_hash, Float32Array.from(JSON.parse(r.embedding) as number[]));
     }
     return found;
   }
@@ -239,15 +267,15 @@ export class PgVectorIndex implements VectorIndex {
       // An entity's observation vectors are replaced whole: made anew when it is too long for one, gone when it fits.
       await db.query('DELETE FROM observation_embeddings WHERE entity_id = ANY($1::int[])', [sorted.map((r) => r.id)]);
       const observations = sorted.flatMap((r) => [
-        ...(r.observations ?? []).map((v, n) => ({ id: r.id, n, v: vectorText(v) })),
-        ...(r.asides ?? []).map((v, k) => ({ id: r.id, n: FIRST_ASIDE_N + k, v: vectorText(v) })),
+        ...(r.observations ?? []).map((v, n) => ({ id: r.id, n, v: vectorText(v), hash: null })),
+        ...(r.asides ?? []).map((v, k) => ({ id: r.id, n: FIRST_ASIDE_N + k, v: vectorText(v), hash: r.asideKeys?.[k] ?? null })),
       ]);
       if (observations.length > 0) {
         await db.query(
-          `INSERT INTO observation_embeddings (entity_id, n, embedding)
-           SELECT x.id, x.n, x.v::vector FROM unnest($1::int[], $2::int[], $3::text[]) AS x(id, n, v)
+          `INSERT INTO observation_embeddings (entity_id, n, embedding, text_hash)
+           SELECT x.id, x.n, x.v::vector, x.hash FROM unnest($1::int[], $2::int[], $3::text[], $4::text[]) AS x(id, n, v, hash)
             WHERE EXISTS (SELECT 1 FROM entities e WHERE e.id = x.id)`,
-          [observations.map((o) => o.id), observations.map((o) => o.n), observations.map((o) => o.v)],
+          [observations.map((o) => o.id), observations.map((o) => o.n), observations.map((o) => o.v), observations.map((o) => o.hash)],
         );
       }
       await db.query(
@@ -310,9 +338,18 @@ async function makeObservationTable(db: Queryable, dims: number): Promise<void> 
   await db.query('DROP TABLE IF EXISTS observation_embeddings');
   await db.query(
     `CREATE TABLE observation_embeddings (entity_id integer NOT NULL REFERENCES entities(id) ON DELETE CASCADE, n integer NOT NULL,
-       embedding vector(${dims}) NOT NULL, PRIMARY KEY (entity_id, n))`,
+       embedding vector(${dims}) NOT NULL, text_hash text, PRIMARY KEY (entity_id, n))`,
   );
   await db.query('CREATE INDEX observation_embeddings_hnsw ON observation_embeddings USING hnsw (embedding vector_cosine_ops)');
+}
+
+/** Whether this memory's own observation table has `text_hash`: an aside's key (EmbeddingResult.asideKeys), NULL for the others. */
+async function hasAsideKeys(db: Queryable): Promise<boolean> {
+  const found = await db.query<{ e: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+       AND table_name = 'observation_embeddings' AND column_name = 'text_hash') AS e`,
+  );
+  return found.rows[0]?.e === true;
 }
 
 /** Whether this memory's own schema has the observation vectors' HNSW index (not one a search_path reaches elsewhere). */

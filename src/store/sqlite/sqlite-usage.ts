@@ -20,6 +20,8 @@ export class SqliteUsage implements UsageStore {
   /** See cachedFacts(). */
   private readonly facts = new Map<EntityId, { readonly facts: EntityFacts; readonly degree: number }>();
   private factsAt = -1;
+  /** A re-finding pair was seen: see holdsRefinding(). */
+  private holding = false;
 
   constructor(private readonly conn: SqliteConnection) {}
 
@@ -148,6 +150,12 @@ export class SqliteUsage implements UsageStore {
       list.push({ at: r.at, vector: bytesVector(r.vector) });
     }
     return out;
+  }
+
+  async holdsRefinding(): Promise<boolean> {
+    // One row's lookup, and the answer of every process sharing the file (no cached "none").
+    this.holding ||= this.conn.stmt('SELECT 1 FROM refind_pairs LIMIT 1').get() !== undefined;
+    return this.holding;
   }
 
   /**

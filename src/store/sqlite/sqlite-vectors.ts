@@ -16,6 +16,7 @@ import type { Logger } from '../../core/logger.js';
 import { ASIDE_DISTANCE, ENTITY_TEXT_VERSION, hasAsides, MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { VectorHit } from '../../core/signals.js';
+import { processAlive } from '../../os/process-alive.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
 import { LOG_NONCE_SQL, NOW_MS_SQL, toRelation, type RelationRow, type SqliteConnection } from './sqlite-connection.js';
 import { publicEntity } from '../rows.js';
@@ -58,12 +59,7 @@ const newOwner = (): number => process.pid * OWNER_PID_STEP + randomInt(0, OWNER
 
 /** Whether the process that made this claim still runs (one of another user counts as running). */
 function ownerRuns(owner: number): boolean {
-  try {
-    process.kill(Math.floor(owner / OWNER_PID_STEP), 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return processAlive(Math.floor(owner / OWNER_PID_STEP));
 }
 
 /**
@@ -130,9 +126,13 @@ function requeueWithAsides(conn: SqliteConnection): void {
   for (const id of found) queue.run(id);
 }
 
+/** `text_hash`: an aside's key (EmbeddingResult.asideKeys), so a later write reuses its vector; NULL for the others. */
 function ensureObservationTable(conn: SqliteConnection): void {
-  conn.db.exec('CREATE TABLE IF NOT EXISTS observation_vectors (key INTEGER PRIMARY KEY, entity_id INTEGER NOT NULL)');
+  conn.db.exec('CREATE TABLE IF NOT EXISTS observation_vectors (key INTEGER PRIMARY KEY, entity_id INTEGER NOT NULL, text_hash TEXT)');
   conn.db.exec('CREATE INDEX IF NOT EXISTS observation_vectors_entity ON observation_vectors (entity_id)');
+  // A table made before aside keys: its asides have none, and are made again on their next write.
+  const columns = conn.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('observation_vectors');
+  if (!columns.includes('text_hash')) conn.db.exec('ALTER TABLE observation_vectors ADD COLUMN text_hash TEXT');
 }
 
 /**
@@ -258,6 +258,24 @@ export class SqliteVectorIndex implements VectorIndex {
     return found;
   }
 
+  async asideVectors(ids: readonly EntityId[]): Promise<Map<EntityId, Map<string, Float32Array>>> {
+    const found = new Map<EntityId, Map<string, Float32Array>>();
+    if (ids.length === 0 || !this.hasTable() || !this.conn.tableExists('observation_vectors')) return found;
+    const read = this.conn.stmt<[bigint], { embedding: Buffer }>('SELECT embedding FROM entity_embeddings WHERE rowid = ?');
+    const keys = this.conn.stmt<[number, number], { key: number; text_hash: string }>(
+      'SELECT key, text_hash FROM observation_vectors WHERE entity_id = ? AND key >= ? AND text_hash IS NOT NULL',
+    );
+    for (const id of ids) {
+      const byKey = new Map<string, Float32Array>();
+      for (const { key, text_hash } of keys.all(id, FIRST_ASIDE_KEY)) {
+        const row = read.get(BigInt(key));
+        if (row !== undefined) byKey.set(text_hash, floats(row.embedding));
+      }
+      if (byKey.size > 0) found.set(id, byKey);
+    }
+    return found;
+  }
+
   /** Whether any entity has observation vectors (a memory of short entities has none, and pays nothing). */
   private hasObservationVectors(): boolean {
     return this.conn.tableExists('observation_vectors') && this.conn.stmt('SELECT 1 FROM observation_vectors LIMIT 1').get() !== undefined;
@@ -355,7 +373,7 @@ export class SqliteVectorIndex implements VectorIndex {
       );
       const log = this.conn.stmt(`INSERT INTO vector_log (entity_id, nonce) VALUES (?, ${LOG_NONCE_SQL})`);
       const observations = this.conn.tableExists('observation_vectors');
-      const addKey = this.conn.stmt('INSERT INTO observation_vectors (key, entity_id) VALUES (?, ?)');
+      const addKey = this.conn.stmt('INSERT INTO observation_vectors (key, entity_id, text_hash) VALUES (?, ?, ?)');
       for (const r of results) {
         const ours = this.taken.delete(r.id);
         if (exists.get(r.id) === undefined) continue; // deleted while it was being embedded
@@ -371,14 +389,14 @@ export class SqliteVectorIndex implements VectorIndex {
             (r.observations ?? []).slice(0, MAX_OBSERVATION_VECTORS).forEach((v, j) => {
               const key = r.id + (j + 1) * KEY_STRIDE;
               insert.run(BigInt(key), vectorBytes(v));
-              addKey.run(key, r.id);
+              addKey.run(key, r.id, null);
               log.run(key);
             });
           if (r.id < KEY_STRIDE)
             (r.asides ?? []).slice(0, MAX_ASIDE_VECTORS).forEach((v, k) => {
               const key = r.id + (ASIDE_BASE + 1 + k) * KEY_STRIDE;
               insert.run(BigInt(key), vectorBytes(v));
-              addKey.run(key, r.id);
+              addKey.run(key, r.id, r.asideKeys?.[k] ?? null);
               log.run(key);
             });
         }

@@ -95,6 +95,10 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
       if (alice === undefined || acme === undefined) throw new Error('seed missing');
       const vector = (x: number) => Float32Array.from([x, 1 - x, 0.5, -0.25]);
       const extra = 3;
+      // A memory nobody used after a search holds none: a search then skips its read (pipeline.ts).
+      expect(await usage.holdsRefinding()).toBe(false);
+      await usage.recordRefinding([{ entityId: asEntityId(987_654), model: 'e5', vector: vector(0), at: T0 }]);
+      expect(await usage.holdsRefinding()).toBe(false); // no such entity: nothing stored
       await usage.recordRefinding(
         Array.from({ length: REFIND_PAIRS_PER_ENTITY + extra }, (_, i) => ({
           entityId: alice,
@@ -117,6 +121,7 @@ export function usageConformance(name: string, makeStore: StoreFactory): void {
       expect([...(kept[0]?.vector ?? [])]).toEqual([...vector((REFIND_PAIRS_PER_ENTITY + extra - 1) / 16)]);
       expect(e5.get(acme)?.map((p) => [...p.vector])).toEqual([[...vector(0.75)]]);
       expect(e5.has(asEntityId(987_654))).toBe(false);
+      expect(await usage.holdsRefinding()).toBe(true);
       expect((await usage.refinding([acme], 'minilm')).get(acme)?.map((p) => p.at)).toEqual([T0 + 1]);
 
       await graph.deleteEntities(['Alice']);

@@ -35,6 +35,7 @@ import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
+import { processAlive } from '../../../os/process-alive.js';
 
 /** Where the cache of the database at `dbPath` is kept. */
 export const vectorFilePath = (dbPath: string): string => `${dbPath}.vectors`;
@@ -234,15 +235,6 @@ export function removeStaleTempFiles(path: string): void {
     } catch {
       // Gone already (its writer renamed it), or not ours to remove: either way nothing to do.
     }
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
