@@ -76,6 +76,7 @@ describe('a question naming a speaker, in a conversation of several sessions (re
 
   it('does the same in hybrid_search with its defaults', async () => {
     const r = await h.ok<{ results: { name: string; scores: { speaker_lift?: number } }[] }>('hybrid_search', { query: QUERY, limit: 5 });
+    expect(r.results.map((x) => x.name)).toContain('D2:1');
     expect(r.results.find((x) => x.name === 'D2:1')?.scores.speaker_lift).toBe(1.5);
   });
 });

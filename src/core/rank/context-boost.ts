@@ -188,13 +188,17 @@ function writtenApart(ids: Iterable<EntityId>, createdAt: ReadonlyMap<EntityId, 
   return times.length > 0 && Math.max(...times) - Math.min(...times) > NEIGHBOUR_WINDOW_MS;
 }
 
+/** What comes before a sentence's first word: a capital there is no sign of a name ("Project deadlines?"). */
+const SENTENCE_START = /(?:^|[.!?:;]\s+)[\s¿¡"'“‘(\[-]*$/u;
+
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * The candidates whose entity type the query names as a person: a conversation stored a turn per
  * entity, each typed by its speaker (LoCoMo-style memories, imported chats), asked "What did
  * Caroline research?". A type counts when it is written as a name (a capital first letter, no
- * space) and the query holds it as a whole word in the same case. None unless the candidates were
+ * space) and the query holds it as a whole word in the same case, not as a sentence's first word
+ * (where every word is capitalised: "Project deadlines?" names no type Project). None unless the candidates were
  * written in more than one sitting (a conversation's sessions: the rule write order follows) and
  * the named types leave some candidates out: a memory written at once, a query naming every
  * speaker or none, and types that are common words ("what person…") lift nothing.
@@ -210,8 +214,12 @@ export function namedSpeakers(
   if (!writtenApart(types.keys(), createdAt)) return none;
   const named = new Set<string>();
   for (const type of new Set(types.values())) {
-    if (!/^\p{Lu}[\p{L}\p{M}'-]*$/u.test(type) || named.has(type)) continue;
-    if (new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(type)}(?![\\p{L}\\p{N}])`, 'u').test(query)) named.add(type);
+    if (!/^\p{Lu}[\p{L}\p{M}'-]*$/u.test(type)) continue;
+    for (const m of query.matchAll(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(type)}(?![\\p{L}\\p{N}])`, 'gu')))
+      if (!SENTENCE_START.test(query.slice(0, m.index))) {
+        named.add(type);
+        break;
+      }
   }
   if (named.size === 0) return none;
   const spoken = new Set([...types].filter(([, type]) => named.has(type)).map(([id]) => id));

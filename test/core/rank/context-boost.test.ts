@@ -216,6 +216,10 @@ describe('namedSpeakers and the speaker lift (issue 37)', () => {
     ]);
     expect(namedSpeakers('which person, which Project X?', common, sessions).size).toBe(0);
     expect([...namedSpeakers('Which Event was it?', common, sessions)]).toEqual([b]);
+    // A sentence's first word is capitalised whatever it is: no sign of a name.
+    expect(namedSpeakers('Event planning for June?', common, sessions).size).toBe(0);
+    expect(namedSpeakers('¿Thing? Event planning.', common, sessions).size).toBe(0);
+    expect([...namedSpeakers('Thing. Where is the Thing?', common, sessions)]).toEqual([d]);
   });
 
   it('adds the speaker weight to those turns and nothing to the others; 0 or absent turns it off', () => {
