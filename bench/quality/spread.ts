@@ -1,15 +1,17 @@
 /**
- * Spreading the top results across sessions, and query decomposition (issue 37): search_semantic
- * as shipped on LoCoMo (one entity per turn, turns at their session's time, dates as metadata, no
- * relations: the store bench:quality and context.ts measure), every question's whole ranked list
- * kept with each candidate's score and write time (its session), and the ranked lists of the
- * question's parts. Variants re-order that list offline, as a stage after the ranking would: a cap
- * on turns of one session above a place, a penalty for a session already shown, round-robin fusion
- * of the parts. Chosen on half A (recall@5 over categories 1-4, hit@1 within 0.01 of shipped),
- * reported on half B.
+ * Spreading the top results across sessions, query decomposition and the speaker lift (issue 37):
+ * search_semantic on LoCoMo (one entity per turn, turns at their session's time, dates as metadata,
+ * no relations: the store bench:quality and context.ts measure), every question's ranked list
+ * (first KEEP) kept with each candidate's score and write time (its session): `before` is the
+ * search without the speaker lift (speakerWeight 0), then one list per speaker weight (or, with
+ * `--grid`, per speaker weight beside other context weights and depths), and the ranked lists of
+ * the question's parts. Diversity and parts re-order a list offline, as a stage after the ranking
+ * would: a cap on turns of one session above a place, a penalty for a session already shown,
+ * round-robin fusion of the parts. Chosen on half A (recall@5 over categories 1-4, hit@1 within
+ * 0.01 of before), reported on half B.
  *
- *   flock /tmp/limbic-bench.lock npx tsx bench/quality/spread.ts --dump /tmp/spread.json   (searches; needs the model)
- *   npx tsx bench/quality/spread.ts --from /tmp/spread.json [--out FILE]                (the sweep, offline)
+ *   flock /tmp/limbic-bench.lock npx tsx bench/quality/spread.ts --dump /tmp/spread.json [--grid]  (searches; the model)
+ *   npx tsx bench/quality/spread.ts --from /tmp/spread.json [--out FILE]                       (the sweep, offline)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEFAULT_CONTEXT_WEIGHTS } from '../../src/core/rank/context-boost.js';
@@ -211,7 +213,7 @@ const parts =
 
 function sweep(path: string): void {
   const questions = JSON.parse(readFileSync(path, 'utf8')) as Question[];
-  const list: [string, Variant][] = [['shipped', (q) => ids(q.ranked)]];
+  const list: [string, Variant][] = [['before', (q) => ids(q.ranked)]];
   for (const n of [3, 5]) for (const k of [1, 2]) for (const w of [10, 20]) list.push([`cap k=${k} n=${n} window=${w}`, cap(k, n, w)]);
   for (const lambda of [0.01, 0.02, 0.03, 0.05, 0.1])
     for (const w of [10, 20])
@@ -228,7 +230,7 @@ function sweep(path: string): void {
     for (const [name, v] of list)
       tally.add(name, q.half, locomoGroups(`cat${q.category}`), v(q) as EntityId[], new Set(q.gold as EntityId[]));
   const hit1 = (n: string, h: Half) => tally.mean(n, h, 'all 1-4', 'hit1');
-  const floor = hit1('shipped', 'A') - HIT1_SLACK;
+  const floor = hit1('before', 'A') - HIT1_SLACK;
   const chosen =
     list
       .map(([n]) => n)
@@ -236,8 +238,8 @@ function sweep(path: string): void {
       .sort((a, b) => tally.mean(b, 'A', 'all 1-4', 'recall5') - tally.mean(a, 'A', 'all 1-4', 'recall5'))[0] ?? '';
   const groups = ['cat1', 'cat2', 'cat3', 'cat4', 'all 1-4'];
   const lines = [
-    `Spread study: search_semantic as shipped on LoCoMo, ${questions.length} questions, re-ordered offline; ${questions.filter((q) => q.parts.length > 0).length} questions have parts.`,
-    `Chosen on half A by recall@5 (1-4) among variants whose hit@1 is within ${HIT1_SLACK} of shipped: **${chosen}**.`,
+    `Spread study: search_semantic on LoCoMo, ${questions.length} questions, re-ordered offline; ${questions.filter((q) => q.parts.length > 0).length} questions have parts.`,
+    `Chosen on half A by recall@5 (1-4) among variants whose hit@1 is within ${HIT1_SLACK} of before: **${chosen}**.`,
     '',
     `| variant | ${(['A', 'B'] as const).map((h) => [...groups.map((g) => `${h} ${CATEGORY_NAMES[g] ?? g}`), `${h} hit@1`].join(' | ')).join(' | ')} |`,
     `|---|${(['A', 'B'] as const).map(() => groups.map(() => '---|').join('') + '---|').join('')}`,
@@ -249,7 +251,7 @@ function sweep(path: string): void {
     ),
   ];
   const shown = [
-    'shipped',
+    'before',
     ...(list.some(([n]) => n === 'speaker 1.5') ? ['speaker 1.5'] : []),
     ...(chosen === 'speaker 1.5' ? [] : [chosen]),
   ];
