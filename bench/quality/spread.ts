@@ -54,6 +54,8 @@ interface Question {
 
 /** Speaker weights measured (z-score units, like the context stage's time weight of 1). */
 const SPEAKER_WEIGHTS = (option('--speaker') ?? '0,0.25,0.5,1,1.5,2,3').split(',').map(Number);
+/** The search before the speaker lift: `before`, and the parts' lists. */
+const BEFORE: Partial<SearchRequest> = { context: { ...DEFAULT_CONTEXT_WEIGHTS, speakerWeight: 0 } };
 /** `--grid`: the speaker weight beside the other context weights and the depth, searched variants. */
 const GRID: [string, Partial<SearchRequest>][] = [];
 if (args.includes('--grid'))
@@ -121,7 +123,7 @@ async function dump(path: string): Promise<void> {
       const gold = goldIds(qa.evidence, ids);
       if (gold.size === 0) continue;
       const parts = [];
-      for (const text of decompose(qa.question)) parts.push({ text, ranked: await rank(text) });
+      for (const text of decompose(qa.question)) parts.push({ text, ranked: await rank(text, BEFORE) });
       const speaker: Record<string, Hit[]> = {};
       if (GRID.length > 0) for (const [name, overrides] of GRID) speaker[name] = await rank(qa.question, overrides);
       else
@@ -132,7 +134,7 @@ async function dump(path: string): Promise<void> {
         category: qa.category,
         question: qa.question,
         gold: [...gold],
-        ranked: await rank(qa.question, { context: { ...DEFAULT_CONTEXT_WEIGHTS, speakerWeight: 0 } }),
+        ranked: await rank(qa.question, BEFORE),
         parts,
         speaker,
       });
