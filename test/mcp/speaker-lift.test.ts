@@ -1,7 +1,7 @@
 /**
  * The speaker lift (issue 37, core/rank/context-boost.ts namedSpeakers): in a conversation stored a
  * turn per entity, each typed by its speaker and written at its session's time, a question naming a
- * person is asked of that person's turns. Real model, over MCP, both tools. A memory written in one
+ * person is asked of that person's turns. Real model, over MCP, both tools, SQLite and PostgreSQL (on-postgres.test.ts). A memory written in one
  * sitting (not a conversation's sessions) ranks as without the lift.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
