@@ -79,6 +79,26 @@ describe('a question naming a speaker, in a conversation of several sessions (re
     expect(r.results.map((x) => x.name)).toContain('D2:1');
     expect(r.results.find((x) => x.name === 'D2:1')?.scores.speaker_lift).toBe(1.5);
   });
+
+  it('is explained on the page and in the MCP App view (web/why.js), for both tools', async () => {
+    const page: string = '../../web/why.js'; // plain JavaScript for the browser, without types
+    const why = (await import(page)) as {
+      semanticWhy: (r: unknown, position: number) => string;
+      semanticRows: (r: unknown) => [string, unknown][];
+      why: (s: unknown, position: number) => string;
+      scoreRows: (s: unknown) => [string, unknown][];
+    };
+    const semantic = await h.ok<{ results: Result[] }>('search_semantic', { query: QUERY, limit: 5 });
+    const turn = semantic.results.find((x) => x.name === 'D2:1');
+    expect(why.semanticWhy(turn, 1)).toContain('spoken by the person the question names (+1.5)');
+    expect(why.semanticRows(turn)).toContainEqual(['speaker lift', 1.5]);
+    const other = semantic.results.find((x) => x.entityType === 'Melanie');
+    if (other !== undefined) expect(why.semanticWhy(other, 2)).not.toContain('spoken by');
+    const hybrid = await h.ok<{ results: { name: string; scores: unknown }[] }>('hybrid_search', { query: QUERY, limit: 5 });
+    const scores = hybrid.results.find((x) => x.name === 'D2:1')?.scores;
+    expect(why.why(scores, 1)).toContain('spoken by the person the question names (+1.5)');
+    expect(why.scoreRows(scores)).toContainEqual(['speaker lift', 1.5]);
+  });
 });
 
 describe('the same turns written in one sitting (not a conversation of sessions)', () => {
