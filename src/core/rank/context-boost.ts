@@ -188,10 +188,32 @@ function writtenApart(ids: Iterable<EntityId>, createdAt: ReadonlyMap<EntityId, 
   return times.length > 0 && Math.max(...times) - Math.min(...times) > NEIGHBOUR_WINDOW_MS;
 }
 
-/** What comes before a sentence's first word: a capital there is no sign of a name ("Project deadlines?"). */
-const SENTENCE_START = /(?:^|[.!?:;]\s+)[\s¿¡"'“‘(\[-]*$/u;
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+/** What may stand between a sentence's end (or the query's start) and its first word. */
+const OPENERS = new Set([' ', '\t', '\n', '\r', '\u00a0', '¿', '¡', '"', "'", '“', '‘', '(', '[', '-']);
+const SENTENCE_ENDS = new Set(['.', '!', '?', ':', ';']);
 
-const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * Whether the word at `at` opens a sentence, where a capital is no sign of a name ("Project
+ * deadlines?"): only openers before it, back to the start or to a sentence's end and a space.
+ */
+function opensSentence(text: string, at: number): boolean {
+  let i = at - 1;
+  let spaced = false;
+  for (; i >= 0 && OPENERS.has(text[i] as string); i--) if ((text[i] as string).trim() === '') spaced = true;
+  return i < 0 || (spaced && SENTENCE_ENDS.has(text[i] as string));
+}
+
+/** Whether `query` holds `word` as a whole word, in its case, other than as a sentence's first word. */
+function namesMidSentence(query: string, word: string): boolean {
+  for (let at = query.indexOf(word); at >= 0; at = query.indexOf(word, at + 1)) {
+    const before = query[at - 1];
+    const after = query[at + word.length];
+    const whole = (before === undefined || !WORD_CHAR.test(before)) && (after === undefined || !WORD_CHAR.test(after));
+    if (whole && !opensSentence(query, at)) return true;
+  }
+  return false;
+}
 
 /**
  * The candidates whose entity type the query names as a person: a conversation stored a turn per
@@ -213,14 +235,7 @@ export function namedSpeakers(
   const none = new Set<EntityId>();
   if (!writtenApart(types.keys(), createdAt)) return none;
   const named = new Set<string>();
-  for (const type of new Set(types.values())) {
-    if (!/^\p{Lu}[\p{L}\p{M}'-]*$/u.test(type)) continue;
-    for (const m of query.matchAll(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(type)}(?![\\p{L}\\p{N}])`, 'gu')))
-      if (!SENTENCE_START.test(query.slice(0, m.index))) {
-        named.add(type);
-        break;
-      }
-  }
+  for (const type of new Set(types.values())) if (/^\p{Lu}[\p{L}\p{M}'-]*$/u.test(type) && namesMidSentence(query, type)) named.add(type);
   if (named.size === 0) return none;
   const spoken = new Set([...types].filter(([, type]) => named.has(type)).map(([id]) => id));
   return spoken.size === types.size ? none : spoken;
