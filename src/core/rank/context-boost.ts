@@ -11,6 +11,9 @@
  *   that matches, the fact noted in the same breath. Memory knows its write order without anyone
  *   relating the two; ids only grow, so neighbouring ids are neighbouring writes. Only where the
  *   candidates were not all written in one sitting: then write order tells nothing apart.
+ * - speaker (issue 37): a conversation's turn, typed by who said it, gains `speakerWeight` when the
+ *   query names that person (namedSpeakers); also only where the candidates were not all written in
+ *   one sitting.
  * Scores are in the fused strength's own units (z-scores: fuse-zscore.ts, before its logistic),
  * so a weight of 0.5 is half a standard deviation of the legs' scores. Like the spec's graph
  * signal (graph-boost.ts) it re-ranks the candidates and adds none.
@@ -81,7 +84,7 @@ export interface ContextInputs {
   readonly dates: ReadonlyMap<EntityId, readonly CalendarDate[]>;
   /** The query's time expressions; empty when it names none. */
   readonly asked: readonly CalendarDate[];
-  /** When each candidate was created (ms); needed only when neighbourWeight is on. */
+  /** When each candidate was created (ms); needed only when neighbourWeight is on (speakerWeight reads it through namedSpeakers). */
   readonly createdAt?: ReadonlyMap<EntityId, number>;
   /** Candidates spoken by a person the query names (namedSpeakers); needed only when speakerWeight is on. */
   readonly spokenByNamed?: ReadonlySet<EntityId>;
@@ -223,7 +226,7 @@ function namesMidSentence(query: string, word: string): boolean {
  * (where every word is capitalised: "Project deadlines?" names no type Project). None unless the candidates were
  * written in more than one sitting (a conversation's sessions: the rule write order follows) and
  * the named types leave some candidates out: a memory written at once, a query naming every
- * speaker or none, and types that are common words ("what person…") lift nothing.
+ * speaker or none, and types in lower case ("what person…") lift nothing.
  * @example namedSpeakers('What did Caroline research?', new Map([[1, 'Caroline'], [2, 'Melanie']]),
  *   new Map([[1, 0], [2, 86_400_000]])) // Set { 1 }
  */
