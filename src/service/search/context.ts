@@ -1,9 +1,10 @@
 /**
  * The context stage (issue 18, part 3), between fusion and the limbic re-rank: the memory's own
  * context re-scores the fused candidates (core/rank/context-boost.ts): dates stored as metadata
- * observations against the query's time expressions, relations to other strong candidates, and
- * candidates written next to a strong one. It reads the store only for what can count: relations
- * when the graph weight is on, observations only when the query names a date; write order comes
+ * observations against the query's time expressions, relations to other strong candidates,
+ * candidates written next to a strong one, and a conversation's turns by the person the query
+ * names. It reads the store only for what can count: relations when the graph weight is on,
+ * observations only when the query names a date; write order and speakers (entity types) come
  * from the candidates' facts. It works on z-score fusion's strength (the logit of its base);
  * other fusions' bases are not on a scale a fixed weight means anything on, so they pass through.
  */
