@@ -25,6 +25,9 @@ function useClause(l) {
   return 'never used: its place is its relevance';
 }
 
+/** The speaker lift (docs/ranking.md, Context): a conversation's turn spoken by the person the question names. */
+const speakerClause = (lift) => `spoken by the person the question names (+${fmt(lift, 2)})`;
+
 /** The legs that found a hybrid_search result: 'keyword', 'semantic', both, or none (a filter only). */
 export function hybridLegs(s) {
   return [...(s.fts_rank !== null ? ['keyword'] : []), ...(s.semantic_rank !== null ? ['semantic'] : [])];
@@ -41,6 +44,7 @@ export function why(s, position) {
     parts.push(useClause(s.limbic));
     if (s.limbic.multiplier < 0.999) parts.push(`lowered ×${fmt(s.limbic.multiplier, 2)} (status or metadata)`);
   }
+  if (s.speaker_lift) parts.push(speakerClause(s.speaker_lift));
   if (s.graph_boost) parts.push(`graph boost ${fmt(s.graph_boost)}`);
   if (s.rerank_score !== null) parts.push(`re-ranked (${fmt(s.rerank_score)})`);
   return `${parts.join('; ')}.`;
@@ -56,6 +60,7 @@ export function scoreRows(s) {
     ['bm25', s.fts_score],
     ['semantic rank', s.semantic_rank],
     ['distance', s.semantic_distance],
+    ['speaker lift', s.speaker_lift],
     ['usage lift', s.limbic?.usage_lift],
     ['base-level lift', s.limbic?.usage_lift_base_level],
     ['re-finding lift', s.limbic?.usage_lift_refinding],
@@ -83,7 +88,8 @@ export function semanticLegs(r, mode) {
 /** One sentence on why a search_semantic result ranked where it did. */
 export function semanticWhy(r, position) {
   const found = r.distance === undefined ? 'words (the keyword leg)' : `meaning (distance ${fmt(r.distance)})`;
-  return `#${position}: found by ${found}; ${useClause(r.scoring)}.`;
+  const speaker = r.scoring.speaker_lift ? `; ${speakerClause(r.scoring.speaker_lift)}` : '';
+  return `#${position}: found by ${found}${speaker}; ${useClause(r.scoring)}.`;
 }
 
 /** search_semantic's factors of one result, as [label, value] rows (not rrf_score: the order does not follow it). */
@@ -91,6 +97,7 @@ export function semanticRows(r) {
   const rows = [
     ['limbic score', r.limbic_score],
     ['distance', r.distance],
+    ['speaker lift', r.scoring.speaker_lift],
     ['usage lift', r.scoring.usage_lift],
     ['base-level lift', r.scoring.usage_lift_base_level],
     ['re-finding lift', r.scoring.usage_lift_refinding],

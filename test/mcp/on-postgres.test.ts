@@ -1,7 +1,7 @@
 /**
  * MCP test files once more, on PostgreSQL: the same files (the official tools, graph paging,
  * hybrid_search, the maintenance tools with and without the real model, reflections, long entities, issue 25's seed behaviours, Unicode, issue 33's question words and names, issue 35's hub of 150,000 relations), their harness given a store on a fresh database of a real server
- * hybrid_search and its defaults (issue 37), the maintenance tools with and without the real model, reflections, long entities, issue 25's seed behaviours, Unicode, issue 33's question words and names, issue 35's adversarial text), their harness given a store on a fresh database of a real server
+ * hybrid_search and its defaults (issue 37), the speaker lift (issue 37), the maintenance tools with and without the real model, reflections, long entities, issue 25's seed behaviours, Unicode, issue 33's question words and names, issue 35's adversarial text), their harness given a store on a fresh database of a real server
  * (test/helpers/pg-server.ts) instead of a SQLite file. Skipped, saying why, when no server starts.
  */
 import { afterAll, describe, it, vi } from 'vitest';
@@ -39,6 +39,7 @@ if (server === undefined) {
   await import('./graph-paging.test.js');
   await import('./hybrid-search.test.js');
   await import('./hybrid-defaults.test.js');
+  await import('./speaker-lift.test.js');
   await import('./maintenance.test.js');
   await import('./maintenance-semantic.test.js');
   await import('./reflections.test.js');

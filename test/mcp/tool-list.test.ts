@@ -9,10 +9,12 @@ import { harness } from '../helpers/fixtures.js';
 
 /**
  * The budgets of docs/tools.md, in bytes of compact JSON (about 4 to a token): 25.9 KB for the model
- * before issue 33 shortened the descriptions, 21.3 KB after.
+ * before issue 33 shortened the descriptions, 21.3 KB after. In all 48 KB until issue 37's
+ * `speaker_lift` in both search tools' output schemas (62 bytes the client reads, the model does not)
+ * took it to 48,021.
  */
 const MODEL_BYTES = 24_000;
-const TOTAL_BYTES = 48_000;
+const TOTAL_BYTES = 48_500;
 
 describe('the tool list', () => {
   it('has every tool complete: title, description, input and output schema, four annotations', async () => {

@@ -11,6 +11,9 @@
  *   that matches, the fact noted in the same breath. Memory knows its write order without anyone
  *   relating the two; ids only grow, so neighbouring ids are neighbouring writes. Only where the
  *   candidates were not all written in one sitting: then write order tells nothing apart.
+ * - speaker (issue 37): a conversation's turn, typed by who said it, gains `speakerWeight` when the
+ *   query names that person (namedSpeakers); also only where the candidates were not all written in
+ *   one sitting.
  * Scores are in the fused strength's own units (z-scores: fuse-zscore.ts, before its logistic),
  * so a weight of 0.5 is half a standard deviation of the legs' scores. Like the spec's graph
  * signal (graph-boost.ts) it re-ranks the candidates and adds none.
@@ -41,6 +44,12 @@ export interface ContextWeights {
    * In every mode the final order keeps it behind the strong one (holdBehindSources). @default 'share'
    */
   readonly neighbourMode?: 'share' | 'below' | 'gap';
+  /**
+   * Added to a candidate whose entity type the query names as a person (namedSpeakers): in a
+   * conversation stored a turn per entity, typed by its speaker, "What did Caroline research?" is
+   * asked of Caroline's turns. 0 or absent turns it off.
+   */
+  readonly speakerWeight?: number;
 }
 
 /** Two writes further apart in time than this are not neighbours, however close their ids. */
@@ -53,6 +62,8 @@ export const NEIGHBOUR_WINDOW_MS = 60 * 60 * 1000;
  * 0.75 within 2 ids, at most level with the match (`below`): chosen on half A alone by the study's
  * rule (best recall@5 whose hit@1 is within 0.01 of no context) on turns no one related: half A
  * 0.557 → 0.643, held-out half B 0.586 → 0.641, hit@1 level (0.650 with fuse-zscore.ts's spread floor).
+ * Speaker 1.5 (issue 37): chosen on half A among 0.25-3 by the same rule, A 0.641 → 0.686, held-out
+ * B 0.658 → 0.687, hit@1 B 0.403 → 0.438 (bench/results/quality-2026-11-28-spread.md).
  */
 export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
   timeWeight: 1,
@@ -61,6 +72,7 @@ export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
   neighbourWeight: 0.75,
   neighbourSpan: 2,
   neighbourMode: 'below',
+  speakerWeight: 1.5,
 });
 
 export interface ContextInputs {
@@ -72,8 +84,10 @@ export interface ContextInputs {
   readonly dates: ReadonlyMap<EntityId, readonly CalendarDate[]>;
   /** The query's time expressions; empty when it names none. */
   readonly asked: readonly CalendarDate[];
-  /** When each candidate was created (ms); needed only when neighbourWeight is on. */
+  /** When each candidate was created (ms); needed only when neighbourWeight is on (speakerWeight reads it through namedSpeakers). */
   readonly createdAt?: ReadonlyMap<EntityId, number>;
+  /** Candidates spoken by a person the query names (namedSpeakers); needed only when speakerWeight is on. */
+  readonly spokenByNamed?: ReadonlySet<EntityId>;
 }
 
 export interface ContextBoost {
@@ -83,22 +97,26 @@ export interface ContextBoost {
   readonly neighbour: number;
   /** The candidate whose strength gave `neighbour`, when it is above 0. */
   readonly neighbourOf?: EntityId;
+  /** From the query naming its speaker (its entity type). */
+  readonly speaker: number;
 }
 
 /**
  * Each candidate's boost (added to its strength): time, graph and neighbour parts, all ≥ 0. The
  * graph and neighbour parts read the strengths before any boost, so a boost never propagates.
  * @example contextBoosts({ strength: new Map([[a, 1], [b, -1]]), edges: [{ from: a, to: b }], dates: new Map(), asked: [] },
- *   { timeWeight: 0.5, lateShare: 0.5, graphWeight: 0.25 }) // b: { time: 0, graph: 0.25, neighbour: 0 }, a: all 0
+ *   { timeWeight: 0.5, lateShare: 0.5, graphWeight: 0.25 }) // b: { time: 0, graph: 0.25, neighbour: 0, speaker: 0 }, a: all 0
  */
 export function contextBoosts(inputs: ContextInputs, weights: ContextWeights): Map<EntityId, ContextBoost> {
   const neighbourWeight = weights.neighbourWeight ?? 0;
+  const speakerWeight = weights.speakerWeight ?? 0;
   const span = weights.neighbourSpan ?? 1;
   for (const [name, value] of [
     ['timeWeight', weights.timeWeight],
     ['lateShare', weights.lateShare],
     ['graphWeight', weights.graphWeight],
     ['neighbourWeight', neighbourWeight],
+    ['speakerWeight', speakerWeight],
   ] as const) {
     if (!Number.isFinite(value) || value < 0) throw new RangeError(`Context weight ${name} is ${value}; it must be finite and >= 0.`);
   }
@@ -124,7 +142,14 @@ export function contextBoosts(inputs: ContextInputs, weights: ContextWeights): M
       time = weights.timeWeight * match;
     }
     const n = near.get(id);
-    boosts.set(id, { time, graph: graph.get(id)?.lift ?? 0, neighbour: n?.lift ?? 0, ...(n === undefined ? {} : { neighbourOf: n.from }) });
+    const speaker = speakerWeight > 0 && inputs.spokenByNamed?.has(id) === true ? speakerWeight : 0;
+    boosts.set(id, {
+      time,
+      graph: graph.get(id)?.lift ?? 0,
+      neighbour: n?.lift ?? 0,
+      ...(n === undefined ? {} : { neighbourOf: n.from }),
+      speaker,
+    });
   }
   return boosts;
 }
@@ -160,6 +185,65 @@ function liftsAlong(
   return best;
 }
 
+/** Written in more than one sitting: the candidates' write times span more than NEIGHBOUR_WINDOW_MS. */
+function writtenApart(ids: Iterable<EntityId>, createdAt: ReadonlyMap<EntityId, number>): boolean {
+  const times = [...ids].map((id) => createdAt.get(id)).filter((t): t is number => t !== undefined);
+  return times.length > 0 && Math.max(...times) - Math.min(...times) > NEIGHBOUR_WINDOW_MS;
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+/** What may stand between a sentence's end (or the query's start) and its first word. */
+const OPENERS = new Set([' ', '\t', '\n', '\r', '\u00a0', '¿', '¡', '"', "'", '“', '‘', '(', '[', '-']);
+const SENTENCE_ENDS = new Set(['.', '!', '?', ':', ';']);
+
+/**
+ * Whether the word at `at` opens a sentence, where a capital is no sign of a name ("Project
+ * deadlines?"): only openers before it, back to the start or to a sentence's end and a space.
+ */
+function opensSentence(text: string, at: number): boolean {
+  let i = at - 1;
+  let spaced = false;
+  for (; i >= 0 && OPENERS.has(text[i] as string); i--) if ((text[i] as string).trim() === '') spaced = true;
+  return i < 0 || (spaced && SENTENCE_ENDS.has(text[i] as string));
+}
+
+/** Whether `query` holds `word` as a whole word, in its case, other than as a sentence's first word. */
+function namesMidSentence(query: string, word: string): boolean {
+  for (let at = query.indexOf(word); at >= 0; at = query.indexOf(word, at + 1)) {
+    const before = query[at - 1];
+    const after = query[at + word.length];
+    const whole = (before === undefined || !WORD_CHAR.test(before)) && (after === undefined || !WORD_CHAR.test(after));
+    if (whole && !opensSentence(query, at)) return true;
+  }
+  return false;
+}
+
+/**
+ * The candidates whose entity type the query names as a person: a conversation stored a turn per
+ * entity, each typed by its speaker (LoCoMo-style memories, imported chats), asked "What did
+ * Caroline research?". A type counts when it is written as a name (a capital first letter, no
+ * space) and the query holds it as a whole word in the same case, not as a sentence's first word
+ * (where every word is capitalised: "Project deadlines?" names no type Project). None unless the candidates were
+ * written in more than one sitting (a conversation's sessions: the rule write order follows) and
+ * the named types leave some candidates out: a memory written at once, a query naming every
+ * speaker or none, and types in lower case ("what person…") lift nothing.
+ * @example namedSpeakers('What did Caroline research?', new Map([[1, 'Caroline'], [2, 'Melanie']]),
+ *   new Map([[1, 0], [2, 86_400_000]])) // Set { 1 }
+ */
+export function namedSpeakers(
+  query: string,
+  types: ReadonlyMap<EntityId, string>,
+  createdAt: ReadonlyMap<EntityId, number>,
+): Set<EntityId> {
+  const none = new Set<EntityId>();
+  if (!writtenApart(types.keys(), createdAt)) return none;
+  const named = new Set<string>();
+  for (const type of new Set(types.values())) if (/^\p{Lu}[\p{L}\p{M}'-]*$/u.test(type) && namesMidSentence(query, type)) named.add(type);
+  if (named.size === 0) return none;
+  const spoken = new Set([...types].filter(([, type]) => named.has(type)).map(([id]) => id));
+  return spoken.size === types.size ? none : spoken;
+}
+
 /**
  * Pairs of candidates written next to each other: ids at most `span` apart, created within the
  * window. None when every candidate was written within one window (issue 24): in a memory written
@@ -167,8 +251,7 @@ function liftsAlong(
  * of which belong together, and lifting by it alone put an unrelated note beside the match.
  */
 function writeNeighbours(strength: ReadonlyMap<EntityId, number>, createdAt: ReadonlyMap<EntityId, number>, span: number): Edge[] {
-  const times = [...strength.keys()].map((id) => createdAt.get(id)).filter((t): t is number => t !== undefined);
-  if (times.length === 0 || Math.max(...times) - Math.min(...times) <= NEIGHBOUR_WINDOW_MS) return [];
+  if (!writtenApart(strength.keys(), createdAt)) return [];
   const ids = [...strength.keys()].sort((x, y) => x - y);
   const pairs: Edge[] = [];
   for (let i = 0; i < ids.length; i++) {

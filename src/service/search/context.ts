@@ -1,13 +1,14 @@
 /**
  * The context stage (issue 18, part 3), between fusion and the limbic re-rank: the memory's own
  * context re-scores the fused candidates (core/rank/context-boost.ts): dates stored as metadata
- * observations against the query's time expressions, relations to other strong candidates, and
- * candidates written next to a strong one. It reads the store only for what can count: relations
- * when the graph weight is on, observations only when the query names a date; write order comes
+ * observations against the query's time expressions, relations to other strong candidates,
+ * candidates written next to a strong one, and a conversation's turns by the person the query
+ * names. It reads the store only for what can count: relations when the graph weight is on,
+ * observations only when the query names a date; write order and speakers (entity types) come
  * from the candidates' facts. It works on z-score fusion's strength (the logit of its base);
  * other fusions' bases are not on a scale a fixed weight means anything on, so they pass through.
  */
-import { contextBoosts, type ContextBoost, type ContextWeights } from '../../core/rank/context-boost.js';
+import { contextBoosts, namedSpeakers, type ContextBoost, type ContextWeights } from '../../core/rank/context-boost.js';
 import { timeExpressions, type CalendarDate } from '../../core/rank/time-expression.js';
 import { METADATA_KIND, type EntityId } from '../../core/types.js';
 import type { EntityFacts } from '../../core/signals.js';
@@ -88,7 +89,8 @@ export async function contextStage(
   const useTime = asked.length > 0;
   const useGraph = weights.graphWeight > 0;
   const useNeighbours = (weights.neighbourWeight ?? 0) > 0;
-  if (!useTime && !useGraph && !useNeighbours) return none;
+  const useSpeakers = (weights.speakerWeight ?? 0) > 0;
+  if (!useTime && !useGraph && !useNeighbours && !useSpeakers) return none;
   const ids = fused.candidates.map((c) => c.candidate.id);
   const strength = new Map(fused.candidates.map((c) => [c.candidate.id, logit(c.base)]));
   const [edges, dates] = await Promise.all([
@@ -96,17 +98,21 @@ export async function contextStage(
     useTime ? storedDates(graph, ids, facts) : Promise.resolve(new Map<EntityId, CalendarDate[]>()),
   ]);
   const createdAt = new Map<EntityId, number>();
-  if (useNeighbours)
+  const types = new Map<EntityId, string>();
+  if (useNeighbours || useSpeakers)
     for (const id of ids) {
-      const at = facts.get(id)?.createdAt;
-      if (at !== undefined) createdAt.set(id, at);
+      const f = facts.get(id);
+      if (f === undefined) continue;
+      createdAt.set(id, f.createdAt);
+      types.set(id, f.entityType);
     }
-  const boosts = contextBoosts({ strength, edges, dates, asked, createdAt }, weights);
+  const spokenByNamed = useSpeakers ? namedSpeakers(query, types, createdAt) : undefined;
+  const boosts = contextBoosts({ strength, edges, dates, asked, createdAt, spokenByNamed }, weights);
   const rescored = (withNeighbours: boolean): Fused['candidates'] =>
     fused.candidates.map((c) => {
       const b = boosts.get(c.candidate.id);
       // A relation and write order often link the same two (a turn and the next): the stronger counts.
-      const added = (b?.time ?? 0) + Math.max(b?.graph ?? 0, withNeighbours ? (b?.neighbour ?? 0) : 0);
+      const added = (b?.time ?? 0) + (b?.speaker ?? 0) + Math.max(b?.graph ?? 0, withNeighbours ? (b?.neighbour ?? 0) : 0);
       return added === 0 ? c : { candidate: c.candidate, base: logistic((strength.get(c.candidate.id) ?? 0) + added) };
     });
   const lifted = [...boosts.values()].some((b) => b.neighbour > 0);

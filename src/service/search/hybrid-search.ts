@@ -12,6 +12,7 @@ import type { ShadowEvent } from '../../core/tune/shadow.js';
 import type { EntityId, EntityStatus } from '../../core/types.js';
 import { runSearch, type SearchDeps, type SearchOutcome } from './pipeline.js';
 import { countFilters, type FusionMethod, type SearchFilters, type SearchMode, type SearchRequest } from './request.js';
+import { speakerLift } from './search-semantic.js';
 import { shadowEvent } from './shadow-log.js';
 import { moreObservationsHint, shownOf } from './shown.js';
 
@@ -98,6 +99,8 @@ export interface HybridScores {
   readonly rerank_score: number | null;
   /** The entity is named what the query says: it comes before every result that is not, whatever the scores. */
   readonly name_match: boolean;
+  /** Added to its fused strength (z-score units) because the query names its speaker (context-boost.ts); absent when 0. */
+  readonly speaker_lift?: number;
   /** The score results are ordered by (after name_match). */
   readonly final: number;
 }
@@ -199,6 +202,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
           : null,
         rerank_score: outcome.rerankScores.has(r.id) ? round(outcome.rerankScores.get(r.id) ?? 0) : null,
         name_match: outcome.named.has(r.id),
+        ...speakerLift(outcome, r.id),
         final: round(r.score),
       },
     };

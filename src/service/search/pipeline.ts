@@ -5,7 +5,7 @@
  * preset of it (search-semantic.ts).
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
-import { holdBehindSources } from '../../core/rank/context-boost.js';
+import { holdBehindSources, type ContextBoost } from '../../core/rank/context-boost.js';
 import { refindScore } from '../../core/rank/limbic.js';
 import { isNameMatch, nameKey, pinNameMatches } from '../../core/rank/name-match.js';
 import { rankByBase, rankWithoutLimbic, type RankedCandidate } from '../../core/rank/rank-candidates.js';
@@ -66,6 +66,8 @@ export interface SearchOutcome {
   readonly boosted: ReadonlySet<EntityId>;
   /** Candidates named what the query says, put first whatever their scores (core/rank/name-match.ts). */
   readonly named: ReadonlySet<EntityId>;
+  /** What the context stage added to each candidate's strength (context-boost.ts); empty without it. */
+  readonly contextBoosts: ReadonlyMap<EntityId, ContextBoost>;
   /** With request.observations: what each page entity shows of its observations; undefined, all of them. */
   readonly shown: ReadonlyMap<EntityId, ShownObservations> | undefined;
   /**
@@ -313,5 +315,6 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
     boosted,
     named,
     query,
+    contextBoosts: boosts ?? new Map(),
   };
 }

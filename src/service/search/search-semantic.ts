@@ -57,6 +57,11 @@ export interface SemanticResult {
     /** The part from past queries like this one after which it was used (re-finding). */
     readonly usage_lift_refinding: number;
     readonly usage_places: number;
+    /**
+     * Added to its fused strength (z-score units) because the query names its speaker: a turn of a
+     * conversation whose entity type is the person asked about (context-boost.ts); absent when 0.
+     */
+    readonly speaker_lift?: number;
   };
   readonly distance?: number;
   /**
@@ -88,6 +93,12 @@ export interface SemanticResponse {
 }
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+/** `{ speaker_lift }` when the context stage lifted the result for the query naming its speaker, else nothing. */
+export function speakerLift(outcome: Pick<SearchOutcome, 'contextBoosts'>, id: EntityId): { speaker_lift?: number } {
+  const lift = outcome.contextBoosts.get(id)?.speaker ?? 0;
+  return lift > 0 ? { speaker_lift: round(lift) } : {};
+}
 
 /** The pipeline request search_semantic runs; `overrides` lets the quality bench compare variants. */
 export function semanticRequest(query: string, limit: number, overrides: Partial<SearchRequest> = {}): SearchRequest {
@@ -141,6 +152,7 @@ export async function searchSemantic(
       usage_lift_base_level: round(r.baseLevelLift),
       usage_lift_refinding: round(r.refindLift),
       usage_places: r.usagePlaces,
+      ...speakerLift(outcome, r.id),
     },
     ...(r.candidate.semantic === undefined ? {} : { distance: round(r.candidate.semantic.distance) }),
     ...(hybrid ? { rrf_score: round(r.candidate.rrfScore) } : {}),

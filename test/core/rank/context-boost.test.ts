@@ -3,6 +3,7 @@ import {
   contextBoosts,
   DEFAULT_CONTEXT_WEIGHTS,
   holdBehindSources,
+  namedSpeakers,
   NEIGHBOUR_WINDOW_MS,
   type ContextWeights,
 } from '../../../src/core/rank/context-boost.js';
@@ -77,9 +78,9 @@ describe('contextBoosts', () => {
       { from: a, to: asEntityId(99) },
     ];
     const boosts = contextBoosts({ strength, edges, dates: new Map(), asked: [] }, weights);
-    expect(boosts.get(b)).toEqual({ time: 0, graph: 0.25 * 2, neighbour: 0 });
-    expect(boosts.get(a)).toEqual({ time: 0, graph: 0, neighbour: 0 }); // b is negative; 99 is no candidate
-    expect(boosts.get(d)).toEqual({ time: 0, graph: 0, neighbour: 0 });
+    expect(boosts.get(b)).toEqual({ time: 0, graph: 0.25 * 2, neighbour: 0, speaker: 0 });
+    expect(boosts.get(a)).toEqual({ time: 0, graph: 0, neighbour: 0, speaker: 0 }); // b is negative; 99 is no candidate
+    expect(boosts.get(d)).toEqual({ time: 0, graph: 0, neighbour: 0, speaker: 0 });
     expect(boosts.has(asEntityId(99))).toBe(false);
   });
 
@@ -177,6 +178,62 @@ describe('contextBoosts', () => {
     expect(() =>
       contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, neighbourWeight: 0.5, neighbourSpan: 0 }),
     ).toThrow(/neighbourSpan/);
+  });
+});
+
+describe('namedSpeakers and the speaker lift (issue 37)', () => {
+  const DAY = 86_400_000;
+  // A conversation of two sessions: a and b by Caroline, c and d by Melanie, days apart.
+  const types = new Map([
+    [a, 'Caroline'],
+    [b, 'Caroline'],
+    [c, 'Melanie'],
+    [d, 'Melanie'],
+  ]);
+  const sessions = new Map([
+    [a, 0],
+    [b, 5 * DAY],
+    [c, 0],
+    [d, 5 * DAY],
+  ]);
+
+  it('finds the turns of the person the question names, as a whole word in the same case, possessives too', () => {
+    expect([...namedSpeakers('What did Caroline research?', types, sessions)]).toEqual([a, b]);
+    expect([...namedSpeakers("What are Melanie's pets' names?", types, sessions)]).toEqual([c, d]);
+    expect(namedSpeakers('what did caroline research?', types, sessions).size).toBe(0);
+    expect(namedSpeakers('What did Carolines research?', types, sessions).size).toBe(0);
+  });
+
+  it('finds none in a memory written in one sitting, when every speaker is named, or for a type that is no name', () => {
+    const once = new Map([...sessions].map(([id]) => [id, 0]));
+    expect(namedSpeakers('What did Caroline research?', types, once).size).toBe(0);
+    expect(namedSpeakers('What did Caroline and Melanie both paint?', types, sessions).size).toBe(0);
+    const common = new Map([
+      [a, 'person'],
+      [b, 'Event'],
+      [c, 'Project X'],
+      [d, 'Thing'],
+    ]);
+    expect(namedSpeakers('which person, which Project X?', common, sessions).size).toBe(0);
+    expect([...namedSpeakers('Which Event was it?', common, sessions)]).toEqual([b]);
+    // A sentence's first word is capitalised whatever it is: no sign of a name.
+    expect(namedSpeakers('Event planning for June?', common, sessions).size).toBe(0);
+    expect(namedSpeakers('¿Thing? Event planning.', common, sessions).size).toBe(0);
+    expect([...namedSpeakers('Thing. Where is the Thing?', common, sessions)]).toEqual([d]);
+  });
+
+  it('adds the speaker weight to those turns and nothing to the others; 0 or absent turns it off', () => {
+    const strength = new Map([...types].map(([id]) => [id, 0]));
+    const spokenByNamed = namedSpeakers('What did Caroline research?', types, sessions);
+    const on = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], spokenByNamed }, { ...weights, speakerWeight: 1.5 });
+    expect([a, b, c, d].map((id) => on.get(id)?.speaker)).toEqual([1.5, 1.5, 0, 0]);
+    for (const off of [{ ...weights, speakerWeight: 0 }, weights]) {
+      const none = contextBoosts({ strength, edges: [], dates: new Map(), asked: [], spokenByNamed }, off);
+      expect([...none.values()].every((x) => x.speaker === 0)).toBe(true);
+    }
+    expect(() => contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, speakerWeight: -1 })).toThrow(
+      /speakerWeight/,
+    );
   });
 });
 

@@ -1,0 +1,117 @@
+/**
+ * The speaker lift (issue 37, core/rank/context-boost.ts namedSpeakers): in a conversation stored a
+ * turn per entity, each typed by its speaker and written at its session's time, a question naming a
+ * person is asked of that person's turns. Real model, over MCP, both tools, SQLite and PostgreSQL (on-postgres.test.ts). A memory written in one
+ * sitting (not a conversation's sessions) ranks as without the lift.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { harness, type Harness } from '../helpers/fixtures.js';
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 10, 23);
+
+type Turn = readonly [speaker: string, text: string];
+/** Session 1: Melanie's pottery, at length. Session 2, days later: Caroline's one pottery turn among others. */
+const SESSION_1: Turn[] = [
+  ['Melanie', 'Caroline, I finally finished my pottery class, we made bowls and mugs on the wheel.'],
+  ['Caroline', 'That sounds lovely, how did it go?'],
+  ['Melanie', 'The pottery class was hard at first, Caroline, my first bowls collapsed on the wheel.'],
+  ['Caroline', 'I would love to see them.'],
+  ['Melanie', 'My pottery teacher says I have a steady hand now, Caroline; the class is on Thursdays.'],
+  ['Melanie', 'Next term the pottery class moves on to glazing and firing in the kiln, Caroline.'],
+  ['Melanie', 'Caroline, I took the kids to a pottery class too, they painted little plates.'],
+  ['Caroline', 'Your kids must have had fun.'],
+];
+const SESSION_2: Turn[] = [
+  ['Caroline', 'Guess what, I signed up for a ceramics course at the community center!'],
+  ['Melanie', 'Oh wow, good for you!'],
+  ['Caroline', 'I also went to the support group meeting on Tuesday.'],
+  ['Melanie', 'How was the meeting?'],
+];
+
+const turns = (session: number, list: readonly Turn[]) =>
+  list.map(([speaker, text], i) => ({ name: `D${session}:${i + 1}`, entityType: speaker, observations: [text] }));
+
+interface Result {
+  readonly name: string;
+  readonly entityType: string;
+  readonly scoring: { readonly speaker_lift?: number };
+}
+
+async function memory(written: (session: number) => number): Promise<Harness> {
+  let now = NOW;
+  const h = await harness({ embedder: 'real', clock: () => now });
+  for (const [session, list] of [
+    [1, SESSION_1],
+    [2, SESSION_2],
+  ] as const) {
+    now = written(session);
+    await h.ok('create_entities', { entities: turns(session, list) });
+  }
+  now = NOW;
+  await h.service.drainEmbeddings();
+  return h;
+}
+
+const QUERY = 'What pottery class did Caroline take?';
+
+describe('a question naming a speaker, in a conversation of several sessions (real model)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await memory((session) => NOW - (10 - 5 * session) * DAY);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("puts the named speaker's turn of a later session into the top 5, and says why", async () => {
+    const r = await h.ok<{ results: Result[] }>('search_semantic', { query: QUERY, limit: 5 });
+    const names = r.results.map((x) => x.name);
+    expect(names).toContain('D2:1');
+    const lifted = r.results.find((x) => x.name === 'D2:1');
+    expect(lifted?.scoring.speaker_lift).toBe(1.5);
+    // Only Caroline's turns are lifted.
+    for (const x of r.results) expect(x.scoring.speaker_lift !== undefined).toBe(x.entityType === 'Caroline');
+  });
+
+  it('does the same in hybrid_search with its defaults', async () => {
+    const r = await h.ok<{ results: { name: string; scores: { speaker_lift?: number } }[] }>('hybrid_search', { query: QUERY, limit: 5 });
+    expect(r.results.map((x) => x.name)).toContain('D2:1');
+    expect(r.results.find((x) => x.name === 'D2:1')?.scores.speaker_lift).toBe(1.5);
+  });
+
+  it('is explained on the page and in the MCP App view (web/why.js), for both tools', async () => {
+    const page: string = '../../web/why.js'; // plain JavaScript for the browser, without types
+    const why = (await import(page)) as {
+      semanticWhy: (r: unknown, position: number) => string;
+      semanticRows: (r: unknown) => [string, unknown][];
+      why: (s: unknown, position: number) => string;
+      scoreRows: (s: unknown) => [string, unknown][];
+    };
+    const semantic = await h.ok<{ results: Result[] }>('search_semantic', { query: QUERY, limit: 5 });
+    const turn = semantic.results.find((x) => x.name === 'D2:1');
+    expect(why.semanticWhy(turn, 1)).toContain('spoken by the person the question names (+1.5)');
+    expect(why.semanticRows(turn)).toContainEqual(['speaker lift', 1.5]);
+    const other = semantic.results.find((x) => x.entityType === 'Melanie');
+    if (other !== undefined) expect(why.semanticWhy(other, 2)).not.toContain('spoken by');
+    const hybrid = await h.ok<{ results: { name: string; scores: unknown }[] }>('hybrid_search', { query: QUERY, limit: 5 });
+    const scores = hybrid.results.find((x) => x.name === 'D2:1')?.scores;
+    expect(why.why(scores, 1)).toContain('spoken by the person the question names (+1.5)');
+    expect(why.scoreRows(scores)).toContainEqual(['speaker lift', 1.5]);
+  });
+});
+
+describe('the same turns written in one sitting (not a conversation of sessions)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await memory(() => NOW);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('lifts nothing for the name', async () => {
+    const r = await h.ok<{ results: Result[] }>('search_semantic', { query: QUERY, limit: 5 });
+    expect(r.results.every((x) => x.scoring.speaker_lift === undefined)).toBe(true);
+  });
+});
