@@ -6,7 +6,7 @@
  *
  *   int8      today's scan below SIGN_FROM: usearch's int8 exact scan, max(2k, k+100) re-scored on float32
  *   signs     sign codes (1 bit per dimension, centred), Hamming scan in WebAssembly, `pool` re-scored
- *   int8 ×2   the int8 scan split over two worker threads (halves of a shared buffer), merged, re-scored
+ *   int8 ×2   the int8 scan split over two worker threads (a copy of one half each), merged, re-scored
  *   hnsw      usearch's HNSW Index (int8, inner product) searched for k' >= k, re-scored on float32
  *
  *   npx tsx bench/latency/vector-leg.ts [--sizes 100000,1000000] [--k 150] [--queries 100]
@@ -93,14 +93,14 @@ async function splitScan(
   quantized: Int8Array,
   count: number,
 ): Promise<{ search: (q: Int8Array, pool: number) => Promise<number[]>; stop: () => Promise<void> }> {
-  const shared = new SharedArrayBuffer(count * dims);
-  new Int8Array(shared).set(quantized.subarray(0, count * dims));
+  // Each half is copied into an ordinary buffer handed to its worker: usearch rejects typed arrays
+  // over a SharedArrayBuffer ("Invalid argument"), which crashed this case before.
   const half = Math.ceil(count / 2);
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
     const { exactSearch } = require(workerData.usearch);
-    const { shared, from, to, dims } = workerData;
-    const data = new Int8Array(shared, from * dims, (to - from) * dims);
+    const { buffer, from, dims } = workerData;
+    const data = new Int8Array(buffer);
     parentPort.on('message', ({ q, pool }) => {
       const { keys, distances } = exactSearch(data, q, dims, pool, 'ip', 1);
       parentPort.postMessage({ keys: Float64Array.from(keys, (k) => Number(k) + from), distances });
@@ -109,7 +109,10 @@ async function splitScan(
   const workers = [
     [0, half],
     [half, count],
-  ].map(([from, to]) => new Worker(code, { eval: true, workerData: { usearch: usearchPath, shared, from, to, dims } }));
+  ].map(([from, to]) => {
+    const buffer = quantized.slice((from as number) * dims, (to as number) * dims).buffer;
+    return new Worker(code, { eval: true, workerData: { usearch: usearchPath, buffer, from, dims }, transferList: [buffer] });
+  });
   const ask = (w: Worker, q: Int8Array, pool: number): Promise<{ keys: Float64Array; distances: Float32Array }> =>
     new Promise((resolve) => {
       w.once('message', resolve);

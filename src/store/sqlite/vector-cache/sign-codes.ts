@@ -19,6 +19,8 @@ export const codeBytes = (dims: number): number => Math.ceil(dims / 128) * 16;
 export const MAX_CODE_DIMS = 31 * 128;
 
 const PAGE = 65_536;
+/** Rows estimated per call of the kernel: their codes and factors (two cache lines a row) fit the L1 cache. */
+const ESTIMATE_STEP = 256;
 /** Query code at 0, the histogram (u32 per distance) after it. */
 const QUERY_AT = 0;
 const HIST_AT = 512;
@@ -141,15 +143,48 @@ function moduleBytes(words: number): Uint8Array {
     ...end,
     ...end,
   ];
-  // select: params dist 0, n 1, t 2, rem 3, dst 4; locals i 5, dd 6, c 7.
-  const [dist, sn, t, rem, dst, si, dd, c] = [0, 1, 2, 3, 4, 5, 6, 7];
+  // select: params dist 0, n 1, t 2, rem 3, dst 4; locals i 5, dd 6, c 7, tv 8 (v128), g 9.
+  // Eight distances at a time are compared with t at once; a group with none at or below it (nearly
+  // all of them) is skipped, the others are taken row by row.
+  const [dist, sn, t, rem, dst, si, dd, c, tv, g] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
   const take = [...get(dst), ...get(c), ...i32(2), ...shl, ...add, ...get(si), ...store, ...get(c), ...i32(1), ...add, ...set(c)];
+  const [leU16, anyTrue, splat16, gtU, pick] = [simd(0x34), simd(0x53), simd(0x10), [0x4b], [0x1b]];
   const select = [
-    ...vec([[3, I32]]),
+    ...vec([
+      [3, I32],
+      [1, V128],
+      [1, I32],
+    ]),
     ...block,
     ...get(sn),
     ...eqz,
     ...brIf(0),
+    ...get(t),
+    ...splat16,
+    ...set(tv),
+    ...loop,
+    ...get(dist),
+    ...get(si),
+    ...i32(1),
+    ...shl,
+    ...add,
+    ...simd(0x00, 0, 0),
+    ...get(tv),
+    ...leU16,
+    ...anyTrue,
+    ...ifThen,
+    // g = min(i + 8, n)
+    ...get(si),
+    ...i32(8),
+    ...add,
+    ...get(sn),
+    ...get(si),
+    ...i32(8),
+    ...add,
+    ...get(sn),
+    ...gtU,
+    ...pick,
+    ...set(g),
     ...loop,
     ...get(dist),
     ...get(si),
@@ -182,6 +217,17 @@ function moduleBytes(words: number): Uint8Array {
     ...i32(1),
     ...add,
     ...tee(si),
+    ...get(g),
+    ...ltU,
+    ...brIf(0),
+    ...end,
+    ...els,
+    ...get(si),
+    ...i32(8),
+    ...add,
+    ...set(si),
+    ...end,
+    ...get(si),
     ...get(sn),
     ...ltU,
     ...brIf(0),
@@ -454,16 +500,19 @@ export class SignCodes {
       }
     }
     lap?.('estimate: table');
-    // The rows' codes and factors read first in a bare loop, so their misses overlap (vector-cache.ts, touchRows).
+    // A few hundred rows at a time: their codes and factors read first in a bare loop, so that
+    // their misses overlap (vector-cache.ts, touchRows), then estimated while still in cache.
     const { codes, factors, bytes } = this;
     let sink = 0;
-    for (let i = 0; i < count; i++) {
-      const row = rows[i] as number;
-      sink += (codes[row * bytes] as number) + (factors[2 * row] as number);
+    for (let start = 0; start < count; start += ESTIMATE_STEP) {
+      const end = Math.min(count, start + ESTIMATE_STEP);
+      for (let i = start; i < end; i++) {
+        const row = rows[i] as number;
+        sink += (codes[row * bytes] as number) + (factors[2 * row] as number);
+      }
+      this.kernel.estimate(this.codesAt, rows.byteOffset + 4 * start, end - start, this.lutAt, this.factorsAt, this.scoresAt + 4 * start);
     }
     this.sink = sink;
-    lap?.('estimate: touch');
-    this.kernel.estimate(this.codesAt, rows.byteOffset, count, this.lutAt, this.factorsAt, this.scoresAt);
     lap?.('estimate: kernel');
     const scores = this.scores;
     if (this.scratch.length < count) this.scratch = new Float32Array(count);
