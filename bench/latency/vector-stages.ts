@@ -31,7 +31,8 @@ const exactSearch = usearch.exactSearch as unknown as ExactSearch;
 const engine = await loadModel(2);
 const real = await realTextVectors(cachedEmbedder(engine), WARMUP + QUERIES);
 const dims = engine.dims;
-const queries = real.queries.slice(0, WARMUP + QUERIES);
+// Copies: usearch reads a view from the start of its buffer (see vector-leg.ts).
+const queries = real.queries.slice(0, WARMUP + QUERIES).map((q) => q.slice());
 
 let t0 = performance.now();
 const next = derivedVectors(real.pool, SIZE);
