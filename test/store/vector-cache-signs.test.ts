@@ -142,6 +142,8 @@ describe('vector cache: sign codes', () => {
     const pick = (codes: SignCodes): number[] =>
       [...codes.closest(q, centre, codes.nearest(q, centre, n - 1, 1500), 100)].sort((a, b) => a - b);
     expect(pick(grown)).toEqual(pick(fresh));
+    expect(grown.codes.subarray(0, (n - 1) * grown.bytes)).toEqual(fresh.codes.subarray(0, (n - 1) * fresh.bytes));
+    expect(grown.factors.subarray(0, 2 * (n - 1))).toEqual(fresh.factors.subarray(0, 2 * (n - 1)));
   });
 
   it('from SIGN_FROM vectors scans the sign codes and returns the exact top-k (where their margin holds); below, the int8 scan', () => {
