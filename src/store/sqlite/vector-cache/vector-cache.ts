@@ -400,7 +400,7 @@ export class VectorCache {
               stages === undefined ? undefined : lap,
             );
       lap('estimate');
-      const gathered = how.gather === 'rows' ? this.gatherRows(chosen) : this.gatherWords(chosen);
+      const gathered = how.gather === 'rows' || dims % 4 !== 0 ? this.gatherRows(chosen) : this.gatherWords(chosen);
       lap('gather');
       const { keys } = this.exactSearch(gathered, this.quantize(unit), dims, Math.min(pool, chosen.length), 'ip', 1);
       lap('int8 scan');
@@ -429,7 +429,7 @@ export class VectorCache {
     return out;
   }
 
-  /** The int8 rows of `rows`, copied together a row at a time (the path before gatherWords; for benchmarks). */
+  /** The int8 rows of `rows`, copied together a row at a time (the path before gatherWords, kept for benchmarks and for lengths not a multiple of 4). */
   private gatherRows(rows: Uint32Array): Int8Array {
     const dims = this.dims;
     const gathered = new Int8Array(rows.length * dims);
@@ -441,7 +441,7 @@ export class VectorCache {
   }
 
   private gathered = new Int32Array(0);
-  /** The int8 rows of `rows`, copied together 4 bytes at a time into a buffer kept between searches (valid until the next). */
+  /** The int8 rows of `rows` (dims a multiple of 4), copied together 4 bytes at a time into a buffer kept between searches (valid until the next). */
   private gatherWords(rows: Uint32Array): Int8Array {
     const dims = this.dims;
     const words = dims >> 2;
