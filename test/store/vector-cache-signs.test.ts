@@ -38,6 +38,25 @@ function clustered(n: number, seed: number): Float32Array {
   return out;
 }
 
+/** The same geometry in 384 dimensions (e5's), with clusters of a thousand: the nearest fifty are told apart by small differences, as real neighbours are. */
+function clustered384(n: number, seed: number): Float32Array {
+  const dims = 384;
+  const r = random(seed);
+  const centres = Array.from({ length: 20 }, () => Float32Array.from({ length: dims }, () => r() - 0.5));
+  const out = new Float32Array(n * dims);
+  for (let row = 0; row < n; row++) {
+    const c = centres[Math.floor(r() * centres.length)] as Float32Array;
+    let norm = 0;
+    for (let j = 0; j < dims; j++) {
+      const x = 0.3 + c[j]! + 0.3 * (r() - 0.5);
+      out[row * dims + j] = x;
+      norm += x * x;
+    }
+    for (let j = 0; j < dims; j++) out[row * dims + j] = out[row * dims + j]! / Math.sqrt(norm);
+  }
+  return out;
+}
+
 /** A database holding what the cache reads when it follows the log: the log and the vectors by id. */
 function logDb(): Database.Database {
   const db = new Database(':memory:');
@@ -68,6 +87,63 @@ describe('vector cache: sign codes', () => {
         .slice(0, 200);
       expect([...codes.nearest(q, centre, n, 200)].sort((a, b) => a - b)).toEqual(want.sort((a, b) => a - b));
     }
+  });
+
+  it("the codes' estimate keeps the rows a plain computation of it ranks first", () => {
+    const dims = 384;
+    const n = 20_000;
+    const all = clustered384(n, 5);
+    const centre = new Float32Array(dims);
+    for (let row = 0; row < n; row++) for (let j = 0; j < dims; j++) centre[j] = centre[j]! + all[row * dims + j]! / n;
+    const codes = new SignCodes(dims, n);
+    for (let row = 0; row < n; row++) codes.encode(row, all, centre, row * dims);
+    // q·v - q·c, estimated from v's signs: |v - c|² / Σ|v - c| × Σ ±(q - c) + c·(v - c).
+    const estimate = (row: number, q: Float32Array): number => {
+      let squares = 0;
+      let sum = 0;
+      let onCentre = 0;
+      let signed = 0;
+      for (let j = 0; j < dims; j++) {
+        const x = all[row * dims + j]! - centre[j]!;
+        squares += x * x;
+        sum += Math.abs(x);
+        onCentre += centre[j]! * x;
+        signed += x > 0 ? q[j]! - centre[j]! : centre[j]! - q[j]!;
+      }
+      return (squares / sum) * signed + onCentre;
+    };
+    const r = random(6);
+    for (let probe = 0; probe < 5; probe++) {
+      const from = Math.floor(r() * n);
+      const q = all.slice(from * dims, (from + 1) * dims).map((x) => x + 0.02 * (r() - 0.5));
+      const rows = Array.from({ length: n }, (_, row) => row);
+      const scores = rows.map((row) => estimate(row, q));
+      const cut = [...scores].sort((a, b) => b - a)[999]!;
+      const chosen = [...codes.closest(q, centre, codes.nearest(q, centre, n, n), 1000)];
+      expect(chosen).toHaveLength(1000);
+      for (const row of chosen) expect(scores[row]!).toBeGreaterThanOrEqual(cut - 1e-4);
+    }
+  });
+
+  it("keeps the estimate's factors with the codes when rows move and the codes grow", () => {
+    const dims = 384;
+    const n = 3000;
+    const all = clustered384(n, 7);
+    const centre = new Float32Array(dims).fill(0.01);
+    const moved = new SignCodes(dims, n);
+    for (let row = 0; row < n; row++) moved.encode(row, all, centre, row * dims);
+    // Row 0's place takes the last row's vector, as a delete does; then the codes grow.
+    moved.move(n - 1, 0);
+    const grown = moved.grown(2 * n, n - 1);
+    const fresh = new SignCodes(dims, n);
+    const order = [n - 1, ...Array.from({ length: n - 2 }, (_, i) => i + 1)];
+    order.forEach((from, row) => fresh.encode(row, all, centre, from * dims));
+    const q = all.slice(10 * dims, 11 * dims);
+    const pick = (codes: SignCodes): number[] =>
+      [...codes.closest(q, centre, codes.nearest(q, centre, n - 1, 1500), 100)].sort((a, b) => a - b);
+    expect(pick(grown)).toEqual(pick(fresh));
+    expect(grown.codes.subarray(0, (n - 1) * grown.bytes)).toEqual(fresh.codes.subarray(0, (n - 1) * fresh.bytes));
+    expect(grown.factors.subarray(0, 2 * (n - 1))).toEqual(fresh.factors.subarray(0, 2 * (n - 1)));
   });
 
   it('from SIGN_FROM vectors scans the sign codes and returns the exact top-k (where their margin holds); below, the int8 scan', () => {

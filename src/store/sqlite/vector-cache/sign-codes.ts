@@ -5,10 +5,17 @@
  * the closest few thousand exactly (vector-cache.ts), because reading 1M int8 vectors costs about
  * 17 ms on this machine's memory bandwidth and reading 1M sign codes a few.
  *
- * The scan is a small WebAssembly SIMD kernel (XOR, popcount), assembled below from its opcodes:
- * usearch's exactSearch takes float and int8 queries only (a binary dataset gives NaN distances),
- * and JavaScript has no popcount. The codes live in the kernel's memory, followed by the
- * distances of the last scan and the rows it selected; the first page holds the query code and a
+ * The Hamming distance sees only the signs of the query; the nearest few thousand by it are then
+ * narrowed by an estimate of the dot product made from the same bits with the query's values
+ * (`closest`), which ranks close enough to the exact order that only a few thousand rows need the
+ * int8 scan (at 1M, copying 16,384 scattered int8 rows took as long as the whole Hamming scan).
+ *
+ * The kernel is a small WebAssembly SIMD module (XOR, popcount, selection, the estimate's table
+ * lookups), assembled below from its opcodes: usearch's exactSearch takes float and int8 queries
+ * only (a binary dataset gives NaN distances), JavaScript has no popcount, and no npm package
+ * scans binary codes one-to-many (DEPENDENCIES.md). The codes live in the kernel's memory,
+ * followed by two floats a row for the estimate, the distances of the last scan, the rows it
+ * selected, their estimates and the query's table; the first page holds the query code and a
  * histogram of distances, from which the selection's threshold is read without sorting.
  */
 
@@ -19,6 +26,8 @@ export const codeBytes = (dims: number): number => Math.ceil(dims / 128) * 16;
 export const MAX_CODE_DIMS = 31 * 128;
 
 const PAGE = 65_536;
+/** Rows estimated per call of the kernel: their codes and factors (two cache lines a row) fit the L1 cache. */
+const ESTIMATE_STEP = 256;
 /** Query code at 0, the histogram (u32 per distance) after it. */
 const QUERY_AT = 0;
 const HIST_AT = 512;
@@ -141,15 +150,48 @@ function moduleBytes(words: number): Uint8Array {
     ...end,
     ...end,
   ];
-  // select: params dist 0, n 1, t 2, rem 3, dst 4; locals i 5, dd 6, c 7.
-  const [dist, sn, t, rem, dst, si, dd, c] = [0, 1, 2, 3, 4, 5, 6, 7];
+  // select: params dist 0, n 1, t 2, rem 3, dst 4; locals i 5, dd 6, c 7, tv 8 (v128), g 9.
+  // Eight distances at a time are compared with t at once; a group with none at or below it (nearly
+  // all of them) is skipped, the others are taken row by row.
+  const [dist, sn, t, rem, dst, si, dd, c, tv, g] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
   const take = [...get(dst), ...get(c), ...i32(2), ...shl, ...add, ...get(si), ...store, ...get(c), ...i32(1), ...add, ...set(c)];
+  const [leU16, anyTrue, splat16, gtU, pick] = [simd(0x34), simd(0x53), simd(0x10), [0x4b], [0x1b]];
   const select = [
-    ...vec([[3, I32]]),
+    ...vec([
+      [3, I32],
+      [1, V128],
+      [1, I32],
+    ]),
     ...block,
     ...get(sn),
     ...eqz,
     ...brIf(0),
+    ...get(t),
+    ...splat16,
+    ...set(tv),
+    ...loop,
+    ...get(dist),
+    ...get(si),
+    ...i32(1),
+    ...shl,
+    ...add,
+    ...simd(0x00, 0, 0),
+    ...get(tv),
+    ...leU16,
+    ...anyTrue,
+    ...ifThen,
+    // g = min(i + 8, n)
+    ...get(si),
+    ...i32(8),
+    ...add,
+    ...get(sn),
+    ...get(si),
+    ...i32(8),
+    ...add,
+    ...get(sn),
+    ...gtU,
+    ...pick,
+    ...set(g),
     ...loop,
     ...get(dist),
     ...get(si),
@@ -182,12 +224,92 @@ function moduleBytes(words: number): Uint8Array {
     ...i32(1),
     ...add,
     ...tee(si),
+    ...get(g),
+    ...ltU,
+    ...brIf(0),
+    ...end,
+    ...els,
+    ...get(si),
+    ...i32(8),
+    ...add,
+    ...set(si),
+    ...end,
+    ...get(si),
     ...get(sn),
     ...ltU,
     ...brIf(0),
     ...end,
     ...end,
     ...get(c),
+    ...end,
+  ];
+  // estimate: params codes 0, rows 1, count 2, lut 3, factors 4, out 5; locals end 6, p 7, row 8.
+  // out[i] (f32) = factors[2 row] × Σ_b lut[b][code(row)[b]] + factors[2 row + 1] for row = rows[i]:
+  // the centred query's dot with the row's ±1 signs, scaled by the row's factor and offset by its
+  // centre term (`encode`), from one table of 256 sums per code byte.
+  const [eCodes, eRows, eCount, lut, factors, eOut, eEnd, p, row] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  const f32Load = (offset: number): number[] => [0x2a, 2, ...uleb(offset)];
+  const [f32Add, f32Mul] = [[0x92], [0x94]];
+  // Four sums (bytes 0, 4, 8, ...; 1, 5, 9, ...; ...) added at the end, so the additions do not wait on each other.
+  const sumBody: number[] = [];
+  for (let chain = 0; chain < 4; chain++) {
+    for (let b = chain; b < words * 16; b += 4) {
+      sumBody.push(...get(lut), ...get(p), 0x2d, 0, ...uleb(b), ...i32(2), ...shl, ...add, ...f32Load(b * 1024));
+      if (b > chain) sumBody.push(...f32Add);
+    }
+    if (chain > 0) sumBody.push(...f32Add);
+  }
+  const estimate = [
+    ...vec([[3, I32]]),
+    ...block,
+    ...get(eCount),
+    ...eqz,
+    ...brIf(0),
+    ...get(eRows),
+    ...get(eCount),
+    ...i32(2),
+    ...shl,
+    ...add,
+    ...set(eEnd),
+    ...loop,
+    ...get(eRows),
+    ...load,
+    ...set(row),
+    ...get(eCodes),
+    ...get(row),
+    ...i32(words * 16),
+    ...mul,
+    ...add,
+    ...set(p),
+    ...get(eOut),
+    ...sumBody,
+    ...get(factors),
+    ...get(row),
+    ...i32(3),
+    ...shl,
+    ...add,
+    ...tee(p),
+    ...f32Load(0),
+    ...f32Mul,
+    ...get(p),
+    ...f32Load(4),
+    ...f32Add,
+    0x38,
+    2,
+    0,
+    ...get(eOut),
+    ...i32(4),
+    ...add,
+    ...set(eOut),
+    ...get(eRows),
+    ...i32(4),
+    ...add,
+    ...tee(eRows),
+    ...get(eEnd),
+    ...ltU,
+    ...brIf(0),
+    ...end,
+    ...end,
     ...end,
   ];
   const bytes = [
@@ -197,15 +319,17 @@ function moduleBytes(words: number): Uint8Array {
       vec([
         [0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0],
         [0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), ...vec([[I32]])],
+        [0x60, ...vec([[I32], [I32], [I32], [I32], [I32], [I32]]), 0],
       ]),
     ),
     ...section(2, vec([[...name('e'), ...name('m'), 0x02, 0x00, 0x01]])),
-    ...section(3, vec([[0], [1]])),
+    ...section(3, vec([[0], [1], [2]])),
     ...section(
       7,
       vec([
         [...name('scan'), 0x00, 0],
         [...name('select'), 0x00, 1],
+        [...name('estimate'), 0x00, 2],
       ]),
     ),
     ...section(
@@ -213,6 +337,7 @@ function moduleBytes(words: number): Uint8Array {
       vec([
         [...uleb(scan.length), ...scan],
         [...uleb(select.length), ...select],
+        [...uleb(estimate.length), ...estimate],
       ]),
     ),
   ];
@@ -248,13 +373,15 @@ export function signCodesSupported(): boolean {
 interface Kernel {
   scan(codes: number, n: number, query: number, out: number, hist: number): void;
   select(dist: number, n: number, t: number, rem: number, dst: number): number;
+  estimate(codes: number, rows: number, count: number, lut: number, factors: number, out: number): void;
 }
 
 /**
  * Sign codes of up to `capacity` rows with the kernel's memory laid out for them. Rows are set by
  * `encode` (the vector minus the centre); `nearest` returns the rows of the `want` smallest
- * Hamming distances to a query (ties at the cut broken by row order), as a view valid until the
- * next call.
+ * Hamming distances to a query (ties at the cut broken by row order), and `closest` narrows those
+ * to the ones whose estimated dot product with the query is largest; both as views valid until
+ * the next call.
  */
 export class SignCodes {
   readonly bytes: number;
@@ -262,11 +389,26 @@ export class SignCodes {
   private readonly memory: { readonly buffer: ArrayBuffer };
   private readonly kernel: Kernel;
   private readonly codesAt = PAGE;
+  private readonly factorsAt: number;
   private readonly distAt: number;
   private readonly pickedAt: number;
+  private readonly scoresAt: number;
+  private readonly lutAt: number;
   /** The codes, in the kernel's memory. */
   readonly codes: Uint8Array;
+  /**
+   * Per row, |v - c|² / Σ|v_j - c_j| (what turns the centred query's dot with the row's signs into
+   * an estimate of its dot with v - c), then c·(v - c): q·v = q·c + (q - c)·(v - c) + c·(v - c).
+   */
+  readonly factors: Float32Array;
   private readonly hist: Uint32Array;
+  private readonly picked: Uint32Array;
+  private readonly scores: Float32Array;
+  private readonly lut: Float32Array;
+  /** Scratch of the selection (grown on demand, kept between searches). */
+  private scratch = new Float32Array(0);
+  /** Where `closest` leaves the sum of its first reads, so that they are not optimised away. */
+  sink = 0;
 
   constructor(
     readonly dims: number,
@@ -275,46 +417,151 @@ export class SignCodes {
     if (dims > MAX_CODE_DIMS) throw new RangeError(`sign codes hold up to ${MAX_CODE_DIMS} dimensions, not ${dims}`);
     this.bytes = codeBytes(dims);
     this.words = this.bytes / 16;
-    this.distAt = this.codesAt + capacity * this.bytes;
+    this.factorsAt = this.codesAt + capacity * this.bytes;
+    this.distAt = this.factorsAt + capacity * 8;
     this.pickedAt = this.distAt + ((capacity * 2 + 3) & ~3);
-    const total = this.pickedAt + capacity * 4;
+    this.scoresAt = this.pickedAt + capacity * 4;
+    this.lutAt = this.scoresAt + capacity * 4;
+    const total = this.lutAt + this.bytes * 256 * 4;
     this.memory = new wasm.Memory({ initial: Math.ceil(total / PAGE) });
     this.kernel = new wasm.Instance(moduleFor(this.words), { e: { m: this.memory } }).exports as unknown as Kernel;
-    this.codes = new Uint8Array(this.memory.buffer, this.codesAt, capacity * this.bytes);
-    this.hist = new Uint32Array(this.memory.buffer, HIST_AT, dims + 1);
+    const buffer = this.memory.buffer;
+    this.codes = new Uint8Array(buffer, this.codesAt, capacity * this.bytes);
+    this.factors = new Float32Array(buffer, this.factorsAt, capacity * 2);
+    this.hist = new Uint32Array(buffer, HIST_AT, dims + 1);
+    this.picked = new Uint32Array(buffer, this.pickedAt, capacity);
+    this.scores = new Float32Array(buffer, this.scoresAt, capacity);
+    this.lut = new Float32Array(buffer, this.lutAt, this.bytes * 256);
   }
 
-  /** Writes the code of `vector - centre` at `row` (a bit is set where the component is above the centre's). */
+  /** Writes the code of `vector - centre` at `row` (a bit is set where the component is above the centre's), and its factor. */
   encode(row: number, vector: Float32Array, centre: Float32Array, at = 0): void {
     writeCode(this.codes, row * this.bytes, vector, centre, this.dims, at);
+    let squares = 0;
+    let sum = 0;
+    let onCentre = 0;
+    for (let j = 0; j < this.dims; j++) {
+      const c = centre[j] as number;
+      const x = (vector[at + j] as number) - c;
+      squares += x * x;
+      sum += Math.abs(x);
+      onCentre += c * x;
+    }
+    this.factors[2 * row] = sum > 0 ? squares / sum : 0;
+    this.factors[2 * row + 1] = onCentre;
   }
 
   /** Codes for `capacity` rows holding this one's first `rows`. */
   grown(capacity: number, rows: number): SignCodes {
     const next = new SignCodes(this.dims, capacity);
     next.codes.set(this.codes.subarray(0, rows * this.bytes));
+    next.factors.set(this.factors.subarray(0, 2 * rows));
     return next;
   }
 
   /** Copies the code of row `from` to row `to` (a delete moves the last row into the hole). */
   move(from: number, to: number): void {
     this.codes.copyWithin(to * this.bytes, from * this.bytes, (from + 1) * this.bytes);
+    this.factors.copyWithin(2 * to, 2 * from, 2 * from + 2);
   }
 
-  /** The `want` rows (of the first `count`) nearest the query's code by Hamming distance. */
-  nearest(query: Float32Array, centre: Float32Array, count: number, want: number): Uint32Array {
+  /** The `want` rows (of the first `count`) nearest the query's code by Hamming distance, in row order. */
+  nearest(query: Float32Array, centre: Float32Array, count: number, want: number, lap?: (stage: string) => void): Uint32Array {
     const queryCode = new Uint8Array(this.memory.buffer, QUERY_AT, this.bytes);
     queryCode.fill(0);
     writeCode(queryCode, 0, query, centre, this.dims, 0);
     this.hist.fill(0);
+    lap?.('query code');
     this.kernel.scan(this.codesAt, count, QUERY_AT, this.distAt, HIST_AT);
+    lap?.('hamming scan');
     // The smallest distance t whose cumulative count reaches `want`: every row below t is taken, and the first at t.
     let below = 0;
     let t = 0;
     while (t < this.dims && below + (this.hist[t] as number) < want) below += this.hist[t++] as number;
     const picked = this.kernel.select(this.distAt, count, t, want - below, this.pickedAt);
-    return new Uint32Array(this.memory.buffer, this.pickedAt, picked);
+    lap?.('select');
+    return this.picked.subarray(0, picked);
   }
+
+  /**
+   * Of the rows `nearest` returned last (`rows`, its view), the `want` whose estimated dot product
+   * with the query is largest: the query's dot with the row's signs (±1) times the row's factor,
+   * the 1-bit estimate of RaBitQ (Gao and Long, SIGMOD 2024) without its rotation. It ranks far
+   * closer to the exact order than the Hamming distance, which sees only the query's signs. Ties
+   * at the cut are broken by position. The rows come back in no particular order.
+   */
+  closest(query: Float32Array, centre: Float32Array, rows: Uint32Array, want: number, lap?: (stage: string) => void): Uint32Array {
+    const count = rows.length;
+    if (want >= count) return rows;
+    const { lut, dims } = this;
+    // lut[b][v]: Σ over the bits of byte v of ±(query - centre)[8b + bit] (+ where the bit is set); padding reads as 0.
+    const q = (j: number): number => (j < dims ? (query[j] as number) - (centre[j] as number) : 0);
+    for (let b = 0; b < this.bytes; b++) {
+      const base = b * 256;
+      let none = 0;
+      for (let i = 0; i < 8; i++) none -= q(8 * b + i);
+      lut[base] = none;
+      for (let v = 1; v < 256; v++) {
+        const low = v & -v;
+        lut[base + v] = (lut[base + (v ^ low)] as number) + 2 * q(8 * b + (31 - Math.clz32(low)));
+      }
+    }
+    lap?.('estimate: table');
+    // A few hundred rows at a time: their codes and factors read first in a bare loop, so that
+    // their misses overlap (vector-cache.ts, touchRows), then estimated while still in cache.
+    const { codes, factors, bytes } = this;
+    let sink = 0;
+    for (let start = 0; start < count; start += ESTIMATE_STEP) {
+      const end = Math.min(count, start + ESTIMATE_STEP);
+      for (let i = start; i < end; i++) {
+        const row = rows[i] as number;
+        sink += (codes[row * bytes] as number) + (factors[2 * row] as number);
+      }
+      this.kernel.estimate(this.codesAt, rows.byteOffset + 4 * start, end - start, this.lutAt, this.factorsAt, this.scoresAt + 4 * start);
+    }
+    this.sink = sink;
+    lap?.('estimate: kernel');
+    const scores = this.scores;
+    if (this.scratch.length < count) this.scratch = new Float32Array(count);
+    const scratch = this.scratch.subarray(0, count);
+    scratch.set(scores.subarray(0, count));
+    const t = kthLargest(scratch, want);
+    // Compacts the chosen rows to the front of the same view: those above t, then the first at t.
+    let above = 0;
+    for (let i = 0; i < count; i++) if ((scores[i] as number) > t) above++;
+    let atCut = want - above;
+    let kept = 0;
+    for (let i = 0; i < count; i++) {
+      const s = scores[i] as number;
+      if (s > t || (s === t && atCut-- > 0)) rows[kept++] = rows[i] as number;
+    }
+    return rows.subarray(0, kept);
+  }
+}
+
+/** The `k`-th largest value of `xs` (1-based; reorders xs), by quickselect. */
+function kthLargest(xs: Float32Array, k: number): number {
+  let lo = 0;
+  let hi = xs.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = xs[(lo + hi) >> 1] as number;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while ((xs[i] as number) > pivot) i++;
+      while ((xs[j] as number) < pivot) j--;
+      if (i <= j) {
+        const tmp = xs[i] as number;
+        xs[i++] = xs[j] as number;
+        xs[j--] = tmp;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return xs[target] as number;
+  }
+  return xs[target] as number;
 }
 
 function writeCode(out: Uint8Array, offset: number, vector: Float32Array, centre: Float32Array, dims: number, at: number): void {
