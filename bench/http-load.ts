@@ -36,6 +36,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { cpuMs } from './proc-stats.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const FLOOR = join(ROOT, 'bench', 'latency', 'http-floor-server.ts');
@@ -189,22 +190,6 @@ async function stop(child: ChildProcess): Promise<void> {
   children.delete(child);
 }
 
-/** CLIENTS clients making the mix's calls against `mcpUrl`; `check` looks every write up afterwards. */
-/** Clock ticks per second of /proc's CPU times. */
-const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-/**
- * CPU time (user + system, ms) a process has used, from /proc: all its threads, or with `thread`
- * one of them (its main thread's id is the process's). Less moved by other work on the machine
- * than latency is, so it says what a call costs the server even on a busy machine.
- */
-function cpuMs(pid: number, thread?: number): number {
-  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are the 14th and 15th fields; `fields` starts at the 3rd.
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
-}
-
 /**
  * The server's processes: itself and, under `--workers N`, the workers it forked (each serves
  * requests on its own main thread, so the primary's figures alone would miss them).
@@ -223,6 +208,7 @@ function serverProcesses(pid: number): number[] {
 const serverCpuMs = (pids: readonly number[], mainThreads = false): number =>
   pids.reduce((sum, p) => sum + cpuMs(p, mainThreads ? p : undefined), 0);
 
+/** CLIENTS clients making the mix's calls against `mcpUrl`; `check` looks every write up afterwards. */
 async function load(
   mcpUrl: string,
   token: string | undefined,

@@ -20,13 +20,13 @@
  *
  *   flock /tmp/limbic-bench.lock npm run bench:soak -- --calls 6000
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { cpuMs, residentMb } from './proc-stats.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: args } = parseArgs({
@@ -80,13 +80,6 @@ function callOf(n: number, made: number): Call {
   return { tool: 'open_nodes', args: { names: [own] } };
 }
 
-const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-function cpuMs(pid: number, thread?: number): number {
-  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
-}
-const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 const quantile = (sorted: readonly number[], q: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
@@ -148,7 +141,7 @@ async function main(): Promise<void> {
         p99_ms: round(quantile(latencies, 0.99)),
         cpuMsPerCall: round((cpuMs(pid) - cpu0) / count),
         mainThreadCpuMsPerCall: round((cpuMs(pid, pid) - main0) / count),
-        rssMb: round(rssMb(pid), 0),
+        rssMb: round(residentMb(pid), 0),
         errors,
       };
       windows.push(window);
