@@ -58,7 +58,10 @@ import type { ShadowEvent } from '../core/tune/shadow.js';
 
 /**
  * A write touching more entities than this is a bulk load, not use: it records none (an agent
- * relating or extending a few entities uses them; a script writing hundreds does not).
+ * relating or extending a few entities uses them; a script writing hundreds does not). An
+ * open_nodes of more records a use of each but no co-use: the spec pairs every two entities opened
+ * together, n(n-1)/2 of them, which at 1,900 names was 1.8M upserts and seconds of the main thread,
+ * and what a dump of the graph opened "together" says about any two of them is nothing.
  */
 const USES_PER_CALL = 20;
 
@@ -605,7 +608,7 @@ export class MemoryService {
 
   /**
    * Opens entities and, after the answer is built, counts the use (and co-use of 2+ opened
-   * together): opening is the agent's act of using what a search listed.
+   * together, up to USES_PER_CALL of them): opening is the agent's act of using what a search listed.
    */
   async openNodes(given: readonly string[], options: OpenNodesOptions = {}): Promise<KnowledgeGraph & RelationPageFields> {
     const relations = relationWindow(options.relations, options.includeEnded);
@@ -623,8 +626,9 @@ export class MemoryService {
     this.later(async () => {
       const now = this.deps.clock();
       const ids = await this.deps.store.graph.idsByName(opened);
-      await this.deps.store.usage.recordAccess(ids, now);
-      if (ids.length <= USES_PER_CALL) await this.recordRefinding(ids, now);
+      const together = ids.length <= USES_PER_CALL;
+      await this.deps.store.usage.recordAccess(ids, now, together ? 'all' : []);
+      if (together) await this.recordRefinding(ids, now);
       // Opening what a search listed is the implicit relevance the tuner learns from.
       await this.deps.store.tuning?.recordFeedback(ids, now, FEEDBACK_WINDOW_MS);
     });
