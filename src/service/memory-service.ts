@@ -97,6 +97,11 @@ export interface MemoryServiceDeps {
    * the shadow log. @default NO_REDACTION (nothing redacted)
    */
   readonly redactor?: Redactor | undefined;
+  /**
+   * The ring of recent searches a use pairs with (re-finding): a server of several processes
+   * (`serve --http --workers N`) gives one that hears the others' searches. @default this service's own
+   */
+  readonly recentSearches?: RecentSearches | undefined;
 }
 
 /** open_nodes' Limbic options (issue 25 item 18); neither given: the official answer. */
@@ -223,7 +228,7 @@ export class MemoryService {
   readonly redactor: Redactor;
   private readonly pending = new Set<Promise<void>>();
   /** The last searches' query vectors and pages, which a use pairs with what it used (re-finding). */
-  private readonly recent = new RecentSearches();
+  private readonly recent: RecentSearches;
   /** Supersedes, end_relation, duplicates, consolidation report, splits (maintenance.ts). */
   readonly maintenance: Maintenance;
   /** add_reflection, search_reflections and the consolidation run (reflections.ts). */
@@ -231,6 +236,7 @@ export class MemoryService {
 
   constructor(private readonly deps: MemoryServiceDeps) {
     this.redactor = deps.redactor ?? NO_REDACTION;
+    this.recent = deps.recentSearches ?? new RecentSearches();
     this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger, undefined, deps.catchUpWaitMs);
     this.maintenance = new Maintenance({
       store: deps.store,
