@@ -8,7 +8,8 @@
  * Under `serve --http --workers N` each worker has its own ring of a memory, and a search answered
  * by one worker may be followed by a use answered by another: each ring tells the others (through
  * the primary, never the store) of every search it keeps and of every pairing it makes, so a use
- * pairs with a search wherever either was answered, once, as in one process.
+ * pairs with a search wherever either was answered, once, as in one process (two uses of one entity
+ * on two workers within the milliseconds the news takes both pair: a duplicate pair, no lost one).
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityId } from '../core/types.js';
