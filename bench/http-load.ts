@@ -25,8 +25,7 @@
  * --calls is per client (default: 2000 calls in all, at least 40 per client). --cli serves another
  * build (a checkout of main, to measure before and after in one way). --cpu-prof writes Limbic's
  * CPU profile of each run into DIR; it covers the server's whole life, the lost-write check after
- * the load included (an open_nodes of every name written, whose co-use pairs, one per two names,
- * fill the profile's last seconds): read the load's seconds only.
+ * the load included (an open_nodes of every name written): read the load's seconds only.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

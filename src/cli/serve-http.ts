@@ -260,6 +260,7 @@ export async function startServeHttp(
     heavySlots: deps.heavySlots,
     inverseRelations: deps.inverseRelations,
     redactor: deps.redactor,
+    searches: worker?.searches,
   });
   let server: RunningHttpServer;
   try {
@@ -364,7 +365,7 @@ async function serveHttpWorker(options: ServeHttpOptions, deps: ServeDeps, worke
     started = await startServeHttp(
       options,
       { ...deps, logger, embedder: deps.embedder(modelThreads(workers)) },
-      { id, gates: link.gates, relay: link.relay, wrongCodes: link.wrongCodes },
+      { id, gates: link.gates, relay: link.relay, searches: link.searches, wrongCodes: link.wrongCodes },
     );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   STORE_FAILED: 'STORE_FAILED',
   IMPORT_FAILED: 'IMPORT_FAILED',
   CONFIG_INVALID: 'CONFIG_INVALID',
+  /** Limbic's own fault (a broken invariant), not the caller's: the message says what broke. */
+  INTERNAL: 'INTERNAL',
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

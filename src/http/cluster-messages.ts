@@ -15,6 +15,8 @@ export type WorkerMessage =
   | { readonly t: 'release'; readonly gate: GateKind; readonly id: number }
   /** `uri` of `namespace` changed on this worker: for the listen streams of the others. */
   | { readonly t: 'change'; readonly namespace: string; readonly uri: string }
+  /** A search this worker's ring of a namespace keeps, or a pairing it made: for the other workers' rings. */
+  | RingMessage
   /** May `address` type an approval code now (oauth/rate-limit.ts)? Answered by `wait`. */
   | { readonly t: 'codes'; readonly id: number; readonly address: string; readonly now: number }
   /** `address` typed a wrong approval code. */
@@ -38,9 +40,41 @@ export type PrimaryMessage =
   /** The answer to `codes` `id`: seconds to wait, or undefined when the address may try. */
   | { readonly t: 'wait'; readonly id: number; readonly seconds?: number }
   /** Another worker's write. */
-  | { readonly t: 'change'; readonly namespace: string; readonly uri: string };
+  | { readonly t: 'change'; readonly namespace: string; readonly uri: string }
+  /** Another worker's search or pairing, for re-finding. */
+  | RingMessage;
 
-const TYPES = new Set(['acquire', 'abandon', 'release', 'change', 'codes', 'wrong-code', 'wait', 'listening', 'failed', 'admission']);
+/**
+ * A worker's ring of recent searches of `namespace` (service/refinding.ts) telling the others, the
+ * primary relaying it as is: a search it keeps (its query's vector as float32 bytes in base64, the
+ * ids its page listed), or the entities a use paired with search `key`.
+ */
+export type RingMessage =
+  | {
+      readonly t: 'search';
+      readonly namespace: string;
+      readonly key: string;
+      readonly at: number;
+      readonly model: string;
+      readonly vector: string;
+      readonly listed: readonly number[];
+    }
+  | { readonly t: 'paired'; readonly namespace: string; readonly key: string; readonly ids: readonly number[] };
+
+const TYPES = new Set([
+  'acquire',
+  'abandon',
+  'release',
+  'change',
+  'search',
+  'paired',
+  'codes',
+  'wrong-code',
+  'wait',
+  'listening',
+  'failed',
+  'admission',
+]);
 
 /** Whether `m` is one of these messages (node:cluster sends its own internal ones on the same channel). */
 export function isClusterMessage(m: unknown): m is WorkerMessage | PrimaryMessage {

@@ -11,7 +11,9 @@
  * - the request bounds (per token, per namespace, in all; and the heavy calls'): the primary holds
  *   the two RequestGates, and a worker asks for each request's place over IPC (cluster-worker.ts);
  * - change notifications: a write on one worker is relayed to every other, whose listen streams of
- *   that namespace hear it.
+ *   that namespace hear it;
+ * - the searches a use may answer (re-finding pairs): each worker's searches and pairings of a
+ *   namespace are relayed to every other's ring of it (service/refinding.ts).
  *
  * A worker that exits while the server runs is replaced, and the line says so; its places are
  * given back. On stop every worker drains (its requests under way finish, as one process's
@@ -160,6 +162,8 @@ export function startPrimary(o: PrimaryOptions): Promise<RunningPrimary> {
             });
             return;
           case 'change':
+          case 'search':
+          case 'paired':
             broadcast(worker, m);
             return;
           case 'codes': {

@@ -11,7 +11,10 @@
 import type { Admission, Gate } from './request-gate.js';
 import type { ChangeRelay } from './listen-streams.js';
 import type { WrongCodeBound } from './oauth/rate-limit.js';
-import { isClusterMessage, type GateKind, type PrimaryMessage, type WorkerMessage } from './cluster-messages.js';
+import type { SearchRelay } from './namespaces.js';
+import { asEntityId } from '../core/types.js';
+import type { RingNews } from '../service/refinding.js';
+import { isClusterMessage, type GateKind, type PrimaryMessage, type RingMessage, type WorkerMessage } from './cluster-messages.js';
 
 /** The IPC channel to the primary: `process` in a worker; a fake pair in unit tests. */
 export interface PrimaryChannel {
@@ -105,11 +108,14 @@ class RemoteGate implements Gate {
 export class WorkerLink {
   readonly gates: { readonly requests: Gate; readonly heavy: Gate };
   readonly relay: ChangeRelay;
+  /** Each namespace's searches and pairings (re-finding), to and from the other workers' rings. */
+  readonly searches: SearchRelay;
   /** The consent page's count of wrong approval codes: the primary's. */
   readonly wrongCodes: WrongCodeBound;
   private readonly asked = new Map<number, (seconds: number | undefined) => void>();
   private readonly remote: Record<GateKind, RemoteGate>;
   private readonly listeners: ((namespace: string, uri: string) => void)[] = [];
+  private readonly searchListeners: ((namespace: string, news: RingNews) => void)[] = [];
   private ids = 0;
   private closed = false;
 
@@ -119,6 +125,10 @@ export class WorkerLink {
     this.relay = {
       publish: (namespace, uri) => this.send({ t: 'change', namespace, uri }),
       subscribe: (listener) => void this.listeners.push(listener),
+    };
+    this.searches = {
+      publish: (namespace, news) => this.send(ringMessage(namespace, news)),
+      subscribe: (listener) => void this.searchListeners.push(listener),
     };
     this.wrongCodes = {
       refusal: (address, now) =>
@@ -136,7 +146,10 @@ export class WorkerLink {
       if (!isClusterMessage(m)) return;
       if (m.t === 'admission') this.remote[m.gate].answer(m);
       else if (m.t === 'change') for (const listener of this.listeners) listener(m.namespace, m.uri);
-      else if (m.t === 'wait') {
+      else if (m.t === 'search' || m.t === 'paired') {
+        const news = ringNews(m);
+        for (const listener of this.searchListeners) listener(m.namespace, news);
+      } else if (m.t === 'wait') {
         this.asked.get(m.id)?.(m.seconds);
         this.asked.delete(m.id);
       }
@@ -162,4 +175,22 @@ export class WorkerLink {
   send(message: WorkerMessage): void {
     if (!this.closed) this.channel.send(message);
   }
+}
+
+/** A ring's news as the IPC channel carries it: plain JSON, the query vector's float32 bytes in base64. */
+export function ringMessage(namespace: string, news: RingNews): RingMessage {
+  if (news.kind === 'paired') return { t: 'paired', namespace, key: news.key, ids: [...news.ids] };
+  const { key, at, model, vector, listed } = news.search;
+  const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+  return { t: 'search', namespace, key, at, model, vector: bytes.toString('base64'), listed: [...listed] };
+}
+
+/** The news a RingMessage carries (ringMessage's inverse). */
+export function ringNews(m: RingMessage): RingNews {
+  if (m.t === 'paired') return { kind: 'paired', key: m.key, ids: m.ids.map(asEntityId) };
+  const bytes = Buffer.from(m.vector, 'base64');
+  // Copied into a buffer of its own: base64 decoding may hand back a view of a shared pool.
+  const vector = new Float32Array(bytes.byteLength / 4);
+  new Uint8Array(vector.buffer).set(bytes);
+  return { kind: 'search', search: { key: m.key, at: m.at, model: m.model, vector, listed: m.listed.map(asEntityId) } };
 }

@@ -57,7 +57,7 @@ import type { TokenRecord, TokenStore } from '../store/token-store.js';
 import { BodyTooLarge, allowedHostNames, authorize, readBody, rebindingRefusal, sendJson, sendRpcError } from './guard.js';
 import { legacyJsonHandler } from './legacy-json.js';
 import { ListenStreams, type ChangeRelay } from './listen-streams.js';
-import type { NamespaceRegistry } from './namespaces.js';
+import type { NamespaceRegistry, SearchRelay } from './namespaces.js';
 import { withPublicStatistics } from './public-stats.js';
 import { readOnlyGate, readOnlyService } from './read-only.js';
 import { RequestGate, heavyBounds, type Gate, type RequestBounds } from './request-gate.js';
@@ -116,6 +116,8 @@ export interface HttpWorker {
   readonly id: number;
   readonly gates: { readonly requests: Gate; readonly heavy: Gate };
   readonly relay: ChangeRelay;
+  /** Re-finding's searches, heard by every worker's rings (the registry's; namespaces.ts SearchRelay). */
+  readonly searches?: SearchRelay | undefined;
   readonly wrongCodes: WrongCodeBound;
 }
 

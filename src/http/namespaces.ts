@@ -21,6 +21,7 @@ import { ModelAbsentError } from '../embed/model-state.js';
 import type { HeavySlotOptions } from '../service/heavy-slots.js';
 import type { Redactor } from '../core/text/redaction.js';
 import { MemoryService } from '../service/memory-service.js';
+import { RecentSearches, type RingNews } from '../service/refinding.js';
 import { startAutoTune, type AutoTune } from '../service/tuning.js';
 import { redactPassword } from '../core/redact.js';
 import type { Store } from '../store/store.js';
@@ -156,15 +157,44 @@ export interface NamespaceRegistryDeps {
   readonly inverseRelations?: boolean | undefined;
   /** What every namespace's writes go through (one for the process: the rules load once). @default nothing redacted */
   readonly redactor?: Redactor | undefined;
+  /** The other processes of `serve --http --workers N`, for re-finding (refinding.ts); undefined, this process alone. */
+  readonly searches?: SearchRelay | undefined;
+}
+
+/** How the rings of recent searches of one memory, one in each process of a server, hear each other (refinding.ts). */
+export interface SearchRelay {
+  /** Tells the other processes what this one's ring of `namespace` kept or paired. */
+  publish(namespace: string, news: RingNews): void;
+  /** Hears what the other processes publish. */
+  subscribe(listener: (namespace: string, news: RingNews) => void): void;
 }
 
 /** The open memories of a server: each opened on its first request, all closed on shutdown. */
 export class NamespaceRegistry {
   private readonly open = new Map<string, MemoryService>();
   private readonly tunes = new Map<string, AutoTune>();
+  /**
+   * Each namespace's ring of recent searches when other processes share it: made at the first news
+   * of it, so a search another worker answered is heard before this one opens that namespace.
+   */
+  private readonly rings = new Map<string, RecentSearches>();
   private closing = false;
 
-  constructor(private readonly deps: NamespaceRegistryDeps) {}
+  constructor(private readonly deps: NamespaceRegistryDeps) {
+    deps.searches?.subscribe((namespace, news) => this.ring(namespace)?.heard(news));
+  }
+
+  /** The shared ring of `namespace`; undefined when this process is the whole server (the service keeps its own). */
+  private ring(namespace: string): RecentSearches | undefined {
+    const relay = this.deps.searches;
+    if (relay === undefined) return undefined;
+    let ring = this.rings.get(namespace);
+    if (ring === undefined) {
+      ring = new RecentSearches(undefined, undefined, (news) => relay.publish(namespace, news));
+      this.rings.set(namespace, ring);
+    }
+    return ring;
+  }
 
   service(namespace: string): MemoryService {
     if (this.closing) throw new MemoryError(ERROR_CODES.STORE_BUSY, 'The server is shutting down; retry against the next one.');
@@ -179,6 +209,7 @@ export class NamespaceRegistry {
         ...(this.deps.heavySlots === undefined ? {} : { heavySlots: this.deps.heavySlots }),
         inverseRelations: this.deps.inverseRelations,
         redactor: this.deps.redactor,
+        recentSearches: this.ring(namespace),
       });
       service.warm();
       this.open.set(namespace, service);

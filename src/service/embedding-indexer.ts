@@ -4,6 +4,7 @@
  * background, and any process sharing the database can drain what another one queued.
  */
 import { createHash } from 'node:crypto';
+import { ERROR_CODES, MemoryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { entityAsideText, observationText, ownObservations, splitAsides } from '../core/text/entity-text.js';
 import { plural } from '../core/text/plural.js';
@@ -275,7 +276,16 @@ async function asideVectors(
   return jobs.map((j, i) => {
     const mine = keys[i] ?? [];
     if (mine.length === 0) return undefined;
-    const vectors = mine.map((key) => kept.get(j.id)?.get(key) ?? madeByKey.get(key) ?? new Float32Array(embedder.dims));
+    const vectors = mine.map((key) => {
+      const vector = kept.get(j.id)?.get(key) ?? madeByKey.get(key);
+      // A zero vector stored in its place would be an aside no query finds, silently: the batch fails instead.
+      if (vector === undefined)
+        throw new MemoryError(
+          ERROR_CODES.INTERNAL,
+          `The embedding engine (${embedder.id}) gave ${made.length} vectors for ${missing.size} aside texts, none for one of entity ${j.entity.name}'s: nothing of this batch was stored, and its entities stay queued to be embedded again. This is a fault of the engine, not of the memory: "limbic doctor" checks the model; report it with this message if it repeats.`,
+        );
+      return vector;
+    });
     return { vectors, keys: mine };
   });
 }

@@ -58,7 +58,10 @@ import type { ShadowEvent } from '../core/tune/shadow.js';
 
 /**
  * A write touching more entities than this is a bulk load, not use: it records none (an agent
- * relating or extending a few entities uses them; a script writing hundreds does not).
+ * relating or extending a few entities uses them; a script writing hundreds does not). An
+ * open_nodes of more records a use of each but no co-use: the spec pairs every two entities opened
+ * together, n(n-1)/2 of them, which at 1,900 names was 1.8M upserts and seconds of the main thread,
+ * and what a dump of the graph opened "together" says about any two of them is nothing.
  */
 const USES_PER_CALL = 20;
 
@@ -94,6 +97,11 @@ export interface MemoryServiceDeps {
    * the shadow log. @default NO_REDACTION (nothing redacted)
    */
   readonly redactor?: Redactor | undefined;
+  /**
+   * The ring of recent searches a use pairs with (re-finding): a server of several processes
+   * (`serve --http --workers N`) gives one that hears the others' searches. @default this service's own
+   */
+  readonly recentSearches?: RecentSearches | undefined;
 }
 
 /** open_nodes' Limbic options (issue 25 item 18); neither given: the official answer. */
@@ -220,7 +228,7 @@ export class MemoryService {
   readonly redactor: Redactor;
   private readonly pending = new Set<Promise<void>>();
   /** The last searches' query vectors and pages, which a use pairs with what it used (re-finding). */
-  private readonly recent = new RecentSearches();
+  private readonly recent: RecentSearches;
   /** Supersedes, end_relation, duplicates, consolidation report, splits (maintenance.ts). */
   readonly maintenance: Maintenance;
   /** add_reflection, search_reflections and the consolidation run (reflections.ts). */
@@ -228,6 +236,7 @@ export class MemoryService {
 
   constructor(private readonly deps: MemoryServiceDeps) {
     this.redactor = deps.redactor ?? NO_REDACTION;
+    this.recent = deps.recentSearches ?? new RecentSearches();
     this.indexer = new EmbeddingIndexer(deps.store, deps.embedder, deps.logger, undefined, deps.catchUpWaitMs);
     this.maintenance = new Maintenance({
       store: deps.store,
@@ -605,7 +614,7 @@ export class MemoryService {
 
   /**
    * Opens entities and, after the answer is built, counts the use (and co-use of 2+ opened
-   * together): opening is the agent's act of using what a search listed.
+   * together, up to USES_PER_CALL of them): opening is the agent's act of using what a search listed.
    */
   async openNodes(given: readonly string[], options: OpenNodesOptions = {}): Promise<KnowledgeGraph & RelationPageFields> {
     const relations = relationWindow(options.relations, options.includeEnded);
@@ -623,8 +632,9 @@ export class MemoryService {
     this.later(async () => {
       const now = this.deps.clock();
       const ids = await this.deps.store.graph.idsByName(opened);
-      await this.deps.store.usage.recordAccess(ids, now);
-      if (ids.length <= USES_PER_CALL) await this.recordRefinding(ids, now);
+      const together = ids.length <= USES_PER_CALL;
+      await this.deps.store.usage.recordAccess(ids, now, together ? 'all' : []);
+      if (together) await this.recordRefinding(ids, now);
       // Opening what a search listed is the implicit relevance the tuner learns from.
       await this.deps.store.tuning?.recordFeedback(ids, now, FEEDBACK_WINDOW_MS);
     });

@@ -8,8 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/cli/http-limits.js';
 import { workerCount, modelThreads } from '../../src/cli/serve-http.js';
 import { GateHost } from '../../src/http/cluster-primary.js';
-import type { PrimaryMessage, WorkerMessage } from '../../src/http/cluster-messages.js';
-import { WorkerLink, type PrimaryChannel } from '../../src/http/cluster-worker.js';
+import type { PrimaryMessage, RingMessage, WorkerMessage } from '../../src/http/cluster-messages.js';
+import { WorkerLink, ringMessage, ringNews, type PrimaryChannel } from '../../src/http/cluster-worker.js';
+import type { EntityId } from '../../src/core/types.js';
+import { RecentSearches, type RingNews } from '../../src/service/refinding.js';
 import type { Admission } from '../../src/http/request-gate.js';
 
 /** Worker `id`'s link to `host`, over a pair of in-process channels (messages cross on a later turn, as IPC does). */
@@ -92,5 +94,38 @@ describe('serve --http --workers: the count', () => {
     expect(modelThreads(2, 2)).toBe(1);
     expect(modelThreads(8, 8)).toBe(1);
     expect(modelThreads(2, 8)).toBe(4);
+  });
+});
+
+describe("re-finding across workers: each ring hears the others' searches and pairings", () => {
+  /** Two rings of one namespace, each telling the other through the IPC message as JSON (as the primary relays it). */
+  const pair = (): [RecentSearches, RecentSearches] => {
+    const rings: RecentSearches[] = [];
+    const wire = (to: number) => (news: RingNews) =>
+      rings[to]!.heard(ringNews(JSON.parse(JSON.stringify(ringMessage('default', news))) as RingMessage));
+    rings.push(new RecentSearches(undefined, undefined, wire(1)), new RecentSearches(undefined, undefined, wire(0)));
+    return [rings[0]!, rings[1]!];
+  };
+  const id = (n: number): EntityId => n as EntityId;
+  const vector = Float32Array.from([0.1, -0.25, 1 / 3, 1e-7]);
+
+  it("a use in one process pairs with another's search, its vector exact; a second use anywhere pairs nothing", () => {
+    const [a, b] = pair();
+    a.note(1_000, { vector, model: 'm' }, [id(1), id(2)]);
+    const made = b.pairsFor([id(2), id(3)], 2_000);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ entityId: 2, model: 'm', at: 2_000 });
+    expect([...made[0]!.vector]).toEqual([...vector]);
+    expect(a.pairsFor([id(2)], 3_000)).toEqual([]);
+    expect(a.pairsFor([id(1)], 3_000)).toHaveLength(1);
+    expect(b.pairsFor([id(1)], 3_000)).toEqual([]);
+  });
+
+  it('a search heard after a later one of its own is kept in time order: a use pairs with the newer search', () => {
+    const [a, b] = pair();
+    const newer = Float32Array.from([1, 0]);
+    b.note(5_000, { vector: newer, model: 'm' }, [id(7)]);
+    a.note(4_000, { vector: Float32Array.from([0, 1]), model: 'm' }, [id(7)]);
+    expect([...b.pairsFor([id(7)], 6_000)[0]!.vector]).toEqual([...newer]);
   });
 });

@@ -10,6 +10,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { request, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/os/process-alive.js';
 import { CLI, tempDir } from '../helpers/fixtures.js';
@@ -42,8 +43,9 @@ afterEach(() => {
   cleanups = [];
 });
 
-async function serve(db: string, args: readonly string[], env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [CLI, '--db', db, '--no-model', 'serve', '--http', '--port', '0', ...args], {
+/** `model`: each worker loads the installed model (the re-finding test needs a query's vector); else --no-model. */
+async function serve(db: string, args: readonly string[], env: Record<string, string> = {}, model = false): Promise<Served> {
+  const child = spawn(process.execPath, [CLI, '--db', db, ...(model ? [] : ['--no-model']), 'serve', '--http', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, LIMBIC_NAMESPACE: '', ...env },
   });
@@ -88,6 +90,23 @@ async function client(url: string, token: string) {
   };
   const c = await httpClient('modern', `${url}/mcp`, { token, fetch: fetchVia });
   return { c, answers };
+}
+
+/**
+ * A 2026-07-28 SDK client on one kept-alive connection, so one worker answers all its requests
+ * (the one the primary handed that connection to); which one, its first answer says.
+ */
+async function pinned(url: string, token: string) {
+  const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
+  const answers: Answer[] = [];
+  const fetchVia = async (req: Request): Promise<Response> => {
+    const response = await fetch(req, { dispatcher: agent } as unknown as RequestInit);
+    const worker = response.headers.get('x-limbic-worker');
+    answers.push({ worker: worker === null ? undefined : Number(worker), status: response.status });
+    return response;
+  };
+  const c = await httpClient('modern', `${url}/mcp`, { token, fetch: fetchVia });
+  return { c, answers, worker: answers.at(-1)?.worker, close: () => c.close().then(() => agent.close()) };
 }
 
 /** A POST to /mcp whose body never ends: it holds a request place (taken before the body is read) until destroyed. */
@@ -313,6 +332,80 @@ describe('limbic serve --http --workers N', () => {
     } finally {
       setGlobalDispatcher(before);
     }
+  });
+
+  it('a search answered by one worker and an open_nodes of what it listed answered by the other make a re-finding pair, once', async () => {
+    const { db, token } = setup();
+    const s = await serve(db, ['--workers', '2'], {}, true);
+    const searcher = await pinned(s.url, token);
+    let opener = await pinned(s.url, token);
+    for (let i = 0; i < 6 && opener.worker === searcher.worker; i++) {
+      await opener.close();
+      opener = await pinned(s.url, token);
+    }
+    expect(new Set([searcher.worker, opener.worker])).toEqual(new Set([1, 2]));
+    await searcher.c.callTool({
+      name: 'create_entities',
+      arguments: {
+        entities: [
+          { name: 'Ada', entityType: 'person', observations: ['Ada grows tomatoes and beans in her vegetable garden'] },
+          { name: 'Bob', entityType: 'person', observations: ['Bob repairs old bicycles in his workshop'] },
+          { name: 'Cy', entityType: 'person', observations: ['Cy plays the violin in an orchestra'] },
+        ],
+      },
+    });
+    // Searched (on the searcher's worker) until its model is loaded and the entities embedded: a
+    // search by meaning, whose query vector a use can pair with.
+    type Semantic = { results: { name: string; distance?: number }[] };
+    await expect
+      .poll(
+        async () => {
+          const found = (await searcher.c.callTool({ name: 'search_semantic', arguments: { query: 'who grows vegetables?', limit: 3 } }))
+            .structuredContent as Semantic;
+          return found.results.length === 3 && found.results.every((r) => r.distance !== undefined);
+        },
+        { timeout: 90_000, interval: 1_000 },
+      )
+      .toBe(true);
+    expect(new Set(searcher.answers.map((a) => a.worker))).toEqual(new Set([searcher.worker]));
+    // The search's news goes through the primary in milliseconds; an agent reads the answer before its next call.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const pairs = (): { entity: string; model: string }[] => {
+      const read = new Database(db, { readonly: true });
+      try {
+        return read
+          .prepare('SELECT e.name AS entity, p.model FROM refind_pairs p JOIN entities e ON e.id = p.entity_id ORDER BY p.id')
+          .all() as { entity: string; model: string }[];
+      } finally {
+        read.close();
+      }
+    };
+    expect(pairs()).toEqual([]);
+    await opener.c.callTool({ name: 'open_nodes', arguments: { names: ['Ada'] } });
+    expect(new Set(opener.answers.map((a) => a.worker))).toEqual(new Set([opener.worker]));
+    // Without the relay the opener's worker knows of no search listing Ada: no pair, ever.
+    await expect.poll(pairs, { timeout: 15_000 }).toHaveLength(1);
+    expect(pairs()[0]!.entity).toBe('Ada');
+    // A second use, on the searcher's worker, of what that search already paired makes none (as in one process).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await searcher.c.callTool({ name: 'open_nodes', arguments: { names: ['Ada'] } });
+    const uses = (): number => {
+      const read = new Database(db, { readonly: true });
+      try {
+        return (
+          read
+            .prepare("SELECT a.access_count AS n FROM entity_access a JOIN entities e ON e.id = a.entity_id WHERE e.name = 'Ada'")
+            .get() as { n: number }
+        ).n;
+      } finally {
+        read.close();
+      }
+    };
+    await expect.poll(uses, { timeout: 15_000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(pairs()).toHaveLength(1);
+    await searcher.close();
+    await opener.close();
   });
 
   it('--workers 1 is one process, as before: no child process, no worker header', async () => {

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES, MemoryError } from '../../src/core/errors.js';
 import { noopLogger } from '../../src/core/logger.js';
 import { splitAsides } from '../../src/core/text/entity-text.js';
 import type { EntityId, NewEntity } from '../../src/core/types.js';
@@ -26,6 +27,20 @@ class CountingEmbedder implements Embedder {
   embed(texts: readonly string[], _kind: TextKind): Promise<Float32Array[]> {
     this.texts.push(...texts);
     return this.fake.embed(texts);
+  }
+  embedEntities(items: readonly EntityInput[]): Promise<Float32Array[]> {
+    return this.fake.embedEntities(items);
+  }
+}
+
+/** The fake embedder, but one vector short of what it is asked for whenever it is asked more than one text. */
+class DroppingFakeEmbedder implements Embedder {
+  readonly fake = new FakeEmbedder();
+  readonly id = this.fake.id;
+  readonly dims = this.fake.dims;
+  async embed(texts: readonly string[], _kind: TextKind): Promise<Float32Array[]> {
+    const vectors = await this.fake.embed(texts);
+    return texts.length > 1 ? vectors.slice(0, -1) : vectors;
   }
   embedEntities(items: readonly EntityInput[]): Promise<Float32Array[]> {
     return this.fake.embedEntities(items);
@@ -115,6 +130,27 @@ function asideReuse(name: string, backend: Backend): void {
         const after = await asidesOf(here.store, 'Garden');
         expect(after.size).toBe(3);
         expect([...after.keys()].some((key) => before.has(key))).toBe(false);
+      } finally {
+        await here.close();
+      }
+    });
+
+    it('an engine that gives no vector for an aside text fails the batch with an internal error, and stores no zero vector in its place', async () => {
+      const here = await backend.open();
+      try {
+        const dropping = new DroppingFakeEmbedder();
+        const indexer = new EmbeddingIndexer(here.store, new LazyEmbedder(async () => dropping), noopLogger);
+        await indexer.ready();
+        await here.store.graph.createEntities([GARDEN], NOW);
+        const failed = await indexer.drain().then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(failed).toBeInstanceOf(MemoryError);
+        expect(failed).toMatchObject({ code: ERROR_CODES.INTERNAL });
+        expect((failed as Error).message).toContain('gave 2 vectors for 3 aside texts');
+        expect((failed as Error).message).toContain('Garden');
+        expect(await asidesOf(here.store, 'Garden')).toEqual(new Map());
       } finally {
         await here.close();
       }

@@ -95,6 +95,24 @@ describe('usage signals: being listed is not being used', () => {
     expect(signals.coOccurrences).toEqual([]);
   });
 
+  it('an open_nodes of more than 20 entities uses each but records no co-use (not its n(n-1)/2 pairs); 20 record every pair', async () => {
+    const h = await make();
+    const names = Array.from({ length: 26 }, (_, i) => `e${i}`);
+    await h.ok('create_entities', { entities: names.map((name) => ({ name, entityType: 't', observations: [] })) });
+    await h.ok('open_nodes', { names: names.slice(0, 25) });
+    await h.settle();
+    let { ids, signals } = await signalsOf(h, names);
+    expect(signals.access.size).toBe(25);
+    // Before the bound: 300 pairs (and at bench:http's 1,900 names, 1.8M upserts of the main thread).
+    expect(signals.coOccurrences).toHaveLength(0);
+
+    await h.ok('open_nodes', { names: names.slice(6, 26) });
+    await h.settle();
+    ({ ids, signals } = await signalsOf(h, names));
+    expect(signals.coOccurrences).toHaveLength((20 * 19) / 2);
+    expect(signals.coOccurrences.every((p) => ids.indexOf(p.a) >= 6 && ids.indexOf(p.b) >= 6 && p.count === 1)).toBe(true);
+  });
+
   it('a used entity is lifted among equal matches, and the answer says so', async () => {
     const h = await make();
     await h.ok('create_entities', {
