@@ -184,6 +184,12 @@ export class EmbeddingIndexer {
       if (jobs.length === 0) return done;
       // Text building, tokenizing and the model all run in the engine (a worker thread for ONNX).
       const vectors = await unlessAborted(embedder.embedEntities(jobs), this.stopping.signal);
+      // A zero vector stored for a missing one would be an entity no query finds, silently: the batch fails instead.
+      if (vectors !== undefined && vectors.length !== jobs.length)
+        throw new MemoryError(
+          ERROR_CODES.INTERNAL,
+          `The embedding engine (${embedder.id}) gave ${vectors.length} vectors for ${jobs.length} entities: nothing of this batch was stored, and its entities stay queued to be embedded again. This is a fault of the engine, not of the memory: "limbic doctor" checks the model; report it with this message if it repeats.`,
+        );
       const observations =
         vectors === undefined || index.keepsObservationVectors !== true
           ? []
@@ -201,7 +207,7 @@ export class EmbeddingIndexer {
         jobs.map((j, i) => ({
           id: j.id,
           version: j.version,
-          vector: vectors[i] ?? new Float32Array(embedder.dims),
+          vector: vectors[i] as Float32Array,
           ...(observations[i] === undefined ? {} : { observations: observations[i] }),
           ...(asides[i] === undefined ? {} : { asides: asides[i].vectors, asideKeys: asides[i].keys }),
         })),

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { noopLogger } from '../../src/core/logger.js';
+import { ERROR_CODES, MemoryError } from '../../src/core/errors.js';
 import { LazyEmbedder, type Embedder } from '../../src/embed/embedder.js';
 import { EmbeddingIndexer } from '../../src/service/embedding-indexer.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -130,5 +131,47 @@ describe('EmbeddingIndexer when the model arrives after the writes (issue 33)', 
     await eventually(async () => (await pending()) === 0, 10_000, 'the kick that came during the drain was not lost');
     indexer.stop();
     await indexer.idle();
+  });
+});
+
+/** FAKE: an engine that gives one vector fewer than the entities it was asked for. */
+class ShortFakeEmbedder implements Embedder {
+  readonly fake = new FakeEmbedder();
+  readonly id = this.fake.id;
+  readonly dims = this.fake.dims;
+  embed(texts: readonly string[]): Promise<Float32Array[]> {
+    return this.fake.embed(texts);
+  }
+  async embedEntities(items: Parameters<Embedder['embedEntities']>[0]): Promise<Float32Array[]> {
+    return (await this.fake.embedEntities(items)).slice(0, -1);
+  }
+}
+
+describe('EmbeddingIndexer when the engine gives fewer vectors than entities', () => {
+  it('fails the batch with an internal error and stores no zero vector in the missing one’s place', async () => {
+    const tmp = tempDir();
+    const store = openSqliteStore({ path: join(tmp.dir, 'memory.db') });
+    try {
+      const indexer = new EmbeddingIndexer(store, new LazyEmbedder(async () => new ShortFakeEmbedder()), noopLogger);
+      await indexer.ready();
+      await store.graph.createEntities(
+        [
+          { name: 'Garden', entityType: 'place', observations: ['Tomatoes grow behind the house.'] },
+          { name: 'Dentist', entityType: 'person', observations: ['Dr Martin, Tuesdays at nine.'] },
+        ],
+        1,
+      );
+      const failed = await indexer.drain().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failed).toBeInstanceOf(MemoryError);
+      expect(failed).toMatchObject({ code: ERROR_CODES.INTERNAL });
+      expect((failed as Error).message).toContain('gave 1 vectors for 2 entities');
+      expect(await store.requireVectors().status()).toMatchObject({ indexed: 0, pending: 2 });
+    } finally {
+      await store.close();
+      tmp.cleanup();
+    }
   });
 });
