@@ -219,6 +219,29 @@ describe('observation vectors (SQLite)', () => {
     expect(await store.requireVectors().countPending(10)).toBe(1); // the same one: not queued again
   });
 
+  it('queues, once, the entities whose language a note had set, of a memory whose vectors were made before entity text 3', async () => {
+    const note = 'Der Nutzer hat mich gefragt, wie oft ich die Pflanzen gießen soll, und die Antwort steht hier.';
+    await store.graph.createEntities(
+      [
+        // A few words of English, then a German note: before, the note set the entity's language and went into its vector.
+        { name: 'Ferns', entityType: 'note', observations: ['they need water twice a week', note] },
+        { name: 'Bike', entityType: 'thing', observations: ['the back tyre is flat', 'it was bought in Utrecht in the spring'] },
+      ],
+      NOW,
+    );
+    for (const j of (await jobs()).values()) await store.requireVectors().put([{ id: j.id, version: j.version, vector: unit(1, 0, 0, 0) }]);
+    await store.close();
+    const db = new Database(path());
+    db.exec("UPDATE meta SET value = '2' WHERE key = 'entity_text'"); // as a memory made by the version before has it
+    db.close();
+    store = openSqliteStore({ path: path() });
+    expect(await store.requireVectors().countPending(10)).toBe(0);
+    await store.requireVectors().configure('fake-model', 4);
+    expect([...(await jobs()).keys()]).toEqual(['Ferns']);
+    await store.requireVectors().configure('fake-model', 4);
+    expect(await store.requireVectors().countPending(10)).toBe(1);
+  });
+
   it('is not copied by limbic migrate: an entity that may need them is left queued, to be embedded there', async () => {
     await store.graph.createEntities([{ name: 'Diary', entityType: 'notes', observations: ['x'.repeat(600), 'y'.repeat(600)] }], NOW);
     for (const j of (await jobs()).values()) await store.requireVectors().put([{ id: j.id, version: j.version, vector: unit(1, 0, 0, 0) }]);

@@ -128,6 +128,39 @@ if (server === undefined) {
       }
     });
 
+    it('an upgraded memory made before entity text 3 queues, once, the entities whose language a note had set', async () => {
+      const url = await server.createDatabase();
+      const store = openPgStore({ url, poolSize: 2 });
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const jobs = async (): Promise<Map<string, EmbeddingJob>> =>
+        new Map((await store.requireVectors().takeJobs(10)).map((j) => [j.entity.name, j]));
+      try {
+        const vectors = store.requireVectors();
+        await vectors.configure('fake-model', 4);
+        const note = 'Der Nutzer hat mich gefragt, wie oft ich die Pflanzen gießen soll, und die Antwort steht hier.';
+        await store.graph.createEntities(
+          [
+            // A few words of English, then a German note: before, the note set the entity's language and went into its vector.
+            { name: 'Ferns', entityType: 'note', observations: ['they need water twice a week', note] },
+            { name: 'Bike', entityType: 'thing', observations: ['the back tyre is flat', 'it was bought in Utrecht in the spring'] },
+          ],
+          NOW,
+        );
+        for (const j of (await jobs()).values()) await vectors.put([{ id: j.id, version: j.version, vector: unit(1, 0, 0, 0) }]);
+        await client.query("UPDATE meta SET value = '2' WHERE key = 'entity_text'"); // as the version before left it
+        expect(await vectors.countPending(10)).toBe(0);
+        await vectors.configure('fake-model', 4);
+        expect([...(await jobs()).keys()]).toEqual(['Ferns']);
+        await vectors.configure('fake-model', 4);
+        expect(await vectors.countPending(10)).toBe(1);
+      } finally {
+        await client.end();
+        await store.close();
+        await server.dropDatabase(url);
+      }
+    });
+
     it("answer an entity at an aside's distance plus ASIDE_DISTANCE, apart from its observations, and an upgraded memory queues the entities with asides once", async () => {
       const url = await server.createDatabase();
       const store = openPgStore({ url, poolSize: 2 });

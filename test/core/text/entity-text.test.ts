@@ -206,6 +206,28 @@ describe('asides: observations in another language than the entity’s (issue 37
     expect(hasAsides([spanish, 'Tiene tres hijos y vive con su madre.'])).toBe(false);
   });
 
+  it('a note in another language does not become the language of an entity whose own text is a few words', () => {
+    // The entity's first observation is too short to tell its language by observationLanguage's
+    // rule (one function word), the notes are long: before, the first note set the entity's
+    // language, so every German note went into its vector and a later English one was the aside.
+    const note = (q: string) => `Der Nutzer hat mich gefragt: «${q}». Die Antwort steht in diesem Absatz, den ich mir merken will.`;
+    const notes = [note('wer gibt am Wochenende die Yogastunde?'), note('¿quién da la clase de estiramientos del fin de semana?')];
+    expect(splitAsides(['teaches yoga on Saturday mornings', ...notes])).toEqual({
+      own: ['teaches yoga on Saturday mornings'],
+      asides: notes,
+    });
+    expect(splitAsides(['they need water twice a week', ...notes, english])).toEqual({
+      own: ['they need water twice a week', english],
+      asides: notes,
+    });
+    expect(splitAsides(['necesitan agua dos veces por semana', ...notes])).toEqual({
+      own: ['necesitan agua dos veces por semana'],
+      asides: notes,
+    });
+    // A first observation of no language's words ("Madrid") still leaves it to the first that tells one.
+    expect(splitAsides(['Madrid', german, spanish])).toEqual({ own: ['Madrid', german], asides: [spanish] });
+  });
+
   it("leaves asides out of the entity's text, which is unchanged for an entity in one language", () => {
     const entity: Entity = { name: 'Marisol', entityType: 'persona', observations: [spanish, german] };
     expect(buildEntityText(entity, [], words)).toBe(`Marisol (persona) | ${spanish}`);
