@@ -123,6 +123,25 @@ const splits = new WeakMap<readonly string[], { readonly own: readonly string[];
 export const ASIDE_DISTANCE = 0.03;
 
 /**
+ * How much nearer than its own vector an entity's asides may bring it (cosine distance): a note
+ * holding the question it was asked, or one framed like every other note ("Der Nutzer hat mich
+ * gefragt: …"), matches a like question far better than any entity's own text does, and before
+ * this an agent's wrong first answer, once noted, stayed first, and the noted entities came first
+ * for questions about the others. A note's own facts still lift its entity, by this much at most.
+ * Chosen on the small memories' streams (both halves agree: the synthetic German note-writer's
+ * worst window −0.017 → −0.008 on half A and −0.008 → 0.000 on half B; bench/results/stream-2026-11-28-s18-after.md).
+ */
+export const ASIDE_PULL = 0.02;
+
+/**
+ * An entity's distance when its nearest vector is an aside (`ranked`, ASIDE_DISTANCE added):
+ * never more than ASIDE_PULL nearer than its own vector's (`own`), and never farther.
+ * @example asidePull(0.1, 0.3) // 0.28
+ * @example asidePull(0.29, 0.3) // 0.29
+ */
+export const asidePull = (ranked: number, own: number): number => Math.min(own, Math.max(ranked, own - ASIDE_PULL));
+
+/**
  * The version of how entity vectors are made: a store whose vectors were made by an older one
  * queues again, once, the entities whose vectors it changed (2: asides left out, splitAsides; 3:
  * an entity's language read from its first observation however short, firstLanguage).

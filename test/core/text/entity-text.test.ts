@@ -1,6 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import {
+  ASIDE_PULL,
+  asidePull,
   buildEntityText,
   entityAsideText,
   hasAsides,
@@ -226,6 +228,12 @@ describe('asides: observations in another language than the entity’s (issue 37
     });
     // A first observation of no language's words ("Madrid") still leaves it to the first that tells one.
     expect(splitAsides(['Madrid', german, spanish])).toEqual({ own: ['Madrid', german], asides: [spanish] });
+  });
+
+  it('an aside brings its entity at most ASIDE_PULL nearer than its own vector, and never farther', () => {
+    expect(asidePull(0.1, 0.3)).toBeCloseTo(0.3 - ASIDE_PULL, 12);
+    expect(asidePull(0.29, 0.3)).toBe(0.29);
+    expect(asidePull(0.35, 0.3)).toBe(0.3);
   });
 
   it("leaves asides out of the entity's text, which is unchanged for an entity in one language", () => {
