@@ -56,6 +56,8 @@
  * `hybrid-off` is `hybrid_search` with `limbic: false`, the null design (usage read nowhere; baseline only).
  * Options: --only small,xquad,locomo  --policies top1,wrong,gold,shown,notes,notes-de,none
  *          --tools semantic,hybrid,hybrid-off  --locomo-samples N  --half A|B|all  --tag NAME
+ *          --dump FILE (every answer as a JSON line: query, gold, the top 5 with score, usage lift,
+ *          its re-finding part and distance; the evidence behind a Δ)
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -168,10 +170,54 @@ async function settle(service: MemoryService): Promise<void> {
   while ((s.pending?.size ?? 0) > 0) await Promise.all([...(s.pending ?? [])]);
 }
 
-async function ask(service: MemoryService, tool: Tool, query: string, limit: number): Promise<string[]> {
-  if (tool === 'semantic') return (await service.searchSemantic(query, limit)).results.map((r) => r.name);
-  const options = toHybridOptions({ query, limit, ...(tool === 'hybrid-off' ? { limbic: false } : {}) });
-  return (await service.hybridSearch(options)).results.map((r) => r.name);
+/** `--dump FILE`: every answer as a JSON line (the per-question evidence behind the tables). */
+const dumpPath = option('--dump');
+const dumped: string[] = [];
+interface Asked {
+  readonly tool: Tool;
+  readonly policy: Policy;
+  readonly stream: string;
+  readonly phase: 'stream' | 'reask' | 'paraphrase';
+  readonly i: number;
+  readonly q: Question;
+}
+
+async function ask(service: MemoryService, tool: Tool, query: string, limit: number, at?: Asked): Promise<string[]> {
+  let rows: { name: string; score: number; lift: number; refind: number; distance?: number }[];
+  if (tool === 'semantic') {
+    rows = (await service.searchSemantic(query, limit)).results.map((r) => ({
+      name: r.name,
+      score: r.limbic_score,
+      lift: r.scoring.usage_lift,
+      refind: r.scoring.usage_lift_refinding,
+      ...(r.distance === undefined ? {} : { distance: r.distance }),
+    }));
+  } else {
+    const options = toHybridOptions({ query, limit, ...(tool === 'hybrid-off' ? { limbic: false } : {}) });
+    rows = (await service.hybridSearch(options)).results.map((r) => ({
+      name: r.name,
+      score: r.scores.final,
+      lift: r.scores.limbic?.usage_lift ?? 0,
+      refind: r.scores.limbic?.usage_lift_refinding ?? 0,
+      ...(r.scores.semantic_distance === null ? {} : { distance: r.scores.semantic_distance }),
+    }));
+  }
+  if (dumpPath !== undefined && at !== undefined)
+    dumped.push(
+      JSON.stringify({
+        tool: at.tool,
+        policy: at.policy,
+        stream: at.stream,
+        phase: at.phase,
+        i: at.i,
+        half: at.q.half,
+        window: at.q.window,
+        query,
+        gold: [...at.q.gold],
+        top: rows.slice(0, 5),
+      }),
+    );
+  return rows.map((r) => r.name);
 }
 
 /** What the agent opens after an answer listing `names` (see the header). */
@@ -224,7 +270,7 @@ async function runStream(embedder: Embedder, suite: Suite, stream: Stream, tool:
       i++;
       now += step;
       const sibling = [...q.gold].some((g) => opened.has(g));
-      const names = await ask(service, tool, asked(q.text), suite.limit);
+      const names = await ask(service, tool, asked(q.text), suite.limit, { tool, policy, stream: stream.label, phase: 'stream', i, q });
       await settle(service);
       wipe();
       for (const name of names.slice(0, 5)) listed.set(name, (listed.get(name) ?? 0) + 1);
@@ -260,17 +306,31 @@ async function runStream(embedder: Embedder, suite: Suite, stream: Stream, tool:
       });
     }
     const first = stream.questions.filter((x) => x.window === 0);
-    for (const q of first) {
+    for (const [j, q] of first.entries()) {
       now += step;
-      const names = await ask(service, tool, asked(q.text), suite.limit);
+      const names = await ask(service, tool, asked(q.text), suite.limit, {
+        tool,
+        policy,
+        stream: stream.label,
+        phase: 'reask',
+        i: j + 1,
+        q,
+      });
       await settle(service);
       wipe();
       if (counts(q)) add(into.reasked, names, q.gold);
     }
-    for (const q of first) {
+    for (const [j, q] of first.entries()) {
       if (q.paraphrase === undefined) continue;
       now += step;
-      const names = await ask(service, tool, asked(q.paraphrase), suite.limit);
+      const names = await ask(service, tool, asked(q.paraphrase), suite.limit, {
+        tool,
+        policy,
+        stream: stream.label,
+        phase: 'paraphrase',
+        i: j + 1,
+        q,
+      });
       await settle(service);
       wipe();
       if (counts(q)) add(into.paraphrased, names, q.gold);
@@ -465,3 +525,7 @@ let out = `${base}.md`;
 for (let n = 2; existsSync(out); n++) out = `${base}-${n}.md`;
 writeFileSync(out, `${report}\n`);
 console.error(`written to ${out}`);
+if (dumpPath !== undefined) {
+  writeFileSync(dumpPath, `${dumped.join('\n')}\n`);
+  console.error(`answers written to ${dumpPath}`);
+}

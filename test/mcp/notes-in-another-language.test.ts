@@ -47,6 +47,40 @@ const QUESTIONS: [string, string][] = [
   ['Sag mir bitte, was du über die Frage weißt: Wann ist der Zahnarzttermin?', 'Dentista'],
 ];
 
+/**
+ * A memory whose entities are a few words each, in English, as most personal memories are: too
+ * few for the words to tell their language by the rule an observation needs, so before, the first
+ * German note appended to one set its language and every German note went into its vector.
+ */
+const SHORT_ENGLISH = [
+  { name: 'Ferns', entityType: 'note', observations: ['they need water twice a week'] },
+  { name: 'Toby', entityType: 'pet', observations: ['the dog, he needs his pills every morning'] },
+  { name: 'Car', entityType: 'thing', observations: ['it is due for its service at 60,000 kilometres'] },
+  { name: 'Book club', entityType: 'event', observations: ['meets the first Friday of every month at the library'] },
+  { name: 'Javier', entityType: 'person', observations: ['works as a nurse at the hospital'] },
+  { name: 'Clara', entityType: 'person', observations: ['teaches yoga on Saturday mornings'] },
+];
+/** What the agent was asked about Clara, in German framing, and noted on her. */
+const ASKED_ABOUT_CLARA = [
+  'who gives the weekend stretching class?',
+  'wer gibt am Samstag die Yogastunde?',
+  'wann ist die Yogastunde?',
+  '¿quién da la clase de estiramientos del fin de semana?',
+];
+const CLARA_NOTES = ASKED_ABOUT_CLARA.map(
+  (q) =>
+    `Der Nutzer hat mich gefragt: «${q}». Die Antwort steht in diesem Absatz, der für das Thema wichtig ist und den ich mir merken will.`,
+);
+const SHORT_QUESTIONS: [string, string][] = [
+  ['Sag mir bitte, was du über die Frage weißt: which animal takes medicine?', 'Toby'],
+  ['Sag mir bitte, was du über die Frage weißt: when does the car need maintenance?', 'Car'],
+  ['Sag mir bitte, was du über die Frage weißt: when do we get together to talk about novels?', 'Book club'],
+  ['Sag mir bitte, was du über die Frage weißt: who has a job in health care?', 'Javier'],
+  ['Wie oft muss ich die Pflanzen gießen?', 'Ferns'],
+  ['Welches Tier bekommt jeden Morgen Tabletten?', 'Toby'],
+  ['Wer arbeitet im Krankenhaus?', 'Javier'],
+];
+
 async function first(h: Harness, tool: string, query: string): Promise<string | undefined> {
   const result = await h.ok<{ results: { name: string }[] }>(tool, { query, limit: 5 });
   return result.results[0]?.name;
@@ -63,6 +97,22 @@ describe('notes in another language than the memory’s (issue 37, real model)',
         const found = [];
         for (const [question] of QUESTIONS) found.push(await first(h, tool, question));
         expect(found).toEqual(QUESTIONS.map(([, answer]) => answer));
+      } finally {
+        await h.close();
+      }
+    });
+
+    it(`${tool}: German notes on an entity of a few English words leave German questions about the others to those`, async () => {
+      const h = await harness({ embedder: 'real' });
+      try {
+        await h.ok('create_entities', { entities: SHORT_ENGLISH });
+        await h.ok('add_observations', { observations: [{ entityName: 'Clara', contents: CLARA_NOTES }] });
+        await h.service.drainEmbeddings();
+        const found = [];
+        for (const [question] of SHORT_QUESTIONS) found.push(await first(h, tool, question));
+        expect(found).toEqual(SHORT_QUESTIONS.map(([, answer]) => answer));
+        // The notes still find her.
+        expect(await first(h, tool, 'Wer gibt am Samstag die Yogastunde?')).toBe('Clara');
       } finally {
         await h.close();
       }

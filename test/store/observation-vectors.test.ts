@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrateMemory } from '../../src/cli/migrate.js';
-import { ASIDE_DISTANCE } from '../../src/core/text/entity-text.js';
+import { ASIDE_DISTANCE, ASIDE_PULL } from '../../src/core/text/entity-text.js';
 import type { EntityId } from '../../src/core/types.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { EmbeddingJob } from '../../src/store/vector-index.js';
@@ -142,7 +142,7 @@ describe('observation vectors (SQLite)', () => {
     expect(await store.requireVectors().countPending(10)).toBe(1); // the same one: not queued again
   });
 
-  it("answers an entity at an aside's distance plus ASIDE_DISTANCE, and keeps asides apart from its observations' vectors", async () => {
+  it("answers an entity at an aside's distance plus ASIDE_DISTANCE, at most ASIDE_PULL nearer than its own vector's, and keeps asides apart from its observations' vectors", async () => {
     await store.graph.addObservations([{ entityName: 'Short', contents: ['Der Nutzer hat mich gefragt, wo der Garten ist.'] }], NOW);
     const job = (await jobs()).get('Short');
     // Short's aside points exactly at the query; Long's second observation is a little farther from it.
@@ -152,10 +152,21 @@ describe('observation vectors (SQLite)', () => {
       .put([{ id: ids.get('Short') as EntityId, version: job?.version ?? 0, vector: unit(1, 1, 0, 0), asides: [unit(0, 0.99, 0.141, 0)] }]);
     const hits = await store.requireVectors().search(query, 2);
     const aside = 1 - 0.99 / Math.hypot(0.99, 0.141);
-    expect(hits.map((h) => h.id)).toEqual([ids.get('Long'), ids.get('Short')]); // Long at 0, Short at its aside's + the handicap
-    expect(hits[1]?.distance).toBeCloseTo(Math.min(aside + ASIDE_DISTANCE, 1 - Math.SQRT1_2), 5);
-    expect(hits[1]?.distance).toBeCloseTo(aside + ASIDE_DISTANCE, 5);
+    // Long at 0; Short at its own vector's distance less ASIDE_PULL, as near as an aside may bring it (its aside is nearer still).
+    expect(hits.map((h) => h.id)).toEqual([ids.get('Long'), ids.get('Short')]);
+    expect(aside + ASIDE_DISTANCE).toBeLessThan(1 - Math.SQRT1_2 - ASIDE_PULL);
+    expect(hits[1]?.distance).toBeCloseTo(1 - Math.SQRT1_2 - ASIDE_PULL, 5);
     expect(rows()).toEqual({ keys: 4, vectors: 4 });
+    // An own vector nearly as near as the aside: the aside's distance plus the handicap, nearer than the own vector's.
+    const near = (await jobs()).get('Short');
+    await store
+      .requireVectors()
+      .put([
+        { id: ids.get('Short') as EntityId, version: near?.version ?? 0, vector: unit(0.3, 1, 0, 0), asides: [unit(0, 0.99, 0.141, 0)] },
+      ]);
+    const nearHits = await store.requireVectors().search(query, 2);
+    expect(1 - 1 / Math.hypot(0.3, 1) - ASIDE_PULL).toBeLessThan(aside + ASIDE_DISTANCE);
+    expect(nearHits[1]?.distance).toBeCloseTo(aside + ASIDE_DISTANCE, 5);
     // Not an observation vector: a search's shown observations are ordered by those alone.
     expect((await store.requireVectors().observationVectors?.([ids.get('Short') as EntityId]))?.has(ids.get('Short') as EntityId)).toBe(
       false,
@@ -217,6 +228,29 @@ describe('observation vectors (SQLite)', () => {
     expect([...(await jobs()).keys()]).toEqual(['Marisol']);
     await store.requireVectors().configure('fake-model', 4);
     expect(await store.requireVectors().countPending(10)).toBe(1); // the same one: not queued again
+  });
+
+  it('queues, once, the entities whose language a note had set, of a memory whose vectors were made before entity text 3', async () => {
+    const note = 'Der Nutzer hat mich gefragt, wie oft ich die Pflanzen gießen soll, und die Antwort steht hier.';
+    await store.graph.createEntities(
+      [
+        // A few words of English, then a German note: before, the note set the entity's language and went into its vector.
+        { name: 'Ferns', entityType: 'note', observations: ['they need water twice a week', note] },
+        { name: 'Bike', entityType: 'thing', observations: ['the back tyre is flat', 'it was bought in Utrecht in the spring'] },
+      ],
+      NOW,
+    );
+    for (const j of (await jobs()).values()) await store.requireVectors().put([{ id: j.id, version: j.version, vector: unit(1, 0, 0, 0) }]);
+    await store.close();
+    const db = new Database(path());
+    db.exec("UPDATE meta SET value = '2' WHERE key = 'entity_text'"); // as a memory made by the version before has it
+    db.close();
+    store = openSqliteStore({ path: path() });
+    expect(await store.requireVectors().countPending(10)).toBe(0);
+    await store.requireVectors().configure('fake-model', 4);
+    expect([...(await jobs()).keys()]).toEqual(['Ferns']);
+    await store.requireVectors().configure('fake-model', 4);
+    expect(await store.requireVectors().countPending(10)).toBe(1);
   });
 
   it('is not copied by limbic migrate: an entity that may need them is left queued, to be embedded there', async () => {

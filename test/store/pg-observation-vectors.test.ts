@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateMemory } from '../../src/cli/migrate.js';
-import { ASIDE_DISTANCE } from '../../src/core/text/entity-text.js';
+import { ASIDE_DISTANCE, ASIDE_PULL } from '../../src/core/text/entity-text.js';
 import type { EntityId } from '../../src/core/types.js';
 import { openPgStore } from '../../src/store/postgres/pg-store.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -128,6 +128,39 @@ if (server === undefined) {
       }
     });
 
+    it('an upgraded memory made before entity text 3 queues, once, the entities whose language a note had set', async () => {
+      const url = await server.createDatabase();
+      const store = openPgStore({ url, poolSize: 2 });
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const jobs = async (): Promise<Map<string, EmbeddingJob>> =>
+        new Map((await store.requireVectors().takeJobs(10)).map((j) => [j.entity.name, j]));
+      try {
+        const vectors = store.requireVectors();
+        await vectors.configure('fake-model', 4);
+        const note = 'Der Nutzer hat mich gefragt, wie oft ich die Pflanzen gießen soll, und die Antwort steht hier.';
+        await store.graph.createEntities(
+          [
+            // A few words of English, then a German note: before, the note set the entity's language and went into its vector.
+            { name: 'Ferns', entityType: 'note', observations: ['they need water twice a week', note] },
+            { name: 'Bike', entityType: 'thing', observations: ['the back tyre is flat', 'it was bought in Utrecht in the spring'] },
+          ],
+          NOW,
+        );
+        for (const j of (await jobs()).values()) await vectors.put([{ id: j.id, version: j.version, vector: unit(1, 0, 0, 0) }]);
+        await client.query("UPDATE meta SET value = '2' WHERE key = 'entity_text'"); // as the version before left it
+        expect(await vectors.countPending(10)).toBe(0);
+        await vectors.configure('fake-model', 4);
+        expect([...(await jobs()).keys()]).toEqual(['Ferns']);
+        await vectors.configure('fake-model', 4);
+        expect(await vectors.countPending(10)).toBe(1);
+      } finally {
+        await client.end();
+        await store.close();
+        await server.dropDatabase(url);
+      }
+    });
+
     it("answer an entity at an aside's distance plus ASIDE_DISTANCE, apart from its observations, and an upgraded memory queues the entities with asides once", async () => {
       const url = await server.createDatabase();
       const store = openPgStore({ url, poolSize: 2 });
@@ -167,11 +200,36 @@ if (server === undefined) {
           },
           { id: abuelo as EntityId, version: queued.get('Abuelo')?.version ?? 0, vector: unit(0.2, 1, 0, 0) },
         ]);
-        // Marisol's aside points nearly at the query, nearer than Abuelo's vector; handicapped, it is farther.
+        // Marisol's aside points nearly at the query, nearer than Abuelo's vector; handicapped, and at most
+        // ASIDE_PULL nearer than her own vector's, she is farther.
         const hits = await vectors.search(unit(0, 1, 0, 0), 2);
         const aside = 1 - 0.99 / Math.hypot(0.99, 0.141);
         expect(hits.map((h) => h.id)).toEqual([abuelo, marisol]);
-        expect(hits[1]?.distance).toBeCloseTo(aside + ASIDE_DISTANCE, 5);
+        expect(aside + ASIDE_DISTANCE).toBeLessThan(1 - Math.SQRT1_2 - ASIDE_PULL);
+        expect(hits[1]?.distance).toBeCloseTo(1 - Math.SQRT1_2 - ASIDE_PULL, 5);
+        // An own vector nearly as near as the aside: the aside's distance plus the handicap.
+        const requeue = () => client.query('INSERT INTO embedding_queue (entity_id, version) VALUES ($1, 1)', [marisol]); // put writes queued jobs only
+        await requeue();
+        await vectors.put([
+          {
+            id: marisol as EntityId,
+            version: 1,
+            vector: unit(0.3, 1, 0, 0),
+            asides: [unit(0, 0.99, 0.141, 0)],
+          },
+        ]);
+        const nearHits = await vectors.search(unit(0, 1, 0, 0), 2);
+        expect(1 - 1 / Math.hypot(0.3, 1) - ASIDE_PULL).toBeLessThan(aside + ASIDE_DISTANCE);
+        expect(nearHits.find((h) => h.id === marisol)?.distance).toBeCloseTo(aside + ASIDE_DISTANCE, 5);
+        await requeue();
+        await vectors.put([
+          {
+            id: marisol as EntityId,
+            version: 1,
+            vector: unit(1, 1, 0, 0),
+            asides: [unit(0, 0.99, 0.141, 0)],
+          },
+        ]);
         expect((await vectors.observationVectors?.([marisol as EntityId]))?.has(marisol as EntityId)).toBe(false);
 
         // A memory whose vectors were made before asides: configure queues Marisol, once.

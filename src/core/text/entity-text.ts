@@ -70,8 +70,24 @@ export function observationLanguage(text: string): string | undefined {
 }
 
 /**
- * An entity's observations split by language: `own`, in the entity's language (that of its first
- * observation whose words tell one), and those whose words tell another, `asides` — typically notes
+ * The language an entity's first observation reads as, with fewer words to go on than
+ * observationLanguage asks of the others: its function words' language (readLanguage), else
+ * English when it holds an English function word ("on", "in": no other language was read), else
+ * undefined ("Madrid", "born 1815"). The first observation is what the entity is, and most are a
+ * few words ("they need water twice a week"): a note appended later in another language must not
+ * become the entity's language because it is longer (a German note then went into the vector of
+ * every such entity it was added to, and every German question found it).
+ * @example firstLanguage('they need water twice a week') // 'eng'
+ */
+function firstLanguage(text: string): string | undefined {
+  const words = tokenizeWords(text.toLowerCase());
+  return readLanguage(words) ?? (words.some((w) => isStopword(w)) ? 'eng' : undefined);
+}
+
+/**
+ * An entity's observations split by language: `own`, in the entity's language (its first
+ * observation's, firstLanguage, when that tells one; else that of its first observation whose
+ * words tell one), and those whose words tell another, `asides` — typically notes
  * an agent appended in the language it was asked in. Asides stay out of the entity's vector (a few
  * German sentences would pull a Spanish paragraph's single vector toward every German question)
  * and get vectors of their own (entityAsideText), so they are still found. Observations whose words
@@ -81,7 +97,7 @@ export function observationLanguage(text: string): string | undefined {
 export function splitAsides(observations: readonly string[]): { own: string[]; asides: string[] } {
   const known = splits.get(observations);
   if (known !== undefined) return { own: [...known.own], asides: [...known.asides] };
-  let language: string | undefined;
+  let language: string | undefined = observations.length > 1 ? firstLanguage(observations[0] ?? '') : undefined;
   const own: string[] = [];
   const asides: string[] = [];
   for (const o of observations) {
@@ -107,12 +123,32 @@ const splits = new WeakMap<readonly string[], { readonly own: readonly string[];
 export const ASIDE_DISTANCE = 0.03;
 
 /**
- * The version of how entity vectors are made: a store whose vectors were made by an older one
- * queues again, once, the entities whose vectors it changed (2: asides left out, splitAsides).
+ * How much nearer than its own vector an entity's asides may bring it (cosine distance): a note
+ * holding the question it was asked, or one framed like every other note ("Der Nutzer hat mich
+ * gefragt: …"), matches a like question far better than any entity's own text does, and before
+ * this an agent's wrong first answer, once noted, stayed first, and the noted entities came first
+ * for questions about the others. A note's own facts still lift its entity, by this much at most.
+ * Chosen on the small memories' streams (both halves agree: the synthetic German note-writer's
+ * worst window −0.017 → −0.008 on half A and −0.008 → 0.000 on half B; bench/results/stream-2026-11-28-s18-after.md).
  */
-export const ENTITY_TEXT_VERSION = '2';
+export const ASIDE_PULL = 0.02;
 
-/** Whether an entity has asides (splitAsides), so its vector changed with ENTITY_TEXT_VERSION 2. */
+/**
+ * An entity's distance when its nearest vector is an aside (`ranked`, ASIDE_DISTANCE added):
+ * never more than ASIDE_PULL nearer than its own vector's (`own`), and never farther.
+ * @example asidePull(0.1, 0.3) // 0.28
+ * @example asidePull(0.29, 0.3) // 0.29
+ */
+export const asidePull = (ranked: number, own: number): number => Math.min(own, Math.max(ranked, own - ASIDE_PULL));
+
+/**
+ * The version of how entity vectors are made: a store whose vectors were made by an older one
+ * queues again, once, the entities whose vectors it changed (2: asides left out, splitAsides; 3:
+ * an entity's language read from its first observation however short, firstLanguage).
+ */
+export const ENTITY_TEXT_VERSION = '3';
+
+/** Whether an entity has asides (splitAsides), so its vector may have changed with ENTITY_TEXT_VERSION 2 or 3. */
 export const hasAsides = (observations: readonly string[]): boolean =>
   observations.length > 1 && splitAsides(observations).asides.length > 0;
 

@@ -6,7 +6,7 @@
  * others when the lease runs out. A change to a claimed entity clears the claim (pg-graph.ts).
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
-import { ASIDE_DISTANCE, ENTITY_TEXT_VERSION, hasAsides, MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
+import { ASIDE_DISTANCE, ASIDE_PULL, ENTITY_TEXT_VERSION, hasAsides, MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import type { VectorHit } from '../../core/signals.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { EmbeddingJob, EmbeddingResult, VectorIndex, VectorStatus } from '../vector-index.js';
@@ -315,13 +315,19 @@ const FIRST_ASIDE_N = 2 ** 20;
 
 /**
  * Each entity at the nearest of its own vector, its observations' (a long entity's, see
- * vector-index.ts) and its asides' plus ASIDE_DISTANCE: both HNSW indexes read, merged, each entity once.
+ * vector-index.ts) and its asides' plus ASIDE_DISTANCE, an aside never more than ASIDE_PULL nearer
+ * than the entity's own vector (entity-text.ts asidePull; an entity without one takes the aside's):
+ * both HNSW indexes read, merged, each entity once.
  */
 const SEARCH_WITH_OBSERVATIONS_SQL = `SELECT id, min(distance) AS distance FROM (
     (SELECT entity_id AS id, embedding <=> $1::vector AS distance FROM entity_embeddings ORDER BY embedding <=> $1::vector LIMIT $2)
     UNION ALL
-    (SELECT id, CASE WHEN n >= ${FIRST_ASIDE_N} THEN distance + ${ASIDE_DISTANCE} ELSE distance END FROM
-      (SELECT entity_id AS id, n, embedding <=> $1::vector AS distance FROM observation_embeddings ORDER BY embedding <=> $1::vector LIMIT $3) o)
+    (SELECT id, CASE WHEN n >= ${FIRST_ASIDE_N}
+        THEN least(own, greatest(distance + ${ASIDE_DISTANCE}, own - ${ASIDE_PULL}))
+        ELSE distance END FROM
+      (SELECT o.entity_id AS id, o.n, o.embedding <=> $1::vector AS distance,
+          CASE WHEN o.n >= ${FIRST_ASIDE_N} THEN (SELECT e.embedding <=> $1::vector FROM entity_embeddings e WHERE e.entity_id = o.entity_id) END AS own
+        FROM observation_embeddings o ORDER BY o.embedding <=> $1::vector LIMIT $3) o)
   ) hits GROUP BY id ORDER BY distance, id LIMIT $2`;
 
 /** Entities that may not fit one vector (entity-text.ts mayNotFitOneVector, in SQL), queued once by an upgraded memory. */

@@ -13,7 +13,7 @@
 import { randomInt } from 'node:crypto';
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { ASIDE_DISTANCE, ENTITY_TEXT_VERSION, hasAsides, MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
+import { ASIDE_DISTANCE, asidePull, ENTITY_TEXT_VERSION, hasAsides, MAY_NOT_FIT_CHARS } from '../../core/text/entity-text.js';
 import { asEntityId, type EntityId } from '../../core/types.js';
 import type { VectorHit } from '../../core/signals.js';
 import { processAlive } from '../../os/process-alive.js';
@@ -226,10 +226,23 @@ export class SqliteVectorIndex implements VectorIndex {
     for (let depth = limit * 2; ; depth *= 4) {
       const rows = await this.searchRows(query, depth);
       const nearest = new Map<number, number>();
+      // An entity's own vector's distance, where its nearest row is an aside (asidePull).
+      const own = new Map<number, number>();
+      const byAside = new Set<number>();
       for (const r of rows) {
         const id = entityOfKey(r.id);
+        if (r.id === id) own.set(id, r.distance);
         const distance = rankedDistance(r.id, r.distance);
-        if (distance < (nearest.get(id) ?? Infinity)) nearest.set(id, distance);
+        if (distance < (nearest.get(id) ?? Infinity)) {
+          nearest.set(id, distance);
+          if (r.id >= FIRST_ASIDE_KEY) byAside.add(id);
+          else byAside.delete(id);
+        }
+      }
+      for (const id of byAside) {
+        const ownDistance = own.get(id) ?? this.ownDistance(query, id);
+        const distance = nearest.get(id);
+        if (ownDistance !== undefined && distance !== undefined) nearest.set(id, asidePull(distance, ownDistance));
       }
       if (nearest.size >= limit || rows.length < depth || depth >= 4096)
         return [...nearest]
@@ -237,6 +250,12 @@ export class SqliteVectorIndex implements VectorIndex {
           .slice(0, limit)
           .map(([id, distance]) => ({ id: asEntityId(id), distance }));
     }
+  }
+
+  /** The cosine distance of the query to an entity's own vector (its row `id`), undefined without one. */
+  private ownDistance(query: Float32Array, id: number): number | undefined {
+    const row = this.conn.stmt<[bigint], { embedding: Buffer }>('SELECT embedding FROM entity_embeddings WHERE rowid = ?').get(BigInt(id));
+    return row === undefined ? undefined : cosineDistance(query, floats(row.embedding));
   }
 
   async observationVectors(ids: readonly EntityId[]): Promise<Map<EntityId, Float32Array[]>> {
@@ -456,6 +475,21 @@ export class SqliteVectorIndex implements VectorIndex {
 
 function vectorBytes(v: Float32Array): Buffer {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** 1 − cosine similarity, as sqlite-vec's `distance_metric=cosine` (1 against a zero vector). */
+function cosineDistance(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 1 : 1 - dot / Math.sqrt(na * nb);
 }
 
 /** A stored float32 vector's bytes as floats (a copy: the row's buffer need not be 4-byte aligned). */

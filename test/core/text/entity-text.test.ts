@@ -1,6 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import {
+  ASIDE_PULL,
+  asidePull,
   buildEntityText,
   entityAsideText,
   hasAsides,
@@ -204,6 +206,34 @@ describe('asides: observations in another language than the entity’s (issue 37
     expect(splitAsides([english, german, spanish])).toEqual({ own: [english], asides: [german, spanish] });
     expect(hasAsides([spanish, german])).toBe(true);
     expect(hasAsides([spanish, 'Tiene tres hijos y vive con su madre.'])).toBe(false);
+  });
+
+  it('a note in another language does not become the language of an entity whose own text is a few words', () => {
+    // The entity's first observation is too short to tell its language by observationLanguage's
+    // rule (one function word), the notes are long: before, the first note set the entity's
+    // language, so every German note went into its vector and a later English one was the aside.
+    const note = (q: string) => `Der Nutzer hat mich gefragt: «${q}». Die Antwort steht in diesem Absatz, den ich mir merken will.`;
+    const notes = [note('wer gibt am Wochenende die Yogastunde?'), note('¿quién da la clase de estiramientos del fin de semana?')];
+    expect(splitAsides(['teaches yoga on Saturday mornings', ...notes])).toEqual({
+      own: ['teaches yoga on Saturday mornings'],
+      asides: notes,
+    });
+    expect(splitAsides(['they need water twice a week', ...notes, english])).toEqual({
+      own: ['they need water twice a week', english],
+      asides: notes,
+    });
+    expect(splitAsides(['necesitan agua dos veces por semana', ...notes])).toEqual({
+      own: ['necesitan agua dos veces por semana'],
+      asides: notes,
+    });
+    // A first observation of no language's words ("Madrid") still leaves it to the first that tells one.
+    expect(splitAsides(['Madrid', german, spanish])).toEqual({ own: ['Madrid', german], asides: [spanish] });
+  });
+
+  it('an aside brings its entity at most ASIDE_PULL nearer than its own vector, and never farther', () => {
+    expect(asidePull(0.1, 0.3)).toBeCloseTo(0.3 - ASIDE_PULL, 12);
+    expect(asidePull(0.29, 0.3)).toBe(0.29);
+    expect(asidePull(0.35, 0.3)).toBe(0.3);
   });
 
   it("leaves asides out of the entity's text, which is unchanged for an entity in one language", () => {
