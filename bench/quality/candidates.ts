@@ -182,6 +182,12 @@ const VARIANTS: Record<string, Variant> = {
   'without speakers: meaning': { pool: first, overrides: { context: { ...BEFORE, withoutSpeakers: 'meaning' } } },
   'without speakers: both': { pool: first, overrides: { context: { ...BEFORE, withoutSpeakers: 'both' } } },
 };
+for (const speakerWeight of [1, 2, 2.5])
+  for (const w of ['meaning', 'both'] as const)
+    VARIANTS[`without speakers: ${w} / speaker ${speakerWeight}`] = {
+      pool: first,
+      overrides: { context: { ...BEFORE, withoutSpeakers: w, speakerWeight } },
+    };
 for (const n of [200, 300]) VARIANTS[`depth ${n}`] = { pool: depth(n) };
 for (const r of [1, 2, 3])
   for (const k of [5, 10, 20]) {

@@ -210,17 +210,24 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   const searched = textWithoutSpeakers(request, filtered.signals.facts);
   let keywordHits = keyword?.hits ?? [];
   let semanticHits = semantic?.hits ?? [];
+  let coverage = keyword?.coverage;
   if (searched !== undefined) {
-    const again = { ...request, query: searched };
+    // The second search's times are added to the first's, so explain_query shows what both cost.
+    const first = { ...timings };
     if (semantic !== undefined && vectors !== undefined)
       semanticHits = (await semanticLeg(vectors, indexer, searched, fetch, timings)).hits;
-    if (keyword !== undefined && keywords !== undefined && request.context?.withoutSpeakers === 'both')
-      keywordHits = (await timed(timings, 'keyword', () => keywordLeg(keywords, again, fetch))).hits;
+    if (keyword !== undefined && keywords !== undefined && request.context?.withoutSpeakers === 'both') {
+      const again = await timed(timings, 'keyword', () => keywordLeg(keywords, { ...request, query: searched }, fetch));
+      keywordHits = again.hits;
+      coverage = again.coverage;
+    }
     filtered = await timed(timings, 'filter', () => filterStage(store, request, keywordHits, semanticHits));
+    for (const stage of ['keyword', 'catchUp', 'encode', 'vector', 'filter'] as const)
+      if (first[stage] !== undefined && timings[stage] !== first[stage]) timings[stage] = (timings[stage] ?? 0) + first[stage];
   }
   const similarityFloor = legs.vectors?.embedder.similarityFloor ?? 0;
   const plainFused = await timed(timings, 'fuse', () =>
-    fuse(store.graph, request, { ...filtered, coverage: keyword?.coverage }, filtered.signals, similarityFloor, now),
+    fuse(store.graph, request, { ...filtered, coverage }, filtered.signals, similarityFloor, now),
   );
   // Stored dates and related candidates re-score z-score fusion's strength (context.ts).
   const { fused, boosts, withoutNeighbours } =
