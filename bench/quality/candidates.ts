@@ -176,18 +176,16 @@ const unnamed =
   };
 
 /** The context stage as it shipped before the meaning leg left the named speakers out. */
-const BEFORE = { ...DEFAULT_CONTEXT_WEIGHTS, withoutSpeakers: 'none' } as const;
+const BEFORE = { ...DEFAULT_CONTEXT_WEIGHTS, withoutSpeakers: false } as const;
 const VARIANTS: Record<string, Variant> = {
   before: { pool: first, overrides: { context: BEFORE } },
-  'without speakers: meaning': { pool: first, overrides: { context: { ...BEFORE, withoutSpeakers: 'meaning' } } },
-  'without speakers: both': { pool: first, overrides: { context: { ...BEFORE, withoutSpeakers: 'both' } } },
+  'without speakers': { pool: first, overrides: { context: { ...BEFORE, withoutSpeakers: true } } },
 };
 for (const speakerWeight of [1, 2, 2.5])
-  for (const w of ['meaning', 'both'] as const)
-    VARIANTS[`without speakers: ${w} / speaker ${speakerWeight}`] = {
-      pool: first,
-      overrides: { context: { ...BEFORE, withoutSpeakers: w, speakerWeight } },
-    };
+  VARIANTS[`without speakers / speaker ${speakerWeight}`] = {
+    pool: first,
+    overrides: { context: { ...BEFORE, withoutSpeakers: true, speakerWeight } },
+  };
 for (const n of [200, 300]) VARIANTS[`depth ${n}`] = { pool: depth(n) };
 for (const r of [1, 2, 3])
   for (const k of [5, 10, 20]) {

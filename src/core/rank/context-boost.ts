@@ -51,13 +51,12 @@ export interface ContextWeights {
    */
   readonly speakerWeight?: number;
   /**
-   * Where the speakers a query names are left out of the text searched (issue 37): `meaning` embeds
-   * "What did research?" for "What did Caroline research?" — the turns seldom say their speaker's
+   * The meaning leg searches the query without the speakers it names (issue 37): "What did
+   * Caroline research?" is embedded as "What did research?" — the turns seldom say their speaker's
    * name, and the name drew the query toward turns that say it; the speaker lift reads the name
-   * instead. `both` also leaves them out of the keyword leg. Only when the speaker lift is on and
-   * namedSpeakers names some. @default 'none'
+   * instead. Only when the speaker lift is on and namedSpeakers names some. @default false
    */
-  readonly withoutSpeakers?: 'none' | 'meaning' | 'both';
+  readonly withoutSpeakers?: boolean;
 }
 
 /** Two writes further apart in time than this are not neighbours, however close their ids. */
@@ -81,7 +80,7 @@ export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
   neighbourSpan: 2,
   neighbourMode: 'below',
   speakerWeight: 1.5,
-  withoutSpeakers: 'meaning',
+  withoutSpeakers: true,
 });
 
 export interface ContextInputs {

@@ -72,7 +72,7 @@ export interface SearchOutcome {
   readonly shown: ReadonlyMap<EntityId, ShownObservations> | undefined;
   /**
    * The text the legs searched when it was not the query: the query without the speakers it names
-   * (ContextWeights.withoutSpeakers); undefined when they searched the query.
+   * (ContextWeights.withoutSpeakers), which the meaning leg searched; undefined when it searched the query.
    */
   readonly searched: string | undefined;
   /**
@@ -207,27 +207,18 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   let filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
   // A query naming a speaker of a conversation searches again without the name (issue 37): the
   // speaker lift reads the name; the turns' words seldom hold it (context-boost.ts withoutSpeakers).
-  const searched = textWithoutSpeakers(request, filtered.signals.facts);
-  let keywordHits = keyword?.hits ?? [];
-  let semanticHits = semantic?.hits ?? [];
-  let coverage = keyword?.coverage;
-  if (searched !== undefined) {
+  const searched = semantic === undefined ? undefined : textWithoutSpeakers(request, filtered.signals.facts);
+  if (searched !== undefined && vectors !== undefined) {
     // The second search's times are added to the first's, so explain_query shows what both cost.
     const first = { ...timings };
-    if (semantic !== undefined && vectors !== undefined)
-      semanticHits = (await semanticLeg(vectors, indexer, searched, fetch, timings)).hits;
-    if (keyword !== undefined && keywords !== undefined && request.context?.withoutSpeakers === 'both') {
-      const again = await timed(timings, 'keyword', () => keywordLeg(keywords, { ...request, query: searched }, fetch));
-      keywordHits = again.hits;
-      coverage = again.coverage;
-    }
-    filtered = await timed(timings, 'filter', () => filterStage(store, request, keywordHits, semanticHits));
-    for (const stage of ['keyword', 'catchUp', 'encode', 'vector', 'filter'] as const)
+    const again = (await semanticLeg(vectors, indexer, searched, fetch, timings)).hits;
+    filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], again));
+    for (const stage of ['catchUp', 'encode', 'vector', 'filter'] as const)
       if (first[stage] !== undefined && timings[stage] !== first[stage]) timings[stage] = (timings[stage] ?? 0) + first[stage];
   }
   const similarityFloor = legs.vectors?.embedder.similarityFloor ?? 0;
   const plainFused = await timed(timings, 'fuse', () =>
-    fuse(store.graph, request, { ...filtered, coverage }, filtered.signals, similarityFloor, now),
+    fuse(store.graph, request, { ...filtered, coverage: keyword?.coverage }, filtered.signals, similarityFloor, now),
   );
   // Stored dates and related candidates re-score z-score fusion's strength (context.ts).
   const { fused, boosts, withoutNeighbours } =
@@ -353,7 +344,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
 function textWithoutSpeakers(request: SearchRequest, facts: ReadonlyMap<EntityId, EntityFacts>): string | undefined {
   const context = request.context;
   if (context === undefined || request.fusion !== 'zscore' || (context.speakerWeight ?? 0) <= 0) return undefined;
-  if ((context.withoutSpeakers ?? 'none') === 'none') return undefined;
+  if (context.withoutSpeakers !== true) return undefined;
   const types = new Map<EntityId, string>();
   const createdAt = new Map<EntityId, number>();
   for (const [id, f] of facts) {
