@@ -181,6 +181,15 @@ const VARIANTS: Record<string, Variant> = {
   before: { pool: first, overrides: { context: BEFORE } },
   'without speakers': { pool: first, overrides: { context: { ...BEFORE, withoutSpeakers: true } } },
 };
+const WITHOUT = { ...BEFORE, withoutSpeakers: true } as const;
+for (const [label, more] of [
+  ['near=0.5', { neighbourWeight: 0.5 }],
+  ['near=1', { neighbourWeight: 1 }],
+  ['time=0.5', { timeWeight: 0.5 }],
+  ['time=2', { timeWeight: 2 }],
+] as const)
+  VARIANTS[`without speakers / ${label}`] = { pool: first, overrides: { context: { ...WITHOUT, ...more } } };
+VARIANTS['without speakers / depth 200'] = { pool: depth(200), overrides: { context: WITHOUT } };
 for (const speakerWeight of [1, 2, 2.5])
   VARIANTS[`without speakers / speaker ${speakerWeight}`] = {
     pool: first,
