@@ -71,8 +71,8 @@ export interface SearchOutcome {
   /** With request.observations: what each page entity shows of its observations; undefined, all of them. */
   readonly shown: ReadonlyMap<EntityId, ShownObservations> | undefined;
   /**
-   * The text the legs searched when it was not the query: the query without the speakers it names
-   * (ContextWeights.withoutSpeakers), which the meaning leg searched; undefined when it searched the query.
+   * The text the meaning leg searched when it was not the query: the query without the speakers it
+   * names (ContextWeights.withoutSpeakers); undefined when it searched the query.
    */
   readonly searched: string | undefined;
   /**
@@ -207,7 +207,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   let filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
   // A query naming a speaker of a conversation searches again without the name (issue 37): the
   // speaker lift reads the name; the turns' words seldom hold it (context-boost.ts withoutSpeakers).
-  const searched = semantic === undefined ? undefined : textWithoutSpeakers(request, filtered.signals.facts);
+  const searched = semantic === undefined ? undefined : textWithoutSpeakers(request, filtered);
   if (searched !== undefined && vectors !== undefined) {
     // The second search's times are added to the first's, so explain_query shows what both cost.
     const first = { ...timings };
@@ -339,15 +339,21 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
 /**
  * The query without the speakers it names, when the context stage lifts their turns and asks for
  * it (ContextWeights.withoutSpeakers): named as namedSpeakers reads them, among the first legs'
- * candidates. Undefined when the query names none, or is nothing but the names.
+ * candidates the filters kept. Undefined when the query names none, or is nothing but the names.
  */
-function textWithoutSpeakers(request: SearchRequest, facts: ReadonlyMap<EntityId, EntityFacts>): string | undefined {
+function textWithoutSpeakers(
+  request: SearchRequest,
+  kept: { readonly keyword: readonly KeywordHit[]; readonly semantic: readonly VectorHit[]; readonly signals: CandidateSignals },
+): string | undefined {
   const context = request.context;
   if (context === undefined || request.fusion !== 'zscore' || (context.speakerWeight ?? 0) <= 0) return undefined;
   if (context.withoutSpeakers !== true) return undefined;
   const types = new Map<EntityId, string>();
   const createdAt = new Map<EntityId, number>();
-  for (const [id, f] of facts) {
+  // The candidates the filters kept, as the context stage reads them.
+  for (const { id } of [...kept.keyword, ...kept.semantic]) {
+    const f = kept.signals.facts.get(id);
+    if (f === undefined) continue;
     types.set(id, f.entityType);
     createdAt.set(id, f.createdAt);
   }
