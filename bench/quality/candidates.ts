@@ -342,6 +342,9 @@ async function main(): Promise<void> {
           .join(' | ')} |`,
     ),
   ];
+  lines.push('', 'recall@5 over 1-4 to four places (half A / half B):', '');
+  for (const n of names)
+    lines.push(`- ${n}: ${tally.mean(n, 'A', 'all 1-4', 'recall5').toFixed(4)} / ${tally.mean(n, 'B', 'all 1-4', 'recall5').toFixed(4)}`);
   lines.push(
     '',
     `Gold turns of categories 1-4: ${where.gold}; missing from the top 10 (before), by place by distance among all turns, keyword hit, in the ranked pool:`,

@@ -174,6 +174,15 @@ describe('a question naming a speaker searches by meaning without the name (real
     expect(hybrid.searched_without_names).toBe('What has been reading about?');
   });
 
+  it('leaves out every speaker a question names, though it lifts no one then', async () => {
+    const r = await h.ok<{ results: Result[]; searched_without_names?: string }>('search_semantic', {
+      query: 'What have Caroline and Melanie been reading about?',
+      limit: 5,
+    });
+    expect(r.searched_without_names).toBe('What have and been reading about?');
+    expect(r.results.every((x) => x.scoring.speaker_lift === undefined)).toBe(true);
+  });
+
   it('searches the question as written when it names no speaker', async () => {
     const r = await h.ok<{ searched_without_names?: string }>('search_semantic', { query: 'Who read about adoption agencies?', limit: 5 });
     expect(r.searched_without_names).toBeUndefined();

@@ -54,7 +54,9 @@ export interface ContextWeights {
    * The meaning leg searches the query without the speakers it names (issue 37): "What did
    * Caroline research?" is embedded as "What did research?" — the turns seldom say their speaker's
    * name, and the name drew the query toward turns that say it; the speaker lift reads the name
-   * instead. Only when the speaker lift is on and namedSpeakers names some. @default false
+   * instead. Only when the speaker lift is on and the query names a speaker by its rule (every
+   * speaker too: "What did Caroline and Melanie both paint?" searches "What did and both paint?").
+   * @default false
    */
   readonly withoutSpeakers?: boolean;
 }
@@ -251,7 +253,8 @@ export function namedSpeakers(
 
 /**
  * The entity types namedSpeakers reads as named by the query (the speakers whose turns it lifts),
- * by the same rule; empty when it lifts none.
+ * by the same rule; empty when it lifts none. With `everySpeaker`, also when the query names every
+ * speaker: the meaning leg leaves them all out (withoutSpeakers), though the lift lifts no one.
  * @example namedSpeakerTypes('What did Caroline research?', new Map([[1, 'Caroline'], [2, 'Melanie']]),
  *   new Map([[1, 0], [2, 86_400_000]])) // Set { 'Caroline' }
  */
@@ -259,12 +262,13 @@ export function namedSpeakerTypes(
   query: string,
   types: ReadonlyMap<EntityId, string>,
   createdAt: ReadonlyMap<EntityId, number>,
+  everySpeaker = false,
 ): Set<string> {
   const none = new Set<string>();
   if (!writtenApart(types.keys(), createdAt)) return none;
   const named = new Set<string>();
   for (const type of new Set(types.values())) if (/^\p{Lu}[\p{L}\p{M}'-]*$/u.test(type) && namesMidSentence(query, type)) named.add(type);
-  if (named.size === 0) return none;
+  if (named.size === 0 || everySpeaker) return named;
   // A query naming every speaker lifts no one's turns.
   return [...types.values()].every((type) => named.has(type)) ? none : named;
 }

@@ -339,7 +339,7 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
 /**
  * The query without the speakers it names, when the context stage lifts their turns and asks for
  * it (ContextWeights.withoutSpeakers): named as namedSpeakers reads them, among the first legs'
- * candidates the filters kept. Undefined when the query names none, or is nothing but the names.
+ * candidates the filters kept, every speaker too (namedSpeakerTypes' everySpeaker). Undefined when the query names none, or is nothing but the names.
  */
 function textWithoutSpeakers(
   request: SearchRequest,
@@ -357,6 +357,6 @@ function textWithoutSpeakers(
     types.set(id, f.entityType);
     createdAt.set(id, f.createdAt);
   }
-  const named = namedSpeakerTypes(request.query, types, createdAt);
+  const named = namedSpeakerTypes(request.query, types, createdAt, true);
   return named.size === 0 ? undefined : withoutNames(request.query, named);
 }

@@ -253,6 +253,9 @@ describe('the query without the speakers it names (issue 37, withoutSpeakers)', 
   it('names the types namedSpeakers lifts, by the same rule', () => {
     expect([...namedSpeakerTypes('What did Caroline research?', types, sessions)]).toEqual(['Caroline']);
     expect(namedSpeakerTypes('What did Caroline and Melanie both paint?', types, sessions).size).toBe(0);
+    // The meaning leg leaves out every speaker named, though the lift then lifts no one.
+    expect([...namedSpeakerTypes('What did Caroline and Melanie both paint?', types, sessions, true)]).toEqual(['Caroline', 'Melanie']);
+    expect(namedSpeakerTypes('What did they both paint?', types, sessions, true).size).toBe(0);
     expect(
       namedSpeakerTypes(
         'What did Caroline research?',
