@@ -73,8 +73,8 @@ export const NEIGHBOUR_WINDOW_MS = 60 * 60 * 1000;
  * 0.557 → 0.643, held-out half B 0.586 → 0.641, hit@1 level (0.650 with fuse-zscore.ts's spread floor).
  * Speaker 1.5 (issue 37): chosen on half A among 0.25-3 by the same rule, A 0.641 → 0.686, held-out
  * B 0.658 → 0.687, hit@1 B 0.403 → 0.438 (bench/results/quality-2026-11-28-spread.md).
- * Without speakers (the meaning leg without the named speaker, issue 37): A 0.686 → 0.708, held-out
- * B 0.687 → 0.717, adversarial B 0.610 → 0.716 (bench/results/quality-2026-11-28-s18-candidates.md).
+ * Without speakers (the meaning leg without the named speakers, issue 37): A 0.686 → 0.715, held-out
+ * B 0.687 → 0.720, adversarial B 0.610 → 0.716 (bench/results/quality-2026-11-28-s18-candidates.md).
  */
 export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
   timeWeight: 1,
