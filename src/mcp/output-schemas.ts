@@ -64,6 +64,7 @@ export const SearchSemanticOutput = z.object({
   ),
   mode: z.enum(['hybrid', 'semantic', 'keyword']),
   routing_strategy: routing,
+  searched_without_names: z.string().optional(),
   warning: z.string().optional(),
   more_observations: z.string().optional(),
 });
@@ -116,6 +117,7 @@ export const HybridSearchOutput = z.object({
   routing_strategy: routing.optional(),
   fts_count: int,
   semantic_count: int,
+  searched_without_names: z.string().optional(),
   weights: signals.optional(),
   warnings: strings.optional(),
   hint: z.string().optional(),

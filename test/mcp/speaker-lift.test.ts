@@ -115,3 +115,91 @@ describe('the same turns written in one sitting (not a conversation of sessions)
     expect(r.results.every((x) => x.scoring.speaker_lift === undefined)).toBe(true);
   });
 });
+
+/**
+ * The meaning leg searches without the name (issue 37, ContextWeights.withoutSpeakers): the turns
+ * seldom say their speaker's name while the other speaker's do ("Caroline, that is so brave"), and
+ * the name drew the question's vector toward them. The speaker lift still reads the name.
+ */
+const READING_1: Turn[] = [
+  ['Melanie', 'Caroline, did you sleep well? You looked tired yesterday, Caroline.'],
+  ['Caroline', 'I slept fine, thanks for asking.'],
+  ['Melanie', 'Caroline, I went hiking with the kids on Sunday, it was beautiful.'],
+  ['Caroline', 'I have been reading about adoption agencies all week, comparing what each one asks.'],
+  ['Melanie', 'Caroline, that is so brave of you!'],
+  ['Caroline', 'Thanks, Melanie, it means a lot to me.'],
+];
+const READING_2: Turn[] = [
+  ['Caroline', 'Hey Melanie, how was your week?'],
+  ['Melanie', 'Busy, Caroline! I painted a sunset for the living room.'],
+  ['Caroline', 'I went to the library and looked into a few studies on fostering older kids.'],
+  ['Melanie', 'Caroline, you always know so much.'],
+];
+const READING = 'What has Caroline been reading about?';
+
+async function reading(written: (session: number) => number): Promise<Harness> {
+  let now = NOW;
+  const h = await harness({ embedder: 'real', clock: () => now });
+  for (const [session, list] of [
+    [1, READING_1],
+    [2, READING_2],
+  ] as const) {
+    now = written(session);
+    await h.ok('create_entities', { entities: turns(session, list) });
+  }
+  now = NOW;
+  await h.service.drainEmbeddings();
+  return h;
+}
+
+describe('a question naming a speaker searches by meaning without the name (real model)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await reading((session) => NOW - (10 - 5 * session) * DAY);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('puts the turn that answers first, and says what it searched, in both tools', async () => {
+    const semantic = await h.ok<{ results: Result[]; searched_without_names?: string }>('search_semantic', { query: READING, limit: 5 });
+    expect(semantic.results[0]?.name).toBe('D1:4');
+    expect(semantic.searched_without_names).toBe('What has been reading about?');
+    expect(semantic.results[0]?.scoring.speaker_lift).toBe(1.5);
+    const hybrid = await h.ok<{ results: { name: string }[]; searched_without_names?: string }>('hybrid_search', {
+      query: READING,
+      limit: 5,
+    });
+    expect(hybrid.results[0]?.name).toBe('D1:4');
+    expect(hybrid.searched_without_names).toBe('What has been reading about?');
+  });
+
+  it('leaves out every speaker a question names, though it lifts no one then', async () => {
+    const r = await h.ok<{ results: Result[]; searched_without_names?: string }>('search_semantic', {
+      query: 'What have Caroline and Melanie been reading about?',
+      limit: 5,
+    });
+    expect(r.searched_without_names).toBe('What have and been reading about?');
+    expect(r.results.every((x) => x.scoring.speaker_lift === undefined)).toBe(true);
+  });
+
+  it('searches the question as written when it names no speaker', async () => {
+    const r = await h.ok<{ searched_without_names?: string }>('search_semantic', { query: 'Who read about adoption agencies?', limit: 5 });
+    expect(r.searched_without_names).toBeUndefined();
+  });
+});
+
+describe('the same reading turns written in one sitting', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await reading(() => NOW);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('searches the question as written', async () => {
+    for (const tool of ['search_semantic', 'hybrid_search'])
+      expect((await h.ok<{ searched_without_names?: string }>(tool, { query: READING, limit: 5 })).searched_without_names).toBeUndefined();
+  });
+});

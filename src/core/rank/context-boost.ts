@@ -50,6 +50,15 @@ export interface ContextWeights {
    * asked of Caroline's turns. 0 or absent turns it off.
    */
   readonly speakerWeight?: number;
+  /**
+   * The meaning leg searches the query without the speakers it names (issue 37): "What did
+   * Caroline research?" is embedded as "What did research?" — the turns seldom say their speaker's
+   * name, and the name drew the query toward turns that say it; the speaker lift reads the name
+   * instead. Only when the speaker lift is on and the query names a speaker by its rule (every
+   * speaker too: "What did Caroline and Melanie both paint?" searches "What did and both paint?").
+   * @default false
+   */
+  readonly withoutSpeakers?: boolean;
 }
 
 /** Two writes further apart in time than this are not neighbours, however close their ids. */
@@ -64,6 +73,8 @@ export const NEIGHBOUR_WINDOW_MS = 60 * 60 * 1000;
  * 0.557 → 0.643, held-out half B 0.586 → 0.641, hit@1 level (0.650 with fuse-zscore.ts's spread floor).
  * Speaker 1.5 (issue 37): chosen on half A among 0.25-3 by the same rule, A 0.641 → 0.686, held-out
  * B 0.658 → 0.687, hit@1 B 0.403 → 0.438 (bench/results/quality-2026-11-28-spread.md).
+ * Without speakers (the meaning leg without the named speakers, issue 37): A 0.686 → 0.715, held-out
+ * B 0.687 → 0.720, adversarial B 0.610 → 0.716 (bench/results/quality-2026-11-28-s18-candidates.md).
  */
 export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
   timeWeight: 1,
@@ -73,6 +84,7 @@ export const DEFAULT_CONTEXT_WEIGHTS: ContextWeights = Object.freeze({
   neighbourSpan: 2,
   neighbourMode: 'below',
   speakerWeight: 1.5,
+  withoutSpeakers: true,
 });
 
 export interface ContextInputs {
@@ -235,13 +247,63 @@ export function namedSpeakers(
   types: ReadonlyMap<EntityId, string>,
   createdAt: ReadonlyMap<EntityId, number>,
 ): Set<EntityId> {
-  const none = new Set<EntityId>();
+  const named = namedSpeakerTypes(query, types, createdAt);
+  return new Set([...types].filter(([, type]) => named.has(type)).map(([id]) => id));
+}
+
+/**
+ * The entity types namedSpeakers reads as named by the query (the speakers whose turns it lifts),
+ * by the same rule; empty when it lifts none. With `everySpeaker`, also when the query names every
+ * speaker: the meaning leg leaves them all out (withoutSpeakers), though the lift lifts no one.
+ * @example namedSpeakerTypes('What did Caroline research?', new Map([[1, 'Caroline'], [2, 'Melanie']]),
+ *   new Map([[1, 0], [2, 86_400_000]])) // Set { 'Caroline' }
+ */
+export function namedSpeakerTypes(
+  query: string,
+  types: ReadonlyMap<EntityId, string>,
+  createdAt: ReadonlyMap<EntityId, number>,
+  everySpeaker = false,
+): Set<string> {
+  const none = new Set<string>();
   if (!writtenApart(types.keys(), createdAt)) return none;
   const named = new Set<string>();
   for (const type of new Set(types.values())) if (/^\p{Lu}[\p{L}\p{M}'-]*$/u.test(type) && namesMidSentence(query, type)) named.add(type);
-  if (named.size === 0) return none;
-  const spoken = new Set([...types].filter(([, type]) => named.has(type)).map(([id]) => id));
-  return spoken.size === types.size ? none : spoken;
+  if (named.size === 0 || everySpeaker) return named;
+  // A query naming every speaker lifts no one's turns.
+  return [...types.values()].every((type) => named.has(type)) ? none : named;
+}
+
+const POSSESSIVE = new Set(["'s", '’s']);
+
+/**
+ * `query` without the names it holds as whole words (not as a sentence's first word, as
+ * namesMidSentence reads them), each with a possessive "'s" and the spaces after it; undefined
+ * when that leaves no word. What the meaning leg searches when the query names a speaker
+ * (ContextWeights.withoutSpeakers).
+ * @example withoutNames("When did Caroline's sister visit?", new Set(['Caroline'])) // 'When did sister visit?'
+ */
+export function withoutNames(query: string, names: ReadonlySet<string>): string | undefined {
+  let out = query;
+  for (const name of names) {
+    let kept = '';
+    let from = 0;
+    for (let at = out.indexOf(name); at >= 0; at = out.indexOf(name, at + 1)) {
+      if (at < from) continue;
+      const before = out[at - 1];
+      let end = at + name.length;
+      const after = out[end];
+      const whole = (before === undefined || !WORD_CHAR.test(before)) && (after === undefined || !WORD_CHAR.test(after));
+      if (!whole || opensSentence(out, at)) continue;
+      const possessive = out.slice(end, end + 2);
+      if (POSSESSIVE.has(possessive) && !WORD_CHAR.test(out[end + 2] ?? ' ')) end += 2;
+      while (end < out.length && (out[end] === ' ' || out[end] === '\t')) end++;
+      kept += out.slice(from, at);
+      from = end;
+    }
+    out = kept + out.slice(from);
+  }
+  out = out.trim();
+  return [...out].some((c) => WORD_CHAR.test(c)) ? out : undefined;
 }
 
 /**

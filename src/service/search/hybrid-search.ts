@@ -129,6 +129,8 @@ export interface HybridResponse {
   readonly routing_strategy?: RoutingStrategy;
   readonly fts_count: number;
   readonly semantic_count: number;
+  /** What the meaning leg searched when the query names a speaker of a conversation (search-semantic.ts); absent otherwise. */
+  readonly searched_without_names?: string;
   readonly weights?: SignalWeights;
   readonly warnings?: string[];
   readonly hint?: string;
@@ -223,6 +225,7 @@ export async function hybridSearch(deps: SearchDeps, o: HybridSearchOptions, now
     ...(o.limbic ? { routing_strategy: outcome.strategy } : {}),
     fts_count: outcome.keywordHits.length,
     semantic_count: outcome.semanticHits.length,
+    ...(outcome.searched === undefined ? {} : { searched_without_names: outcome.searched }),
     ...(fused.weights === undefined ? {} : { weights: fused.weights }),
     ...(outcome.warnings.length === 0 ? {} : { warnings: outcome.warnings }),
     ...(hint === undefined ? {} : { hint }),

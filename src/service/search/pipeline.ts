@@ -5,7 +5,7 @@
  * preset of it (search-semantic.ts).
  */
 import { ERROR_CODES, MemoryError } from '../../core/errors.js';
-import { holdBehindSources, type ContextBoost } from '../../core/rank/context-boost.js';
+import { holdBehindSources, namedSpeakerTypes, withoutNames, type ContextBoost } from '../../core/rank/context-boost.js';
 import { refindScore } from '../../core/rank/limbic.js';
 import { isNameMatch, nameKey, pinNameMatches } from '../../core/rank/name-match.js';
 import { rankByBase, rankWithoutLimbic, type RankedCandidate } from '../../core/rank/rank-candidates.js';
@@ -70,6 +70,11 @@ export interface SearchOutcome {
   readonly contextBoosts: ReadonlyMap<EntityId, ContextBoost>;
   /** With request.observations: what each page entity shows of its observations; undefined, all of them. */
   readonly shown: ReadonlyMap<EntityId, ShownObservations> | undefined;
+  /**
+   * The text the meaning leg searched when it was not the query: the query without the speakers it
+   * names (ContextWeights.withoutSpeakers); undefined when it searched the query.
+   */
+  readonly searched: string | undefined;
   /**
    * The query's vector and the model that made it, when the semantic leg ran: what a use after this
    * search pairs with the entity used (re-finding, memory-service.ts). Never part of an answer.
@@ -199,7 +204,18 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
   // Meaning was wanted (no modes chosen) but there is no model: the answer says why, in model-state.ts's words.
   if (request.modes === undefined && vectors === undefined) warnings.push(indexer.unavailableNote());
 
-  const filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
+  let filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], semantic?.hits ?? []));
+  // A query naming a speaker of a conversation searches again without the name (issue 37): the
+  // speaker lift reads the name; the turns' words seldom hold it (context-boost.ts withoutSpeakers).
+  const searched = semantic === undefined ? undefined : textWithoutSpeakers(request, filtered);
+  if (searched !== undefined && vectors !== undefined) {
+    // The second search's times are added to the first's, so explain_query shows what both cost.
+    const first = { ...timings };
+    const again = (await semanticLeg(vectors, indexer, searched, fetch, timings)).hits;
+    filtered = await timed(timings, 'filter', () => filterStage(store, request, keyword?.hits ?? [], again));
+    for (const stage of ['catchUp', 'encode', 'vector', 'filter'] as const)
+      if (first[stage] !== undefined && timings[stage] !== first[stage]) timings[stage] = (timings[stage] ?? 0) + first[stage];
+  }
   const similarityFloor = legs.vectors?.embedder.similarityFloor ?? 0;
   const plainFused = await timed(timings, 'fuse', () =>
     fuse(store.graph, request, { ...filtered, coverage: keyword?.coverage }, filtered.signals, similarityFloor, now),
@@ -315,6 +331,32 @@ export async function runSearch(deps: SearchDeps, asked: SearchRequest, now: num
     boosted,
     named,
     query,
+    searched,
     contextBoosts: boosts ?? new Map(),
   };
+}
+
+/**
+ * The query without the speakers it names, when the context stage lifts their turns and asks for
+ * it (ContextWeights.withoutSpeakers): named as namedSpeakers reads them, among the first legs'
+ * candidates the filters kept, every speaker too (namedSpeakerTypes' everySpeaker). Undefined when the query names none, or is nothing but the names.
+ */
+function textWithoutSpeakers(
+  request: SearchRequest,
+  kept: { readonly keyword: readonly KeywordHit[]; readonly semantic: readonly VectorHit[]; readonly signals: CandidateSignals },
+): string | undefined {
+  const context = request.context;
+  if (context === undefined || request.fusion !== 'zscore' || (context.speakerWeight ?? 0) <= 0) return undefined;
+  if (context.withoutSpeakers !== true) return undefined;
+  const types = new Map<EntityId, string>();
+  const createdAt = new Map<EntityId, number>();
+  // The candidates the filters kept, as the context stage reads them.
+  for (const { id } of [...kept.keyword, ...kept.semantic]) {
+    const f = kept.signals.facts.get(id);
+    if (f === undefined) continue;
+    types.set(id, f.entityType);
+    createdAt.set(id, f.createdAt);
+  }
+  const named = namedSpeakerTypes(request.query, types, createdAt, true);
+  return named.size === 0 ? undefined : withoutNames(request.query, named);
 }

@@ -81,6 +81,11 @@ export interface SemanticResponse {
   readonly mode: SemanticMode;
   /** How the query was routed (docs/ranking.md): one per answer, as every result was ranked by it. */
   readonly routing_strategy: RoutingStrategy;
+  /**
+   * What the meaning leg searched when the query names a speaker of a conversation: the query
+   * without the name, whose turns the speaker lift reads (docs/ranking.md); absent otherwise.
+   */
+  readonly searched_without_names?: string;
   readonly warning?: string;
   /** When a result left observations out: how to read them (moreObservationsHint). */
   readonly more_observations?: string;
@@ -167,6 +172,7 @@ export async function searchSemantic(
     shadow: shadowEvent('search_semantic', request, outcome, now),
     mode: hybrid ? (semantic ? 'hybrid' : 'keyword') : 'semantic',
     routing_strategy: outcome.strategy,
+    ...(outcome.searched === undefined ? {} : { searched_without_names: outcome.searched }),
     ...(warning === undefined ? {} : { warning }),
     ...(request.observations !== undefined && results.some((r) => r.observations_omitted !== undefined)
       ? { more_observations: moreObservationsHint(request.observations) }

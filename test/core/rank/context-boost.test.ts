@@ -4,7 +4,9 @@ import {
   DEFAULT_CONTEXT_WEIGHTS,
   holdBehindSources,
   namedSpeakers,
+  namedSpeakerTypes,
   NEIGHBOUR_WINDOW_MS,
+  withoutNames,
   type ContextWeights,
 } from '../../../src/core/rank/context-boost.js';
 import { dateMatch, timeExpressions } from '../../../src/core/rank/time-expression.js';
@@ -234,6 +236,54 @@ describe('namedSpeakers and the speaker lift (issue 37)', () => {
     expect(() => contextBoosts({ strength, edges: [], dates: new Map(), asked: [] }, { ...weights, speakerWeight: -1 })).toThrow(
       /speakerWeight/,
     );
+  });
+});
+
+describe('the query without the speakers it names (issue 37, withoutSpeakers)', () => {
+  const DAY = 86_400_000;
+  const types = new Map([
+    [a, 'Caroline'],
+    [b, 'Melanie'],
+  ]);
+  const sessions = new Map([
+    [a, 0],
+    [b, 5 * DAY],
+  ]);
+
+  it('names the types namedSpeakers lifts, by the same rule', () => {
+    expect([...namedSpeakerTypes('What did Caroline research?', types, sessions)]).toEqual(['Caroline']);
+    expect(namedSpeakerTypes('What did Caroline and Melanie both paint?', types, sessions).size).toBe(0);
+    // The meaning leg leaves out every speaker named, though the lift then lifts no one.
+    expect([...namedSpeakerTypes('What did Caroline and Melanie both paint?', types, sessions, true)]).toEqual(['Caroline', 'Melanie']);
+    expect(namedSpeakerTypes('What did they both paint?', types, sessions, true).size).toBe(0);
+    expect(
+      namedSpeakerTypes(
+        'What did Caroline research?',
+        types,
+        new Map([
+          [a, 0],
+          [b, 0],
+        ]),
+      ).size,
+    ).toBe(0);
+    expect(namedSpeakerTypes('Caroline research?', types, sessions).size).toBe(0);
+  });
+
+  it('leaves out each name mid-sentence with its possessive and the space after it, and nothing else', () => {
+    const caroline = new Set(['Caroline']);
+    expect(withoutNames('What did Caroline research?', caroline)).toBe('What did research?');
+    expect(withoutNames("When did Caroline's sister visit?", caroline)).toBe('When did sister visit?');
+    expect(withoutNames('When did Caroline’s sister visit?', caroline)).toBe('When did sister visit?');
+    expect(withoutNames('Would Caroline like Carolines or CarolineX?', caroline)).toBe('Would like Carolines or CarolineX?');
+    // A sentence's first word is kept: no sign of a name there (namesMidSentence).
+    expect(withoutNames('Caroline. What did Caroline say?', caroline)).toBe('Caroline. What did say?');
+    expect(withoutNames('Is it Caroline?', caroline)).toBe('Is it ?');
+  });
+
+  it('is undefined when nothing but the names is left', () => {
+    expect(withoutNames(', Caroline!', new Set(['Caroline']))).toBeUndefined();
+    expect(withoutNames('"Caroline"', new Set(['Caroline']))).toBe('"Caroline"');
+    expect(withoutNames('and Caroline?', new Set(['Caroline']))).toBe('and ?');
   });
 });
 
