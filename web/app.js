@@ -1,7 +1,7 @@
 // Limbic's page: plain JS, no build step. Reads the memory through /api/* with the bearer token the
 // user typed (kept in sessionStorage: this tab only). Every value is set as text, never as HTML.
 /* global document, window, location, sessionStorage, fetch */
-import { fmt, plural, scoreRows, snippet, why } from './why.js';
+import { fmt, plural, scoreRows, searchedNote, snippet, why } from './why.js';
 
 const KEY = 'limbic-token';
 const $ = (id) => document.getElementById(id);
@@ -58,7 +58,7 @@ async function runSearch(q) {
   const answer = await api(`/api/search?q=${encodeURIComponent(q)}&limit=20`);
   const warn = answer.warnings?.length ? ` ${answer.warnings.join(' ')}` : '';
   $('search-summary').textContent =
-    `${answer.results.length} of ${plural(answer.count, 'result')} (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}).${warn}`;
+    `${answer.results.length} of ${plural(answer.count, 'result')} (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}).${searchedNote(answer)}${warn}`;
   answer.results.forEach((r, i) => {
     $('results').append(
       el(

@@ -28,6 +28,15 @@ function useClause(l) {
 /** The speaker lift (docs/ranking.md, Context): a conversation's turn spoken by the person the question names. */
 const speakerClause = (lift) => `spoken by the person the question names (+${fmt(lift, 2)})`;
 
+/**
+ * What the meaning leg searched, when it was not the question as written (both tools'
+ * `searched_without_names`, docs/answers.md): a sentence to follow the answer's summary, or ''.
+ */
+export const searchedNote = (answer) =>
+  typeof answer.searched_without_names === 'string'
+    ? ` Searched by meaning as “${answer.searched_without_names}”: the people it names are read as who spoke.`
+    : '';
+
 /** The legs that found a hybrid_search result: 'keyword', 'semantic', both, or none (a filter only). */
 export function hybridLegs(s) {
   return [...(s.fts_rank !== null ? ['keyword'] : []), ...(s.semantic_rank !== null ? ['semantic'] : [])];

@@ -187,6 +187,16 @@ describe('a question naming a speaker searches by meaning without the name (real
     const r = await h.ok<{ searched_without_names?: string }>('search_semantic', { query: 'Who read about adoption agencies?', limit: 5 });
     expect(r.searched_without_names).toBeUndefined();
   });
+
+  it('says what it searched on the page and in the MCP App view (web/why.js), for both tools', async () => {
+    const page: string = '../../web/why.js'; // plain JavaScript for the browser, without types
+    const why = (await import(page)) as { searchedNote: (answer: unknown) => string };
+    for (const tool of ['search_semantic', 'hybrid_search'])
+      expect(why.searchedNote(await h.ok(tool, { query: READING, limit: 5 }))).toBe(
+        ' Searched by meaning as “What has been reading about?”: the people it names are read as who spoke.',
+      );
+    expect(why.searchedNote(await h.ok('hybrid_search', { query: 'Who read about adoption agencies?', limit: 5 }))).toBe('');
+  });
 });
 
 describe('the same reading turns written in one sitting', () => {

@@ -6,7 +6,18 @@
 // Every value is set as text, never as HTML.
 /* global document, window */
 import { App, applyDocumentTheme, applyHostStyleVariables } from '@modelcontextprotocol/ext-apps/app-with-deps';
-import { fmt, hybridLegs, plural, scoreRows, semanticLegs, semanticRows, semanticWhy, snippet, why } from '../../../../web/why.js';
+import {
+  fmt,
+  hybridLegs,
+  plural,
+  scoreRows,
+  searchedNote,
+  semanticLegs,
+  semanticRows,
+  semanticWhy,
+  snippet,
+  why,
+} from '../../../../web/why.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg'; // a namespace name, never fetched
@@ -47,7 +58,7 @@ function renderHybrid(answer) {
   const hint = answer.hint ? ` ${answer.hint}` : '';
   const routing = answer.routing_strategy ? `; routing ${answer.routing_strategy}` : '';
   say(
-    `${answer.results.length} of ${plural(answer.count, 'result')} for “${answer.query}” (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}${routing}).${warn}${hint}`,
+    `${answer.results.length} of ${plural(answer.count, 'result')} for “${answer.query}” (legs: ${answer.search_modes_used.join(', ')}; fusion ${answer.fusion_method}${routing}).${searchedNote(answer)}${warn}${hint}`,
   );
   $('results').replaceChildren(
     ...answer.results.map((r, i) => {
@@ -102,7 +113,7 @@ function renderSemantic(answer) {
         ? ' Words only: the semantic leg did not run.'
         : '';
   say(
-    `${plural(answer.results.length, 'result')}${about} (legs: ${answer.mode}; routing ${answer.routing_strategy}).${legs}${answer.warning ? ` ${answer.warning}` : ''}`,
+    `${plural(answer.results.length, 'result')}${about} (legs: ${answer.mode}; routing ${answer.routing_strategy}).${legs}${searchedNote(answer)}${answer.warning ? ` ${answer.warning}` : ''}`,
   );
   $('results').replaceChildren(
     ...answer.results.map((r, i) =>
