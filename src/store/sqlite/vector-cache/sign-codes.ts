@@ -19,6 +19,8 @@
  * histogram of distances, from which the selection's threshold is read without sorting.
  */
 
+import type { ScanHelper } from './scan-helper.js';
+
 /** Bytes of one code: dimensions rounded up to whole 128-bit words, the padding zero. */
 export const codeBytes = (dims: number): number => Math.ceil(dims / 128) * 16;
 
@@ -28,16 +30,22 @@ export const MAX_CODE_DIMS = 31 * 128;
 const PAGE = 65_536;
 /** Rows estimated per call of the kernel: their codes and factors (two cache lines a row) fit the L1 cache. */
 const ESTIMATE_STEP = 256;
-/** Query code at 0, the histogram (u32 per distance) after it. */
+/** Query code at 0, the query's short code at 256, the histogram (u32 per distance) after them. */
 const QUERY_AT = 0;
+const SHORT_QUERY_AT = 256;
 const HIST_AT = 512;
+const HIST2_AT = 32_768;
+/** Bits of a short code (one 128-bit word): what a first pass over a large memory reads, a third of a full code at 384 dimensions. */
+export const SHORT_BITS = 128;
+/** How the short code's bits are made from the vector: `groups` (every dimension in one bit's sum) or `variance` (the 128 most varied dimensions alone). */
+export type ShortBits = 'groups' | 'variance';
 
 /**
  * The module, in the order of the binary format (https://webassembly.github.io/spec/core/binary/).
  *   scan(codes, n, query, out, hist): out[i] (u16) = Hamming(code i, query); hist[d] += 1, for codes of `words` 16-byte words
  *   select(dist, n, t, rem, dst) -> count: rows with distance < t, then the first `rem` at t, as u32
  */
-function moduleBytes(words: number): Uint8Array {
+function moduleBytes(words: number, shared: boolean): Uint8Array {
   const uleb = (n: number): number[] => {
     const out: number[] = [];
     do {
@@ -322,7 +330,8 @@ function moduleBytes(words: number): Uint8Array {
         [0x60, ...vec([[I32], [I32], [I32], [I32], [I32], [I32]]), 0],
       ]),
     ),
-    ...section(2, vec([[...name('e'), ...name('m'), 0x02, 0x00, 0x01]])),
+    // The memory, imported: at least a page; shared (a maximum then required) when a second thread scans too.
+    ...section(2, vec([[...name('e'), ...name('m'), 0x02, ...(shared ? [0x03, 0x01, ...uleb(65_536)] : [0x00, 0x01])]])),
     ...section(3, vec([[0], [1], [2]])),
     ...section(
       7,
@@ -348,15 +357,16 @@ function moduleBytes(words: number): Uint8Array {
 interface Wasm {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: unknown };
-  Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
+  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => { readonly buffer: ArrayBuffer };
 }
 const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
 
-/** Compiled modules by code words. */
+/** Compiled modules by code words (negative: on a shared memory). */
 const compiled = new Map<number, object>();
-const moduleFor = (words: number): object => {
-  let module = compiled.get(words);
-  if (module === undefined) compiled.set(words, (module = new wasm.Module(moduleBytes(words))));
+const moduleFor = (words: number, shared = false): object => {
+  const key = shared ? -words : words;
+  let module = compiled.get(key);
+  if (module === undefined) compiled.set(key, (module = new wasm.Module(moduleBytes(words, shared))));
   return module;
 };
 
@@ -394,14 +404,29 @@ export class SignCodes {
   private readonly pickedAt: number;
   private readonly scoresAt: number;
   private readonly lutAt: number;
+  private readonly shortAt: number;
+  /** The kernel for one-word codes, on the same memory: it scans the short codes. */
+  private readonly shortKernel: Kernel | undefined;
   /** The codes, in the kernel's memory. */
   readonly codes: Uint8Array;
+  /**
+   * Short codes (16 bytes a row, where the codes are longer than that): bit i is the sign of
+   * Σ shortSigns[i][t] × (v - c)[shortDims[i][t]] over its `terms` dimensions. A first pass reads
+   * these instead of the full codes: at 1M rows, 16 MB instead of 48.
+   */
+  readonly short: Uint8Array | undefined;
+  /** Dimensions summed per short bit. */
+  readonly terms: number;
+  private shortDims: Int32Array;
+  private shortSigns: Float32Array;
   /**
    * Per row, |v - c|² / Σ|v_j - c_j| (what turns the centred query's dot with the row's signs into
    * an estimate of its dot with v - c), then c·(v - c): q·v = q·c + (q - c)·(v - c) + c·(v - c).
    */
   readonly factors: Float32Array;
   private readonly hist: Uint32Array;
+  /** The helper's histogram (the first page's second half). */
+  private readonly hist2: Uint32Array;
   private readonly picked: Uint32Array;
   private readonly scores: Float32Array;
   private readonly lut: Float32Array;
@@ -409,10 +434,18 @@ export class SignCodes {
   private scratch = new Float32Array(0);
   /** Where `closest` leaves the sum of its first reads, so that they are not optimised away. */
   sink = 0;
+  /** Scans whose second half the helper made. */
+  splits = 0;
 
+  /**
+   * `helper`: a second thread (scan-helper.ts) that scans half the codes of a scan of at least
+   * `splitFrom` rows; the kernel's memory is then shared with it.
+   */
   constructor(
     readonly dims: number,
     readonly capacity: number,
+    readonly helper?: ScanHelper,
+    readonly splitFrom = 0,
   ) {
     if (dims > MAX_CODE_DIMS) throw new RangeError(`sign codes hold up to ${MAX_CODE_DIMS} dimensions, not ${dims}`);
     this.bytes = codeBytes(dims);
@@ -422,13 +455,32 @@ export class SignCodes {
     this.pickedAt = this.distAt + ((capacity * 2 + 3) & ~3);
     this.scoresAt = this.pickedAt + capacity * 4;
     this.lutAt = this.scoresAt + capacity * 4;
-    const total = this.lutAt + this.bytes * 256 * 4;
-    this.memory = new wasm.Memory({ initial: Math.ceil(total / PAGE) });
-    this.kernel = new wasm.Instance(moduleFor(this.words), { e: { m: this.memory } }).exports as unknown as Kernel;
+    this.shortAt = this.lutAt + this.bytes * 256 * 4;
+    const hasShort = dims > SHORT_BITS;
+    const total = this.shortAt + (hasShort ? capacity * 16 : 0);
+    const pages = Math.ceil(total / PAGE);
+    const shared = helper !== undefined;
+    this.memory = new wasm.Memory(shared ? { initial: pages, maximum: pages, shared } : { initial: pages });
+    this.kernel = new wasm.Instance(moduleFor(this.words, shared), { e: { m: this.memory } }).exports as unknown as Kernel;
+    if (hasShort) this.shortKernel = new wasm.Instance(moduleFor(1, shared), { e: { m: this.memory } }).exports as unknown as Kernel;
+    if (shared)
+      helper.attach(
+        this.memory,
+        new Map([
+          [this.words, moduleFor(this.words, true)],
+          [1, moduleFor(1, true)],
+        ]),
+      );
+    this.terms = Math.ceil(dims / SHORT_BITS);
+    this.shortDims = new Int32Array(SHORT_BITS * this.terms);
+    this.shortSigns = new Float32Array(SHORT_BITS * this.terms);
+    this.shortBits('groups');
     const buffer = this.memory.buffer;
+    if (hasShort) this.short = new Uint8Array(buffer, this.shortAt, capacity * 16);
     this.codes = new Uint8Array(buffer, this.codesAt, capacity * this.bytes);
     this.factors = new Float32Array(buffer, this.factorsAt, capacity * 2);
     this.hist = new Uint32Array(buffer, HIST_AT, dims + 1);
+    this.hist2 = new Uint32Array(buffer, HIST2_AT, dims + 1);
     this.picked = new Uint32Array(buffer, this.pickedAt, capacity);
     this.scores = new Float32Array(buffer, this.scoresAt, capacity);
     this.lut = new Float32Array(buffer, this.lutAt, this.bytes * 256);
@@ -449,13 +501,71 @@ export class SignCodes {
     }
     this.factors[2 * row] = sum > 0 ? squares / sum : 0;
     this.factors[2 * row + 1] = onCentre;
+    if (this.short !== undefined) this.writeShort(this.short, row * 16, vector, centre, at);
   }
 
-  /** Codes for `capacity` rows holding this one's first `rows`. */
-  grown(capacity: number, rows: number): SignCodes {
-    const next = new SignCodes(this.dims, capacity);
+  /**
+   * Chooses how the short codes' bits are made (rows encoded before keep the old bits: call this
+   * before encoding them all). `groups`: the dimensions in a fixed shuffled order, summed `terms`
+   * at a time with fixed random signs, so each bit reads a few dimensions and every dimension
+   * counts (a sparse random projection). `variance`: the SHORT_BITS dimensions of largest
+   * `variance` (around the centre), one each.
+   */
+  shortBits(kind: ShortBits, variance?: Float64Array): void {
+    const { dims, terms } = this;
+    this.shortDims.fill(-1);
+    this.shortSigns.fill(0);
+    if (kind === 'variance' && variance !== undefined) {
+      const order = Array.from({ length: dims }, (_, j) => j).sort((a, b) => (variance[b] as number) - (variance[a] as number) || a - b);
+      for (let i = 0; i < Math.min(SHORT_BITS, dims); i++) {
+        this.shortDims[i * terms] = order[i] as number;
+        this.shortSigns[i * terms] = 1;
+      }
+      return;
+    }
+    // A fixed shuffle (the same in every process, so codes saved or compared across runs agree).
+    let seed = 0x2545f491;
+    const next = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) / 2 ** 24;
+    const order = Array.from({ length: dims }, (_, j) => j);
+    for (let j = dims - 1; j > 0; j--) {
+      const k = Math.floor(next() * (j + 1));
+      [order[j], order[k]] = [order[k] as number, order[j] as number];
+    }
+    for (let j = 0; j < dims; j++) {
+      const bit = j % SHORT_BITS;
+      const term = Math.floor(j / SHORT_BITS);
+      this.shortDims[bit * terms + term] = order[j] as number;
+      this.shortSigns[bit * terms + term] = next() < 0.5 ? -1 : 1;
+    }
+  }
+
+  /** Writes the short code of `vector - centre` (16 bytes) at `offset` of `out`. */
+  private writeShort(out: Uint8Array, offset: number, vector: Float32Array, centre: Float32Array, at: number): void {
+    const { terms, shortDims, shortSigns } = this;
+    for (let byte = 0; byte < 16; byte++) {
+      let bits = 0;
+      for (let b = 0; b < 8; b++) {
+        const bit = byte * 8 + b;
+        let sum = 0;
+        for (let t = bit * terms, end = t + terms; t < end; t++) {
+          const j = shortDims[t] as number;
+          if (j >= 0) sum += (shortSigns[t] as number) * ((vector[at + j] as number) - (centre[j] as number));
+        }
+        if (sum > 0) bits |= 1 << b;
+      }
+      out[offset + byte] = bits;
+    }
+  }
+
+  /** Codes for `capacity` rows holding this one's first `rows`, scanned with `share`'s helper (this one's unless given). */
+  grown(capacity: number, rows: number, share: { readonly helper?: ScanHelper; readonly splitFrom: number } = this): SignCodes {
+    const next = new SignCodes(this.dims, capacity, share.helper, share.splitFrom);
     next.codes.set(this.codes.subarray(0, rows * this.bytes));
     next.factors.set(this.factors.subarray(0, 2 * rows));
+    next.splits = this.splits;
+    next.shortDims = this.shortDims;
+    next.shortSigns = this.shortSigns;
+    if (this.short !== undefined) next.short?.set(this.short.subarray(0, rows * 16));
     return next;
   }
 
@@ -463,6 +573,7 @@ export class SignCodes {
   move(from: number, to: number): void {
     this.codes.copyWithin(to * this.bytes, from * this.bytes, (from + 1) * this.bytes);
     this.factors.copyWithin(2 * to, 2 * from, 2 * from + 2);
+    this.short?.copyWithin(to * 16, from * 16, (from + 1) * 16);
   }
 
   /** The `want` rows (of the first `count`) nearest the query's code by Hamming distance, in row order. */
@@ -470,15 +581,59 @@ export class SignCodes {
     const queryCode = new Uint8Array(this.memory.buffer, QUERY_AT, this.bytes);
     queryCode.fill(0);
     writeCode(queryCode, 0, query, centre, this.dims, 0);
+    return this.pick(this.kernel, this.words, this.codesAt, QUERY_AT, this.dims, count, want, lap);
+  }
+
+  /**
+   * The same by the short codes' Hamming distance (a third of the bytes read at 384 dimensions):
+   * a first pass whose rows `closest` then narrows with the full codes. Undefined where the codes
+   * have no short form (SHORT_BITS dimensions or fewer).
+   */
+  nearestShort(
+    query: Float32Array,
+    centre: Float32Array,
+    count: number,
+    want: number,
+    lap?: (stage: string) => void,
+  ): Uint32Array | undefined {
+    if (this.shortKernel === undefined || this.short === undefined) return undefined;
+    this.writeShort(new Uint8Array(this.memory.buffer, SHORT_QUERY_AT, 16), 0, query, centre, 0);
+    return this.pick(this.shortKernel, 1, this.shortAt, SHORT_QUERY_AT, SHORT_BITS, count, want, lap);
+  }
+
+  private pick(
+    kernel: Kernel,
+    words: number,
+    codesAt: number,
+    queryAt: number,
+    bits: number,
+    count: number,
+    want: number,
+    lap: ((stage: string) => void) | undefined,
+  ): Uint32Array {
     this.hist.fill(0);
     lap?.('query code');
-    this.kernel.scan(this.codesAt, count, QUERY_AT, this.distAt, HIST_AT);
+    // With a helper, it scans the second half (into its own histogram) while this thread scans the first.
+    const helper = this.helper;
+    const half = helper !== undefined && count >= this.splitFrom ? (count >> 1) & ~7 : 0;
+    const split =
+      half > 0 &&
+      (this.hist2.fill(0),
+      helper?.start(this.memory, words, codesAt + half * words * 16, count - half, queryAt, this.distAt + 2 * half, HIST2_AT)) === true;
+    kernel.scan(codesAt, split ? half : count, queryAt, this.distAt, HIST_AT);
+    if (split) {
+      // Should the helper fail, this thread scans its half after all (its histogram counted on the first).
+      if (helper?.finish() === true) {
+        for (let d = 0; d <= bits; d++) this.hist[d] = (this.hist[d] as number) + (this.hist2[d] as number);
+        this.splits++;
+      } else kernel.scan(codesAt + half * words * 16, count - half, queryAt, this.distAt + 2 * half, HIST_AT);
+    }
     lap?.('hamming scan');
     // The smallest distance t whose cumulative count reaches `want`: every row below t is taken, and the first at t.
     let below = 0;
     let t = 0;
-    while (t < this.dims && below + (this.hist[t] as number) < want) below += this.hist[t++] as number;
-    const picked = this.kernel.select(this.distAt, count, t, want - below, this.pickedAt);
+    while (t < bits && below + (this.hist[t] as number) < want) below += this.hist[t++] as number;
+    const picked = kernel.select(this.distAt, count, t, want - below, this.pickedAt);
     lap?.('select');
     return this.picked.subarray(0, picked);
   }
