@@ -6,17 +6,14 @@
  *
  *   flock /tmp/limbic-bench.lock npx tsx bench/latency/vector-stages.ts [--size 1000000] [--k 150]
  *     [--queries 60] [--scans signs:16384:0,signs:16384:2048,int8]
- * A scan is float32, int8, or signs:POOL:RERANK (RERANK 0: the pool through the int8 scan, as before),
- * or short:FIRST:RERANK[:groups|variance] (a first pass over the 128-bit short codes keeping FIRST
- * rows for the estimate; the short bits made as named, default groups: the codes are rebuilt when
- * the kind changes). A scan ending in @2 scans the codes on two threads (scan-helper.ts: a worker
+ * A scan is float32, int8, or signs:POOL:RERANK (RERANK 0: the pool through the int8 scan, as before).
+ * A scan ending in @2 scans the codes on two threads (scan-helper.ts: a worker
  * sharing the codes), e.g. signs@2.
  */
 import Database from 'better-sqlite3';
 import usearch from 'usearch';
 import { VectorCache, type ExactSearch } from '../../src/store/sqlite/vector-cache/vector-cache.js';
 import { ScanHelper } from '../../src/store/sqlite/vector-cache/scan-helper.js';
-import type { ShortBits } from '../../src/store/sqlite/vector-cache/sign-codes.js';
 import { cachedEmbedder } from '../quality/embed-cache.js';
 import { loadModel } from '../quality/harness.js';
 import { derivedVectors, realTextVectors } from './pool-vectors.js';
@@ -52,7 +49,6 @@ const cache = VectorCache.fromVectors(db, exactSearch, dims, ids, vectors);
 const truth = queries.slice(WARMUP).map((q) => new Set(cache.search(q, K, { scan: 'float32' }).map((h) => h.id)));
 console.log(`${SIZE}: vectors, cache and truth in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-let builtKind: ShortBits = 'groups';
 let sharing = 1;
 let helper: ScanHelper | undefined;
 const percentile = (xs: number[], p: number): number =>
@@ -64,19 +60,11 @@ for (let round = 0; round < ROUNDS; round++) {
       cache.shareScan(threads === 2 ? (helper ??= new ScanHelper()) : undefined);
       sharing = threads;
     }
-    const parts0 = spec.replace(/@2$/, '').split(':');
-    const isShort = parts0[0] === 'short';
-    const kind = (isShort ? (parts0[3] ?? 'groups') : builtKind) as ShortBits;
-    if (kind !== builtKind) {
-      cache.buildSigns(kind);
-      builtKind = kind;
-    }
-    const [scan, pool, rerank] = (isShort ? ['signs', undefined, parts0[2]] : parts0) as [
+    const [scan, pool, rerank] = spec.replace(/@2$/, '').split(':') as [
       'float32' | 'int8' | 'signs',
       string | undefined,
       string | undefined,
     ];
-    const first = isShort ? Number(parts0[1]) : 0;
     const stages: Record<string, number> = {};
     const times: number[] = [];
     const recalls: number[] = [];
@@ -87,7 +75,6 @@ for (let round = 0; round < ROUNDS; round++) {
       const hits = cache.search(queries[i] as Float32Array, K, {
         scan,
         pool: pool === undefined ? undefined : Number(pool),
-        first,
         rerank: rerank === undefined ? undefined : Number(rerank),
         gather: spec.replace(/@2$/, '').endsWith(':r') ? 'rows' : undefined,
         stages: s,

@@ -30,15 +30,10 @@ export const MAX_CODE_DIMS = 31 * 128;
 const PAGE = 65_536;
 /** Rows estimated per call of the kernel: their codes and factors (two cache lines a row) fit the L1 cache. */
 const ESTIMATE_STEP = 256;
-/** Query code at 0, the query's short code at 256, the histogram (u32 per distance) after them. */
+/** Query code at 0, the histogram (u32 per distance) after it, the helper's (scan-helper.ts) at 32 KB. */
 const QUERY_AT = 0;
-const SHORT_QUERY_AT = 256;
 const HIST_AT = 512;
 const HIST2_AT = 32_768;
-/** Bits of a short code (one 128-bit word): what a first pass over a large memory reads, a third of a full code at 384 dimensions. */
-export const SHORT_BITS = 128;
-/** How the short code's bits are made from the vector: `groups` (every dimension in one bit's sum) or `variance` (the 128 most varied dimensions alone). */
-export type ShortBits = 'groups' | 'variance';
 
 /**
  * The module, in the order of the binary format (https://webassembly.github.io/spec/core/binary/).
@@ -404,21 +399,8 @@ export class SignCodes {
   private readonly pickedAt: number;
   private readonly scoresAt: number;
   private readonly lutAt: number;
-  private readonly shortAt: number;
-  /** The kernel for one-word codes, on the same memory: it scans the short codes. */
-  private readonly shortKernel: Kernel | undefined;
   /** The codes, in the kernel's memory. */
   readonly codes: Uint8Array;
-  /**
-   * Short codes (16 bytes a row, where the codes are longer than that): bit i is the sign of
-   * Σ shortSigns[i][t] × (v - c)[shortDims[i][t]] over its `terms` dimensions. A first pass reads
-   * these instead of the full codes: at 1M rows, 16 MB instead of 48.
-   */
-  readonly short: Uint8Array | undefined;
-  /** Dimensions summed per short bit. */
-  readonly terms: number;
-  private shortDims: Int32Array;
-  private shortSigns: Float32Array;
   /**
    * Per row, |v - c|² / Σ|v_j - c_j| (what turns the centred query's dot with the row's signs into
    * an estimate of its dot with v - c), then c·(v - c): q·v = q·c + (q - c)·(v - c) + c·(v - c).
@@ -455,28 +437,13 @@ export class SignCodes {
     this.pickedAt = this.distAt + ((capacity * 2 + 3) & ~3);
     this.scoresAt = this.pickedAt + capacity * 4;
     this.lutAt = this.scoresAt + capacity * 4;
-    this.shortAt = this.lutAt + this.bytes * 256 * 4;
-    const hasShort = dims > SHORT_BITS;
-    const total = this.shortAt + (hasShort ? capacity * 16 : 0);
+    const total = this.lutAt + this.bytes * 256 * 4;
     const pages = Math.ceil(total / PAGE);
     const shared = helper !== undefined;
     this.memory = new wasm.Memory(shared ? { initial: pages, maximum: pages, shared } : { initial: pages });
     this.kernel = new wasm.Instance(moduleFor(this.words, shared), { e: { m: this.memory } }).exports as unknown as Kernel;
-    if (hasShort) this.shortKernel = new wasm.Instance(moduleFor(1, shared), { e: { m: this.memory } }).exports as unknown as Kernel;
-    if (shared)
-      helper.attach(
-        this.memory,
-        new Map([
-          [this.words, moduleFor(this.words, true)],
-          [1, moduleFor(1, true)],
-        ]),
-      );
-    this.terms = Math.ceil(dims / SHORT_BITS);
-    this.shortDims = new Int32Array(SHORT_BITS * this.terms);
-    this.shortSigns = new Float32Array(SHORT_BITS * this.terms);
-    this.shortBits('groups');
+    if (shared) helper.attach(this.memory, new Map([[this.words, moduleFor(this.words, true)]]));
     const buffer = this.memory.buffer;
-    if (hasShort) this.short = new Uint8Array(buffer, this.shortAt, capacity * 16);
     this.codes = new Uint8Array(buffer, this.codesAt, capacity * this.bytes);
     this.factors = new Float32Array(buffer, this.factorsAt, capacity * 2);
     this.hist = new Uint32Array(buffer, HIST_AT, dims + 1);
@@ -501,60 +468,6 @@ export class SignCodes {
     }
     this.factors[2 * row] = sum > 0 ? squares / sum : 0;
     this.factors[2 * row + 1] = onCentre;
-    if (this.short !== undefined) this.writeShort(this.short, row * 16, vector, centre, at);
-  }
-
-  /**
-   * Chooses how the short codes' bits are made (rows encoded before keep the old bits: call this
-   * before encoding them all). `groups`: the dimensions in a fixed shuffled order, summed `terms`
-   * at a time with fixed random signs, so each bit reads a few dimensions and every dimension
-   * counts (a sparse random projection). `variance`: the SHORT_BITS dimensions of largest
-   * `variance` (around the centre), one each.
-   */
-  shortBits(kind: ShortBits, variance?: Float64Array): void {
-    const { dims, terms } = this;
-    this.shortDims.fill(-1);
-    this.shortSigns.fill(0);
-    if (kind === 'variance' && variance !== undefined) {
-      const order = Array.from({ length: dims }, (_, j) => j).sort((a, b) => (variance[b] as number) - (variance[a] as number) || a - b);
-      for (let i = 0; i < Math.min(SHORT_BITS, dims); i++) {
-        this.shortDims[i * terms] = order[i] as number;
-        this.shortSigns[i * terms] = 1;
-      }
-      return;
-    }
-    // A fixed shuffle (the same in every process, so codes saved or compared across runs agree).
-    let seed = 0x2545f491;
-    const next = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) / 2 ** 24;
-    const order = Array.from({ length: dims }, (_, j) => j);
-    for (let j = dims - 1; j > 0; j--) {
-      const k = Math.floor(next() * (j + 1));
-      [order[j], order[k]] = [order[k] as number, order[j] as number];
-    }
-    for (let j = 0; j < dims; j++) {
-      const bit = j % SHORT_BITS;
-      const term = Math.floor(j / SHORT_BITS);
-      this.shortDims[bit * terms + term] = order[j] as number;
-      this.shortSigns[bit * terms + term] = next() < 0.5 ? -1 : 1;
-    }
-  }
-
-  /** Writes the short code of `vector - centre` (16 bytes) at `offset` of `out`. */
-  private writeShort(out: Uint8Array, offset: number, vector: Float32Array, centre: Float32Array, at: number): void {
-    const { terms, shortDims, shortSigns } = this;
-    for (let byte = 0; byte < 16; byte++) {
-      let bits = 0;
-      for (let b = 0; b < 8; b++) {
-        const bit = byte * 8 + b;
-        let sum = 0;
-        for (let t = bit * terms, end = t + terms; t < end; t++) {
-          const j = shortDims[t] as number;
-          if (j >= 0) sum += (shortSigns[t] as number) * ((vector[at + j] as number) - (centre[j] as number));
-        }
-        if (sum > 0) bits |= 1 << b;
-      }
-      out[offset + byte] = bits;
-    }
   }
 
   /** Codes for `capacity` rows holding this one's first `rows`, scanned with `share`'s helper (this one's unless given). */
@@ -563,9 +476,6 @@ export class SignCodes {
     next.codes.set(this.codes.subarray(0, rows * this.bytes));
     next.factors.set(this.factors.subarray(0, 2 * rows));
     next.splits = this.splits;
-    next.shortDims = this.shortDims;
-    next.shortSigns = this.shortSigns;
-    if (this.short !== undefined) next.short?.set(this.short.subarray(0, rows * 16));
     return next;
   }
 
@@ -573,7 +483,6 @@ export class SignCodes {
   move(from: number, to: number): void {
     this.codes.copyWithin(to * this.bytes, from * this.bytes, (from + 1) * this.bytes);
     this.factors.copyWithin(2 * to, 2 * from, 2 * from + 2);
-    this.short?.copyWithin(to * 16, from * 16, (from + 1) * 16);
   }
 
   /** The `want` rows (of the first `count`) nearest the query's code by Hamming distance, in row order. */
@@ -581,58 +490,29 @@ export class SignCodes {
     const queryCode = new Uint8Array(this.memory.buffer, QUERY_AT, this.bytes);
     queryCode.fill(0);
     writeCode(queryCode, 0, query, centre, this.dims, 0);
-    return this.pick(this.kernel, this.words, this.codesAt, QUERY_AT, this.dims, count, want, lap);
-  }
-
-  /**
-   * The same by the short codes' Hamming distance (a third of the bytes read at 384 dimensions):
-   * a first pass whose rows `closest` then narrows with the full codes. Undefined where the codes
-   * have no short form (SHORT_BITS dimensions or fewer).
-   */
-  nearestShort(
-    query: Float32Array,
-    centre: Float32Array,
-    count: number,
-    want: number,
-    lap?: (stage: string) => void,
-  ): Uint32Array | undefined {
-    if (this.shortKernel === undefined || this.short === undefined) return undefined;
-    this.writeShort(new Uint8Array(this.memory.buffer, SHORT_QUERY_AT, 16), 0, query, centre, 0);
-    return this.pick(this.shortKernel, 1, this.shortAt, SHORT_QUERY_AT, SHORT_BITS, count, want, lap);
-  }
-
-  private pick(
-    kernel: Kernel,
-    words: number,
-    codesAt: number,
-    queryAt: number,
-    bits: number,
-    count: number,
-    want: number,
-    lap: ((stage: string) => void) | undefined,
-  ): Uint32Array {
     this.hist.fill(0);
     lap?.('query code');
     // With a helper, it scans the second half (into its own histogram) while this thread scans the first.
-    const helper = this.helper;
+    const { helper, kernel, codesAt, distAt, bytes } = this;
     const half = helper !== undefined && count >= this.splitFrom ? (count >> 1) & ~7 : 0;
-    const split =
-      half > 0 &&
-      (this.hist2.fill(0),
-      helper?.start(this.memory, words, codesAt + half * words * 16, count - half, queryAt, this.distAt + 2 * half, HIST2_AT)) === true;
-    kernel.scan(codesAt, split ? half : count, queryAt, this.distAt, HIST_AT);
+    let split = false;
+    if (half > 0) {
+      this.hist2.fill(0);
+      split = helper?.start(this.memory, this.words, codesAt + half * bytes, count - half, QUERY_AT, distAt + 2 * half, HIST2_AT) === true;
+    }
+    kernel.scan(codesAt, split ? half : count, QUERY_AT, distAt, HIST_AT);
     if (split) {
       // Should the helper fail, this thread scans its half after all (its histogram counted on the first).
       if (helper?.finish() === true) {
-        for (let d = 0; d <= bits; d++) this.hist[d] = (this.hist[d] as number) + (this.hist2[d] as number);
+        for (let d = 0; d <= this.dims; d++) this.hist[d] = (this.hist[d] as number) + (this.hist2[d] as number);
         this.splits++;
-      } else kernel.scan(codesAt + half * words * 16, count - half, queryAt, this.distAt + 2 * half, HIST_AT);
+      } else kernel.scan(codesAt + half * bytes, count - half, QUERY_AT, distAt + 2 * half, HIST_AT);
     }
     lap?.('hamming scan');
     // The smallest distance t whose cumulative count reaches `want`: every row below t is taken, and the first at t.
     let below = 0;
     let t = 0;
-    while (t < bits && below + (this.hist[t] as number) < want) below += this.hist[t++] as number;
+    while (t < this.dims && below + (this.hist[t] as number) < want) below += this.hist[t++] as number;
     const picked = kernel.select(this.distAt, count, t, want - below, this.pickedAt);
     lap?.('select');
     return this.picked.subarray(0, picked);

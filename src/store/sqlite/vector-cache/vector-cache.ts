@@ -18,7 +18,7 @@ import type Database from 'better-sqlite3';
 import { logMark } from '../sqlite-connection.js';
 import type { VectorFileBody, VectorFileHeader } from './vector-cache-file.js';
 import { ScanHelper } from './scan-helper.js';
-import { MAX_CODE_DIMS, SignCodes, signCodesSupported, type ShortBits } from './sign-codes.js';
+import { MAX_CODE_DIMS, SignCodes, signCodesSupported } from './sign-codes.js';
 
 /** What a search needs from usearch, imported lazily by the store. */
 export interface ExactSearch {
@@ -60,10 +60,6 @@ export const SIGN_POOL = 16_384;
 const SIGN_OVERSAMPLE = 64;
 export const SIGN_RERANK = 3072;
 const SIGN_RERANK_OVERSAMPLE = 16;
-/** From this many vectors the first pass reads the short codes (128 bits), keeping SHORT_POOL (at least SHORT_OVERSAMPLE × k) for the estimate. */
-export const SHORT_FROM = Number.POSITIVE_INFINITY;
-export const SHORT_POOL = 32_768;
-const SHORT_OVERSAMPLE = 128;
 /** Rows of a cache read from its file compared with the table before it is trusted. */
 const SPOT_CHECKS = 8;
 
@@ -131,12 +127,10 @@ export class VectorCache {
     return cache;
   }
 
-  /** Centres and encodes the sign codes again, at once (what a load does a slice at a time; for benchmarks), with the short codes' bits made as `short` says. */
-  buildSigns(short: ShortBits = this.shortKind): void {
-    this.shortKind = short;
+  /** Centres and encodes the sign codes again, at once (what a load does a slice at a time; for benchmarks). */
+  buildSigns(): void {
     run(this.encodeSigns());
   }
-  private shortKind: ShortBits = 'groups';
 
   /**
    * Scans the sign codes of at least `splitFrom` rows on two threads: this one and `helper`'s
@@ -402,7 +396,6 @@ export class VectorCache {
     how: {
       readonly scan?: 'float32' | 'int8' | 'signs';
       readonly pool?: number;
-      readonly first?: number;
       readonly rerank?: number;
       readonly gather?: 'rows';
       readonly stages?: Record<string, number>;
@@ -437,14 +430,14 @@ export class VectorCache {
     let rows: ArrayLike<number>;
     const pool = Math.min(this.count, Math.max(n * OVERSAMPLE, n + OVERSAMPLE_MIN));
     if (scan === 'signs' && this.signs !== undefined && this.signedRows >= this.count) {
-      // The nearest by sign codes (short or full), then their int8 rows (copied together) scanned as below.
-      const want = Math.min(this.count, Math.max(pool, how.pool ?? Math.max(SIGN_POOL, n * SIGN_OVERSAMPLE)));
-      const first = how.first ?? (this.count >= SHORT_FROM ? Math.max(SHORT_POOL, n * SHORT_OVERSAMPLE) : 0);
-      const timing = stages === undefined ? undefined : lap;
-      const near =
-        (first > 0
-          ? this.signs.nearestShort(unit, this.centre, this.count, Math.min(this.count, Math.max(pool, first)), timing)
-          : undefined) ?? this.signs.nearest(unit, this.centre, this.count, want, timing);
+      // The nearest by sign codes, then their int8 rows (copied together) scanned as below.
+      const near = this.signs.nearest(
+        unit,
+        this.centre,
+        this.count,
+        Math.min(this.count, Math.max(pool, how.pool ?? Math.max(SIGN_POOL, n * SIGN_OVERSAMPLE))),
+        stages === undefined ? undefined : lap,
+      );
       // Narrowed by the estimate from the codes (unless `rerank` is 0), then the int8 scan of those rows, copied together.
       const chosen =
         how.rerank === 0
@@ -660,28 +653,17 @@ export class VectorCache {
     this.signsBuilding = true;
     const dims = this.dims;
     const sum = new Float64Array(dims);
-    const squares = new Float64Array(dims);
     let summed = 0;
     for (let start = 0; start < this.count; start += SIGN_SLICE) {
       const end = Math.min(this.count, start + SIGN_SLICE);
       const data = this.data;
       for (let o = start * dims; o < end * dims; o += dims)
-        for (let j = 0; j < dims; j++) {
-          const x = data[o + j] as number;
-          sum[j] = (sum[j] as number) + x;
-          squares[j] = (squares[j] as number) + x * x;
-        }
+        for (let j = 0; j < dims; j++) sum[j] = (sum[j] as number) + (data[o + j] as number);
       summed += end - start;
       yield;
       if (build !== this.signBuild) return;
     }
-    const variance = new Float64Array(dims);
-    for (let j = 0; j < dims; j++) {
-      const mean = summed > 0 ? (sum[j] as number) / summed : 0;
-      this.centre[j] = mean;
-      variance[j] = summed > 0 ? (squares[j] as number) / summed - mean * mean : 0;
-    }
-    (this.signs as SignCodes).shortBits(this.shortKind, variance);
+    for (let j = 0; j < dims; j++) this.centre[j] = summed > 0 ? (sum[j] as number) / summed : 0;
     this.centredOn = summed;
     while (this.signedRows < this.count) {
       const end = Math.min(this.count, this.signedRows + SIGN_SLICE);
