@@ -432,7 +432,11 @@ export class SqliteVectorIndex implements VectorIndex {
   /** Saves the vector cache's file when it is owed one (vector-cache-keeper.ts); call before the database closes. */
   async close(): Promise<void> {
     await this.keeper?.close();
-    (await this.cache?.catch(() => undefined))?.close();
+    // Not awaited: a cache still loading ends its scan's worker (if it ever starts one) once loaded.
+    void this.cache?.then(
+      (cache) => cache?.close(),
+      () => undefined,
+    );
   }
 
   /** The vec0 table exists once configure() ran, in this process or another. */
