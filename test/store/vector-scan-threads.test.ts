@@ -6,6 +6,9 @@
 import Database from 'better-sqlite3';
 import usearch from 'usearch';
 import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/fixtures.js';
 import { ScanHelper } from '../../src/store/sqlite/vector-cache/scan-helper.js';
 import { SignCodes } from '../../src/store/sqlite/vector-cache/sign-codes.js';
 import { SIGN_FROM, VectorCache, type ExactSearch } from '../../src/store/sqlite/vector-cache/vector-cache.js';
@@ -111,4 +114,28 @@ describe('vector cache: the sign-code scan on two threads', () => {
     expect(cache.scanThreads).toBe(1);
     db.close();
   }, 180_000); // 200k vectors: seconds on an idle machine, tens under load
+
+  it('a store hands its vectorSplitFrom to the cache, whose first search past it starts the worker, and close ends it', async () => {
+    const tmp = tempDir();
+    const store = openSqliteStore({ path: join(tmp.dir, 'memory.db'), vectorSplitFrom: 3 });
+    try {
+      await store.graph.createEntities(
+        Array.from({ length: 5 }, (_, i) => ({ name: `e${i}`, entityType: 't', observations: [] })),
+        1,
+      );
+      const index = store.requireVectors();
+      await index.configure('fake-model', 8);
+      const jobs = await index.takeJobs(5);
+      const data = vectors(5, 8, 9);
+      await index.put(jobs.map((j, i) => ({ id: j.id, version: j.version, vector: data.slice(i * 8, (i + 1) * 8) })));
+      expect(await index.search(data.slice(0, 8), 2)).toHaveLength(2);
+      for (let i = 0; i < 200 && (await index.scanThreads()) === 1; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(await index.scanThreads()).toBe(2);
+    } finally {
+      await store.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await store.requireVectors().scanThreads()).toBe(1);
+    tmp.cleanup();
+  });
 });

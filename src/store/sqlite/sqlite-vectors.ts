@@ -424,6 +424,11 @@ export class SqliteVectorIndex implements VectorIndex {
     }, false);
   }
 
+  /** Threads the cache's sign-code scan runs on now (2 once its worker is up); undefined before the cache loaded or when there is none. */
+  async scanThreads(): Promise<number | undefined> {
+    return (await this.cache)?.scanThreads;
+  }
+
   /** Where the in-memory vector cache came from ('file', 'chunks', 'rows'); undefined before it loaded or when there is none. */
   async cacheSource(): Promise<VectorCache['loadedFrom'] | undefined> {
     return (await this.cache)?.loadedFrom;
