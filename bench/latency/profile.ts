@@ -5,6 +5,7 @@
  *
  *   npx tsx bench/latency/profile.ts <dir holding memory.db> [timed calls, default 50]
  *   SKIP_STARTUP=1 keeps the keyword index's file (otherwise it is deleted and rebuilt, then read back, and both timed)
+ *   VECTOR_SPLIT_FROM=N the store's vectorSplitFrom (Infinity: the sign-code scan on one thread; default the store's)
  *
  * Queries are the latency benchmark's texts (keyword leg) with held-out questions' real vectors
  * (vector leg), as run.ts does for sizes with derived vectors.
@@ -58,10 +59,15 @@ const embedder = heldOutQueries(
   qs.map((q) => q.text),
   held,
 );
-const store = openSqliteStore({ path });
+const splitFrom = process.env.VECTOR_SPLIT_FROM;
+const store = openSqliteStore({ path, vectorSplitFrom: splitFrom === undefined ? undefined : Number(splitFrom) });
 const indexer = new EmbeddingIndexer(store, new LazyEmbedder(async () => embedder), noopLogger, 64);
 await store.requireVectors().warm();
 await store.keywords.topK?.warm();
+// From 200k vectors the sign codes are built after a load, in the background (searches scan int8
+// meanwhile): a few seconds at 1M. One search starts the scan's worker, if any.
+await store.requireVectors().search(held[0] as Float32Array, 10);
+await new Promise((resolve) => setTimeout(resolve, 20_000));
 const p50 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 async function time(label: string, fn: (i: number) => Promise<unknown>): Promise<void> {
   const xs: number[] = [];

@@ -45,6 +45,11 @@ export interface SqliteStoreOptions {
    */
   readonly keywordSplitFrom?: number;
   /**
+   * From this many vectors the vector leg's first pass (the sign codes' scan) is split over two
+   * cores (scan-helper.ts); never on a single core. @default 500000
+   */
+  readonly vectorSplitFrom?: number;
+  /**
    * Answer plain OR keyword queries from an in-memory top-k index with FTS5's exact bm25()
    * (keyword-topk.ts); off sends every query to FTS5. @default true
    */
@@ -58,6 +63,8 @@ export interface SqliteStoreOptions {
 
 /** Graphs from this size split the keyword leg over two cores (at 10k entities: 4.5 -> 3.6 ms median). */
 const KEYWORD_SPLIT_FROM = 5_000;
+/** Memories from this size split the vector leg's sign-code scan over two cores (bench/results/vector-leg-2026-11-28-s18.md). */
+const VECTOR_SPLIT_FROM = 500_000;
 
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   return new SqliteStore(options);
@@ -99,6 +106,7 @@ export class SqliteStore implements Store {
           cacheFile: options.vectorCacheFile ?? true,
           logger: options.logger ?? noopLogger,
           leaseMs: options.embeddingLeaseMs,
+          scanSplitFrom: availableParallelism() < 2 ? Infinity : (options.vectorSplitFrom ?? VECTOR_SPLIT_FROM),
         })
       : undefined;
     this.transfer = new SqliteTransfer(this.conn, this.graph, this.vectors);

@@ -36,6 +36,11 @@ export interface SqliteVectorOptions {
    * batch of long entities on a loaded machine, as on PostgreSQL. @default 120000
    */
   readonly leaseMs?: number;
+  /**
+   * From this many vectors the cache's sign-code scan is shared with a worker thread
+   * (scan-helper.ts); Infinity: one thread. @default Infinity
+   */
+  readonly scanSplitFrom?: number;
 }
 
 const LEASE_MS = 120_000;
@@ -160,6 +165,7 @@ export class SqliteVectorIndex implements VectorIndex {
   /** Reads and saves the cache's file; undefined for `:memory:` or when switched off. */
   private readonly keeper: VectorCacheKeeper | undefined;
   private readonly leaseMs: number;
+  private readonly scanSplitFrom: number;
   /** This index's token in the queue's claimed_by: another process's, or another store's, differs. */
   private readonly owner = newOwner();
   /** Entities whose jobs were taken here and not put yet. */
@@ -171,6 +177,7 @@ export class SqliteVectorIndex implements VectorIndex {
   ) {
     this.useCache = options.cache;
     this.leaseMs = options.leaseMs ?? LEASE_MS;
+    this.scanSplitFrom = options.scanSplitFrom ?? Number.POSITIVE_INFINITY;
     const saveCache = options.cache && options.cacheFile && conn.path !== ':memory:';
     this.keeper = saveCache ? new VectorCacheKeeper(conn.db, vectorFilePath(conn.path), options.logger) : undefined;
   }
@@ -309,6 +316,7 @@ export class SqliteVectorIndex implements VectorIndex {
         this.keeper?.noteSynced(cache); // a save, when owed, starts later, off this path
         return cache.search(query, limit);
       }
+      void this.cache?.then((cache) => cache?.close()).catch(() => undefined);
       this.cache = undefined; // the model changed size: the next search loads a cache of the new size
     }
     return this.conn
@@ -435,6 +443,11 @@ export class SqliteVectorIndex implements VectorIndex {
     }, false);
   }
 
+  /** Threads the cache's sign-code scan runs on now (2 once its worker is up); undefined before the cache loaded or when there is none. */
+  async scanThreads(): Promise<number | undefined> {
+    return (await this.cache)?.scanThreads;
+  }
+
   /** Where the in-memory vector cache came from ('file', 'chunks', 'rows'); undefined before it loaded or when there is none. */
   async cacheSource(): Promise<VectorCache['loadedFrom'] | undefined> {
     return (await this.cache)?.loadedFrom;
@@ -443,6 +456,11 @@ export class SqliteVectorIndex implements VectorIndex {
   /** Saves the vector cache's file when it is owed one (vector-cache-keeper.ts); call before the database closes. */
   async close(): Promise<void> {
     await this.keeper?.close();
+    // Not awaited: a cache still loading ends its scan's worker (if it ever starts one) once loaded.
+    void this.cache?.then(
+      (cache) => cache?.close(),
+      () => undefined,
+    );
   }
 
   /** The vec0 table exists once configure() ran, in this process or another. */
@@ -461,8 +479,12 @@ export class SqliteVectorIndex implements VectorIndex {
     this.cache = (async () => {
       try {
         const exactSearch = (await import('usearch')).exactSearch as unknown as ExactSearch;
-        if (this.keeper !== undefined) return await this.keeper.load(exactSearch, dims);
-        return await VectorCache.loadInBackground(this.conn.db, exactSearch, dims);
+        const cache =
+          this.keeper !== undefined
+            ? await this.keeper.load(exactSearch, dims)
+            : await VectorCache.loadInBackground(this.conn.db, exactSearch, dims);
+        cache.splitScanFrom(this.scanSplitFrom);
+        return cache;
       } catch {
         // No usearch for this platform (or the store closed while loading): sqlite-vec's own KNN
         // answers, slower but the same.

@@ -19,6 +19,8 @@
  * histogram of distances, from which the selection's threshold is read without sorting.
  */
 
+import type { ScanHelper } from './scan-helper.js';
+
 /** Bytes of one code: dimensions rounded up to whole 128-bit words, the padding zero. */
 export const codeBytes = (dims: number): number => Math.ceil(dims / 128) * 16;
 
@@ -28,16 +30,17 @@ export const MAX_CODE_DIMS = 31 * 128;
 const PAGE = 65_536;
 /** Rows estimated per call of the kernel: their codes and factors (two cache lines a row) fit the L1 cache. */
 const ESTIMATE_STEP = 256;
-/** Query code at 0, the histogram (u32 per distance) after it. */
+/** Query code at 0, the histogram (u32 per distance) after it, the helper's (scan-helper.ts) at 32 KB. */
 const QUERY_AT = 0;
 const HIST_AT = 512;
+const HIST2_AT = 32_768;
 
 /**
  * The module, in the order of the binary format (https://webassembly.github.io/spec/core/binary/).
  *   scan(codes, n, query, out, hist): out[i] (u16) = Hamming(code i, query); hist[d] += 1, for codes of `words` 16-byte words
  *   select(dist, n, t, rem, dst) -> count: rows with distance < t, then the first `rem` at t, as u32
  */
-function moduleBytes(words: number): Uint8Array {
+function moduleBytes(words: number, shared: boolean): Uint8Array {
   const uleb = (n: number): number[] => {
     const out: number[] = [];
     do {
@@ -322,7 +325,8 @@ function moduleBytes(words: number): Uint8Array {
         [0x60, ...vec([[I32], [I32], [I32], [I32], [I32], [I32]]), 0],
       ]),
     ),
-    ...section(2, vec([[...name('e'), ...name('m'), 0x02, 0x00, 0x01]])),
+    // The memory, imported: at least a page; shared (a maximum then required) when a second thread scans too.
+    ...section(2, vec([[...name('e'), ...name('m'), 0x02, ...(shared ? [0x03, 0x01, ...uleb(65_536)] : [0x00, 0x01])]])),
     ...section(3, vec([[0], [1], [2]])),
     ...section(
       7,
@@ -348,15 +352,16 @@ function moduleBytes(words: number): Uint8Array {
 interface Wasm {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: unknown };
-  Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
+  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => { readonly buffer: ArrayBuffer };
 }
 const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
 
-/** Compiled modules by code words. */
+/** Compiled modules by code words (negative: on a shared memory). */
 const compiled = new Map<number, object>();
-const moduleFor = (words: number): object => {
-  let module = compiled.get(words);
-  if (module === undefined) compiled.set(words, (module = new wasm.Module(moduleBytes(words))));
+const moduleFor = (words: number, shared = false): object => {
+  const key = shared ? -words : words;
+  let module = compiled.get(key);
+  if (module === undefined) compiled.set(key, (module = new wasm.Module(moduleBytes(words, shared))));
   return module;
 };
 
@@ -402,6 +407,8 @@ export class SignCodes {
    */
   readonly factors: Float32Array;
   private readonly hist: Uint32Array;
+  /** The helper's histogram (the first page's second half). */
+  private readonly hist2: Uint32Array;
   private readonly picked: Uint32Array;
   private readonly scores: Float32Array;
   private readonly lut: Float32Array;
@@ -409,10 +416,18 @@ export class SignCodes {
   private scratch = new Float32Array(0);
   /** Where `closest` leaves the sum of its first reads, so that they are not optimised away. */
   sink = 0;
+  /** Scans whose second half the helper made. */
+  splits = 0;
 
+  /**
+   * `helper`: a second thread (scan-helper.ts) that scans half the codes of a scan of at least
+   * `splitFrom` rows; the kernel's memory is then shared with it.
+   */
   constructor(
     readonly dims: number,
     readonly capacity: number,
+    readonly helper?: ScanHelper,
+    readonly splitFrom = 0,
   ) {
     if (dims > MAX_CODE_DIMS) throw new RangeError(`sign codes hold up to ${MAX_CODE_DIMS} dimensions, not ${dims}`);
     this.bytes = codeBytes(dims);
@@ -423,12 +438,16 @@ export class SignCodes {
     this.scoresAt = this.pickedAt + capacity * 4;
     this.lutAt = this.scoresAt + capacity * 4;
     const total = this.lutAt + this.bytes * 256 * 4;
-    this.memory = new wasm.Memory({ initial: Math.ceil(total / PAGE) });
-    this.kernel = new wasm.Instance(moduleFor(this.words), { e: { m: this.memory } }).exports as unknown as Kernel;
+    const pages = Math.ceil(total / PAGE);
+    const shared = helper !== undefined;
+    this.memory = new wasm.Memory(shared ? { initial: pages, maximum: pages, shared } : { initial: pages });
+    this.kernel = new wasm.Instance(moduleFor(this.words, shared), { e: { m: this.memory } }).exports as unknown as Kernel;
+    if (shared) helper.attach(this.memory, new Map([[this.words, moduleFor(this.words, true)]]));
     const buffer = this.memory.buffer;
     this.codes = new Uint8Array(buffer, this.codesAt, capacity * this.bytes);
     this.factors = new Float32Array(buffer, this.factorsAt, capacity * 2);
     this.hist = new Uint32Array(buffer, HIST_AT, dims + 1);
+    this.hist2 = new Uint32Array(buffer, HIST2_AT, dims + 1);
     this.picked = new Uint32Array(buffer, this.pickedAt, capacity);
     this.scores = new Float32Array(buffer, this.scoresAt, capacity);
     this.lut = new Float32Array(buffer, this.lutAt, this.bytes * 256);
@@ -451,11 +470,12 @@ export class SignCodes {
     this.factors[2 * row + 1] = onCentre;
   }
 
-  /** Codes for `capacity` rows holding this one's first `rows`. */
-  grown(capacity: number, rows: number): SignCodes {
-    const next = new SignCodes(this.dims, capacity);
+  /** Codes for `capacity` rows holding this one's first `rows`, scanned with `share`'s helper (this one's unless given). */
+  grown(capacity: number, rows: number, share: { readonly helper?: ScanHelper; readonly splitFrom: number } = this): SignCodes {
+    const next = new SignCodes(this.dims, capacity, share.helper, share.splitFrom);
     next.codes.set(this.codes.subarray(0, rows * this.bytes));
     next.factors.set(this.factors.subarray(0, 2 * rows));
+    next.splits = this.splits;
     return next;
   }
 
@@ -472,13 +492,28 @@ export class SignCodes {
     writeCode(queryCode, 0, query, centre, this.dims, 0);
     this.hist.fill(0);
     lap?.('query code');
-    this.kernel.scan(this.codesAt, count, QUERY_AT, this.distAt, HIST_AT);
+    // With a helper, it scans the second half (into its own histogram) while this thread scans the first.
+    const { helper, kernel, codesAt, distAt, bytes } = this;
+    const half = helper !== undefined && count >= this.splitFrom ? (count >> 1) & ~7 : 0;
+    let split = false;
+    if (half > 0) {
+      this.hist2.fill(0);
+      split = helper?.start(this.memory, this.words, codesAt + half * bytes, count - half, QUERY_AT, distAt + 2 * half, HIST2_AT) === true;
+    }
+    kernel.scan(codesAt, split ? half : count, QUERY_AT, distAt, HIST_AT);
+    if (split) {
+      // Should the helper fail, this thread scans its half after all (its histogram counted on the first).
+      if (helper?.finish() === true) {
+        for (let d = 0; d <= this.dims; d++) this.hist[d] = (this.hist[d] as number) + (this.hist2[d] as number);
+        this.splits++;
+      } else kernel.scan(codesAt + half * bytes, count - half, QUERY_AT, distAt + 2 * half, HIST_AT);
+    }
     lap?.('hamming scan');
     // The smallest distance t whose cumulative count reaches `want`: every row below t is taken, and the first at t.
     let below = 0;
     let t = 0;
     while (t < this.dims && below + (this.hist[t] as number) < want) below += this.hist[t++] as number;
-    const picked = this.kernel.select(this.distAt, count, t, want - below, this.pickedAt);
+    const picked = kernel.select(this.distAt, count, t, want - below, this.pickedAt);
     lap?.('select');
     return this.picked.subarray(0, picked);
   }

@@ -17,6 +17,7 @@
 import type Database from 'better-sqlite3';
 import { logMark } from '../sqlite-connection.js';
 import type { VectorFileBody, VectorFileHeader } from './vector-cache-file.js';
+import { ScanHelper } from './scan-helper.js';
 import { MAX_CODE_DIMS, SignCodes, signCodesSupported } from './sign-codes.js';
 
 /** What a search needs from usearch, imported lazily by the store. */
@@ -129,6 +130,54 @@ export class VectorCache {
   /** Centres and encodes the sign codes again, at once (what a load does a slice at a time; for benchmarks). */
   buildSigns(): void {
     run(this.encodeSigns());
+  }
+
+  /**
+   * Scans the sign codes of at least `splitFrom` rows on two threads: this one and `helper`'s
+   * worker, sharing the codes (scan-helper.ts); undefined scans on this thread alone.
+   */
+  shareScan(helper: ScanHelper | undefined, splitFrom = 0): void {
+    this.signs = this.signs?.grown(this.ids.length, this.signedRows, { helper, splitFrom });
+  }
+
+  /**
+   * From `rows` rows, searches scan the sign codes on two threads: a worker (scan-helper.ts) is
+   * started by the first such search and used from when it is up. Infinity: always one thread.
+   */
+  splitScanFrom(rows: number): void {
+    this.splitFrom = rows;
+  }
+  private splitFrom = Number.POSITIVE_INFINITY;
+  private helper: ScanHelper | undefined;
+  private closed = false;
+
+  /** Threads the sign-code scan runs on now: 2 once the worker is up (and while it works), else 1. */
+  get scanThreads(): number {
+    return this.helper !== undefined && !this.helper.broken ? 2 : 1;
+  }
+
+  /** Searches whose sign-code scan was shared with the worker. */
+  get splitScans(): number {
+    return this.signs?.splits ?? 0;
+  }
+
+  /** Ends the scan's worker, if one was started. */
+  close(): void {
+    this.closed = true;
+    this.helper?.close();
+  }
+
+  private startHelper(): void {
+    const splitFrom = this.splitFrom;
+    this.splitFrom = Number.POSITIVE_INFINITY; // once
+    ScanHelper.start().then(
+      (helper) => {
+        if (this.closed) return helper.close();
+        this.helper = helper;
+        this.shareScan(helper, splitFrom);
+      },
+      () => undefined, // no worker threads here: one thread scans
+    );
   }
 
   /** Whether searches read the sign codes now (a large cache whose codes are built). */
@@ -367,6 +416,7 @@ export class VectorCache {
     // A memory grown by writes since its last load is centred again (the int8 scan answers meanwhile).
     if (this.signs !== undefined && this.count >= SIGN_FROM && !this.signsBuilding && this.centredOn * 2 < this.count)
       this.encodeSignsLater();
+    if (this.count >= this.splitFrom && this.signs !== undefined) this.startHelper();
     const scan = how.scan ?? (this.count < QUANTIZE_FROM ? 'float32' : this.scansSigns ? 'signs' : 'int8');
     if (scan === 'float32') {
       const { keys, distances } = this.exactSearch(this.data.subarray(0, this.count * dims), unit, dims, n, 'ip', 1);
