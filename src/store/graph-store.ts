@@ -116,4 +116,10 @@ export interface GraphStore {
   entitiesById(ids: readonly EntityId[]): Promise<Map<EntityId, StoredEntity>>;
   /** Relations touching these entities whose both endpoints exist, as id pairs (graph-aware ranking). */
   edgesTouching(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]>;
+  /**
+   * Relations between two entities of the set (not ended), as id pairs in the order they were made:
+   * edgesTouching without the relations to entities outside the set, which the context stage has no
+   * use for and which cost a relation row and two name lookups each (most of that stage at 1M).
+   */
+  edgesAmong(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]>;
 }

@@ -85,6 +85,24 @@ describe('contextStage on a real store', () => {
     expect(base(out.fused, 'June trip')).toBeCloseTo(logistic(1), 9);
   });
 
+  it('reads only the relations between candidates, not every relation touching one (1M entities: most of the stage)', async () => {
+    const asked: string[] = [];
+    const graph = new Proxy(h.store.graph, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          asked.push(String(key));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const fused = fusedWith({ 'October trip': 2, Neighbour: -1, 'June trip': 1 });
+    const out = await contextStage(graph, 'what happened next?', fused, weights);
+    expect(asked).toEqual(['edgesAmong']);
+    expect(base(out.fused, 'Neighbour')).toBeCloseTo(logistic(-1 + 0.25 * 2), 9);
+  });
+
   it('moves a candidate written right after a strong one part of the way up, with the facts the store gives', async () => {
     // Written in one batch in this order: June trip, July note, October trip, Undated, Neighbour;
     // a week after Last week (a memory written in one sitting has no write-order lifts: context-boost.ts).

@@ -3,7 +3,7 @@
  * context re-scores the fused candidates (core/rank/context-boost.ts): dates stored as metadata
  * observations against the query's time expressions, relations to other strong candidates,
  * candidates written next to a strong one, and a conversation's turns by the person the query
- * names. It reads the store only for what can count: relations when the graph weight is on,
+ * names. It reads the store only for what can count: relations between candidates when the graph weight is on,
  * observations only when the query names a date; write order and speakers (entity types) come
  * from the candidates' facts. It works on z-score fusion's strength (the logit of its base);
  * other fusions' bases are not on a scale a fixed weight means anything on, so they pass through.
@@ -94,7 +94,8 @@ export async function contextStage(
   const ids = fused.candidates.map((c) => c.candidate.id);
   const strength = new Map(fused.candidates.map((c) => [c.candidate.id, logit(c.base)]));
   const [edges, dates] = await Promise.all([
-    useGraph ? graph.edgesTouching(ids) : Promise.resolve([]),
+    // Only relations between two candidates can lift (context-boost.ts): the others are not read.
+    useGraph ? graph.edgesAmong(ids) : Promise.resolve([]),
     useTime ? storedDates(graph, ids, facts) : Promise.resolve(new Map<EntityId, CalendarDate[]>()),
   ]);
   const createdAt = new Map<EntityId, number>();

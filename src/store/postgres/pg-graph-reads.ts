@@ -159,6 +159,21 @@ export class PgGraphReads {
     return rows.map((r) => ({ from: asEntityId(r.a), to: asEntityId(r.b) }));
   }
 
+  async edgesAmong(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.conn.query<{ a: number; b: number }>(
+      // One index seek per entity (the UNIQUE's from_name prefix); the other end is looked up in the set.
+      `WITH c AS MATERIALIZED (SELECT id, name FROM entities WHERE id = ANY($1))
+       SELECT cf.id AS a, ct.id AS b FROM c cf
+         JOIN relations r ON r.from_name = cf.name
+         JOIN c ct ON ct.name = r.to_name
+        WHERE r.ended_at IS NULL -- an ended relation (end_relation) no longer boosts
+        ORDER BY r.id`,
+      [ids],
+    );
+    return rows.map((r) => ({ from: asEntityId(r.a), to: asEntityId(r.b) }));
+  }
+
   private async countEntities(): Promise<number> {
     return (await this.conn.query<{ n: number }>('SELECT count(*) AS n FROM entities'))[0]?.n ?? 0;
   }

@@ -158,6 +158,25 @@ export class SqliteGraphReads {
     );
   }
 
+  async edgesAmong(ids: readonly EntityId[]): Promise<{ readonly from: EntityId; readonly to: EntityId }[]> {
+    if (ids.length === 0) return [];
+    return (
+      this.conn
+        // One index seek per entity (the UNIQUE's from_name prefix); the other end is looked up in
+        // the set itself, so a relation to an entity outside it costs no name lookup.
+        .stmt<[string], { a: number; b: number }>(
+          `WITH c(id, name) AS MATERIALIZED (SELECT id, name FROM entities WHERE id IN (SELECT value FROM json_each(?)))
+         SELECT cf.id AS a, ct.id AS b FROM c cf
+           JOIN relations r ON r.from_name = cf.name
+           JOIN c ct ON ct.name = r.to_name
+          WHERE r.ended_at IS NULL -- an ended relation (end_relation) no longer boosts
+          ORDER BY r.id`,
+        )
+        .all(json(ids))
+        .map((r) => ({ from: asEntityId(r.a), to: asEntityId(r.b) }))
+    );
+  }
+
   protected idOf(name: string): EntityId | undefined {
     const row = this.conn.stmt<[string], { id: number }>('SELECT id FROM entities WHERE name = ?').get(name);
     return row === undefined ? undefined : asEntityId(row.id);

@@ -1,6 +1,6 @@
 /** The graph capability: the official memory server's contract plus statuses, import and hydration. */
 import { describe, expect, it } from 'vitest';
-import { asEntityId } from '../../../src/core/types.js';
+import { asEntityId, type EntityId } from '../../../src/core/types.js';
 import { seed, T0, useStore, type StoreFactory } from './fixture.js';
 
 export function graphConformance(name: string, makeStore: StoreFactory): void {
@@ -149,6 +149,27 @@ export function graphConformance(name: string, makeStore: StoreFactory): void {
       expect(await graph().edgesTouching([])).toEqual([]);
       expect(await graph().edgesTouching([acme ?? asEntityId(0)])).toEqual([{ from: alice, to: acme }]);
       expect(await graph().edgesTouching([bob ?? asEntityId(0)])).toEqual([{ from: bob, to: alice }]);
+    });
+
+    it('gives the edges among a set as id pairs in the order made, leaving out relations to entities outside it and ended ones', async () => {
+      await seed(graph());
+      await graph().createRelations([{ from: 'Acme', to: 'Nobody', relationType: 'sues' }], T0);
+      const ended = { from: 'Acme', to: 'Bob', relationType: 'employed', ended_at: new Date(T0 - 1000).toISOString() };
+      await graph().importBatch({ entities: [], relations: [ended] }, T0);
+      const [alice, acme, bob] = (await graph().idsByName(['Alice', 'Acme', 'Bob'])).map((id) => id ?? asEntityId(0));
+      expect(await graph().edgesAmong([])).toEqual([]);
+      expect(await graph().edgesAmong([acme as EntityId])).toEqual([]);
+      expect(await graph().edgesAmong([acme as EntityId, alice as EntityId])).toEqual([{ from: alice, to: acme }]);
+      expect(await graph().edgesAmong([bob as EntityId, acme as EntityId, alice as EntityId])).toEqual([
+        { from: alice, to: acme },
+        { from: bob, to: alice },
+      ]);
+      // The same pairs as edgesTouching's between two members of the set.
+      const all = [alice, acme, bob] as EntityId[];
+      const members = new Set<EntityId>(all);
+      expect(await graph().edgesAmong(all)).toEqual(
+        (await graph().edgesTouching(all)).filter((e) => members.has(e.from) && members.has(e.to)),
+      );
     });
   });
 }
