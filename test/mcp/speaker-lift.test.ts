@@ -38,20 +38,20 @@ interface Result {
   readonly scoring: { readonly speaker_lift?: number };
 }
 
-async function memory(written: (session: number) => number): Promise<Harness> {
+/** A memory of two sessions of turns, each session written at `written(session)`, then embedded. */
+async function conversation(sessions: readonly [Turn[], Turn[]], written: (session: number) => number): Promise<Harness> {
   let now = NOW;
   const h = await harness({ embedder: 'real', clock: () => now });
-  for (const [session, list] of [
-    [1, SESSION_1],
-    [2, SESSION_2],
-  ] as const) {
-    now = written(session);
-    await h.ok('create_entities', { entities: turns(session, list) });
+  for (const [i, list] of sessions.entries()) {
+    now = written(i + 1);
+    await h.ok('create_entities', { entities: turns(i + 1, list) });
   }
   now = NOW;
   await h.service.drainEmbeddings();
   return h;
 }
+
+const memory = (written: (session: number) => number) => conversation([SESSION_1, SESSION_2], written);
 
 const QUERY = 'What pottery class did Caroline take?';
 
@@ -137,20 +137,7 @@ const READING_2: Turn[] = [
 ];
 const READING = 'What has Caroline been reading about?';
 
-async function reading(written: (session: number) => number): Promise<Harness> {
-  let now = NOW;
-  const h = await harness({ embedder: 'real', clock: () => now });
-  for (const [session, list] of [
-    [1, READING_1],
-    [2, READING_2],
-  ] as const) {
-    now = written(session);
-    await h.ok('create_entities', { entities: turns(session, list) });
-  }
-  now = NOW;
-  await h.service.drainEmbeddings();
-  return h;
-}
+const reading = (written: (session: number) => number) => conversation([READING_1, READING_2], written);
 
 describe('a question naming a speaker searches by meaning without the name (real model)', () => {
   let h: Harness;
